@@ -1,0 +1,32 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.serverless/**', '.esbuild/**', 'dist/**', '.build/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' },
+      ],
+    },
+  },
+  {
+    // Tool configuration files are loaded by their tools through a default export.
+    files: ['*.config.ts', '*.config.js'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    // Only lib/config.ts reads the environment; the rest gets configuration injected.
+    files: ['lib/**/*.ts'],
+    ignores: ['lib/config.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration in lib/config.ts.' }],
+    },
+  },
+);

@@ -1,0 +1,17 @@
+import { credentialsSchema, type Credentials } from '../lib/devices/credentials-schema.ts';
+import { makeLogger } from '../lib/http/logger.ts';
+import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
+import { compileBodyValidator, makeAjv } from '../lib/http/validation.ts';
+
+const logger = makeLogger('credentials');
+
+/** POST /credentials: validates the typed body and echoes it. Also serves the API's `$default` route (404/405). */
+export const handler = makeHttpHandler<Credentials>({
+  route: 'POST /credentials',
+  logger,
+  body: { parameterName: 'credentials', validate: compileBodyValidator(makeAjv(), credentialsSchema) },
+  handle: async ({ body }) => ({
+    status: 200,
+    body: { client_id: body.client_id, client_secret: body.client_secret },
+  }),
+});

@@ -1,0 +1,135 @@
+import { ConfigError } from './errors.ts';
+
+/**
+ * The only module that reads the environment (CONTRACT §6). Each Lambda loads the section it needs
+ * once, on its first request, so a missing variable becomes a logged ConfigError naming it and a
+ * generic 500 for the caller rather than a crashed init.
+ */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A secret is either given inline (local use) or named as an SSM SecureString (`<VAR>_SSM`). */
+export type SecretRef = { kind: 'value'; value: string } | { kind: 'ssm'; parameterName: string };
+
+export type InventoryAuthConfig =
+  | { kind: 'oauth'; clientId: string; clientSecret: SecretRef }
+  | { kind: 'basic'; username: string; password: SecretRef };
+
+export interface DevicesConfig {
+  inventoryUrl: string;
+  auth: InventoryAuthConfig;
+  latestOsVersion: string;
+  cacheTtlSeconds: number;
+  redisUrl: string | undefined;
+}
+
+export interface UsersConfig {
+  usersTable: string;
+  emailPattern: 'strict' | 'off';
+}
+
+export interface TicketingConfig {
+  url: string;
+  username: string;
+  password: SecretRef;
+}
+
+export interface ImportConfig {
+  /** Unset: no user id is resolved against the destination (the summary says so). */
+  ticketing: TicketingConfig | undefined;
+}
+
+const present = (env: Env, name: string): string | undefined => {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value;
+};
+
+const required = (env: Env, name: string): string => {
+  const value = present(env, name);
+  if (value === undefined) throw new ConfigError(name, 'is required but not set');
+  return value;
+};
+
+const httpUrl = (env: Env, name: string): string => {
+  const value = required(env, name);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, 'must be an http(s) URL');
+  return value.replace(/\/+$/, '');
+};
+
+const secret = (env: Env, name: string): SecretRef | undefined => {
+  const ssm = present(env, `${name}_SSM`);
+  if (ssm !== undefined) return { kind: 'ssm', parameterName: ssm };
+  const value = present(env, name);
+  return value === undefined ? undefined : { kind: 'value', value };
+};
+
+const requiredSecret = (env: Env, name: string): SecretRef => {
+  const ref = secret(env, name);
+  if (ref === undefined) throw new ConfigError(name, `is required but neither ${name} nor ${name}_SSM is set`);
+  return ref;
+};
+
+const positiveInt = (env: Env, name: string, fallback: number): number => {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\s*\d+\s*$/.test(raw) || Number(raw) <= 0) throw new ConfigError(name, 'must be a positive integer');
+  return Number(raw);
+};
+
+const inventoryAuth = (env: Env): InventoryAuthConfig => {
+  const clientId = present(env, 'INVENTORY_CLIENT_ID');
+  if (clientId !== undefined) {
+    return { kind: 'oauth', clientId, clientSecret: requiredSecret(env, 'INVENTORY_CLIENT_SECRET') };
+  }
+  const username = present(env, 'INVENTORY_USERNAME');
+  if (username !== undefined) {
+    return { kind: 'basic', username, password: requiredSecret(env, 'INVENTORY_PASSWORD') };
+  }
+  throw new ConfigError('INVENTORY_CLIENT_ID', 'or INVENTORY_USERNAME is required but neither is set');
+};
+
+export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({
+  inventoryUrl: httpUrl(env, 'INVENTORY_URL'),
+  auth: inventoryAuth(env),
+  latestOsVersion: required(env, 'LATEST_OS_VERSION'),
+  cacheTtlSeconds: positiveInt(env, 'DEVICES_CACHE_TTL_SECONDS', 60),
+  redisUrl: present(env, 'REDIS_URL'),
+});
+
+export const loadUsersConfig = (env: Env = process.env): UsersConfig => {
+  const pattern = present(env, 'USER_EMAIL_PATTERN') ?? 'strict';
+  if (pattern !== 'strict' && pattern !== 'off') throw new ConfigError('USER_EMAIL_PATTERN', 'must be "strict" or "off"');
+  return { usersTable: required(env, 'USERS_TABLE'), emailPattern: pattern };
+};
+
+export const loadImportConfig = (env: Env = process.env): ImportConfig => {
+  if (present(env, 'TICKETING_URL') === undefined) return { ticketing: undefined };
+  return {
+    ticketing: {
+      url: httpUrl(env, 'TICKETING_URL'),
+      username: required(env, 'TICKETING_USERNAME'),
+      password: requiredSecret(env, 'TICKETING_PASSWORD'),
+    },
+  };
+};
+
+/** Runs `load` once and remembers the result (or the error, so every request answers the same). */
+export const once = <T>(load: () => T): (() => T) => {
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
+  return () => {
+    outcome ??= (() => {
+      try {
+        return { ok: true as const, value: load() };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    })();
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  };
+};

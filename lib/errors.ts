@@ -1,0 +1,89 @@
+import { STATUS_CODES } from 'node:http';
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/**
+ * The one error hierarchy of the bundle. `status` and `publicMessage` are what a caller sees;
+ * `cause` (and the message of the underlying Error) only ever reaches the server log.
+ */
+export class AppError extends Error {
+  readonly status: number;
+  readonly publicMessage: string;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    status: number,
+    publicMessage: string,
+    options: { cause?: unknown; details?: ErrorDetail[]; headers?: Record<string, string>; logMessage?: string } = {},
+  ) {
+    super(options.logMessage ?? publicMessage, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.publicMessage = publicMessage;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Unknown Status';
+
+export class BadRequestError extends AppError {
+  constructor(message = 'Request body is not valid JSON', cause?: unknown) {
+    super(400, message, { cause });
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super(413, `Request body exceeds ${limitBytes} bytes`);
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor() {
+    super(415, 'Content-Type must be application/json');
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = 'Not Found') {
+    super(404, message);
+  }
+}
+
+export class MethodNotAllowedError extends AppError {
+  constructor(allowed: readonly string[]) {
+    super(405, 'Method Not Allowed', { headers: { Allow: allowed.join(', ') } });
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(parameterName: string, details: ErrorDetail[]) {
+    super(422, `Request validation failed: Parameter (${parameterName}) failed schema validation`, { details });
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+
+/** A required variable is missing or invalid. The caller sees a generic 500; the log names it. */
+export class ConfigError extends AppError {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(500, 'Service misconfigured', { logMessage: `Configuration error: ${variable} ${problem}` });
+    this.variable = variable;
+  }
+}
+
+export class InternalError extends AppError {
+  constructor(cause?: unknown) {
+    super(500, 'Internal Server Error', { cause, logMessage: 'Unhandled error' });
+  }
+}

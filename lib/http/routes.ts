@@ -1,0 +1,24 @@
+/** Every route of the HTTP API. Anything else reaches the `$default` route and gets 404 or 405. */
+export const ROUTES = [
+  { method: 'POST', path: '/credentials' },
+  { method: 'GET', path: '/devices' },
+  { method: 'POST', path: '/api/users' },
+  { method: 'GET', path: '/api/users/{id}' },
+] as const;
+
+export type RouteKey = `${(typeof ROUTES)[number]['method']} ${(typeof ROUTES)[number]['path']}`;
+
+const patternOf = (path: string): RegExp =>
+  new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+
+const COMPILED = ROUTES.map((route) => ({ ...route, pattern: patternOf(route.path) }));
+
+export type RouteMatch = { kind: 'found'; routeKey: RouteKey } | { kind: 'method-not-allowed'; allowed: string[] } | { kind: 'not-found' };
+
+export const matchRoute = (method: string, path: string): RouteMatch => {
+  const samePath = COMPILED.filter((route) => route.pattern.test(path));
+  if (samePath.length === 0) return { kind: 'not-found' };
+  const exact = samePath.find((route) => route.method === method.toUpperCase());
+  if (exact) return { kind: 'found', routeKey: `${exact.method} ${exact.path}` as RouteKey };
+  return { kind: 'method-not-allowed', allowed: samePath.map((route) => route.method) };
+};

@@ -1,0 +1,102 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { handler } from '../../../functions/credentials.ts';
+import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
+import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
+
+const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  handler(httpEvent('POST', '/credentials', { body, headers }), lambdaContext());
+
+const VALIDATION_MESSAGE = 'Request validation failed: Parameter (credentials) failed schema validation';
+
+describe('POST /credentials', () => {
+  let logs: CapturedLogs;
+  beforeEach(() => {
+    logs = captureStdout();
+  });
+  afterEach(() => {
+    logs.restore();
+  });
+
+  it('echoes a valid body with 200 (sample event from events/)', async () => {
+    const result = await handler(await loadEvent('credentials/success.json'), lambdaContext());
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body!)).toEqual({ client_id: 'demo-client', client_secret: 'demo-secret-value' });
+  });
+
+  it.each([
+    ['a missing client_secret', { client_id: 'a' }, '/client_secret'],
+    ['a missing client_id', { client_secret: 'a' }, '/client_id'],
+    ['a number client_id', { client_id: 7, client_secret: 'a' }, '/client_id'],
+    ['an empty client_id', { client_id: '', client_secret: 'a' }, '/client_id'],
+    ['a client_id over 256 chars', { client_id: 'x'.repeat(257), client_secret: 'a' }, '/client_id'],
+    ['a client_secret over 1024 chars', { client_id: 'a', client_secret: 'x'.repeat(1025) }, '/client_secret'],
+    ['an extra property', { client_id: 'a', client_secret: 'b', scope: 'admin' }, '/scope'],
+  ])('returns 422 in the envelope for %s', async (_label, body, path) => {
+    const result = await post(JSON.stringify(body));
+    expect(result.statusCode).toBe(422);
+    expect(result.headers?.['Content-Type']).toBe('application/json');
+    const envelope = JSON.parse(result.body!);
+    expect(envelope.error).toMatchObject({ message: VALIDATION_MESSAGE, status: 422, httpMessage: 'Unprocessable Entity' });
+    expect(envelope.error.details.map((detail: { path: string }) => detail.path)).toContain(path);
+  });
+
+  it.each([
+    ['an array', '[1,2]'],
+    ['a string', '"client"'],
+    ['null', 'null'],
+  ])('returns 422 when the body is %s', async (_label, body) => {
+    const result = await post(body);
+    expect(result.statusCode).toBe(422);
+    expect(JSON.parse(result.body!).error.message).toBe(VALIDATION_MESSAGE);
+  });
+
+  it('returns 400 for a body that is not JSON', async () => {
+    const result = await post('{"client_id": "a",');
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body!).error).toMatchObject({ status: 400, httpMessage: 'Bad Request' });
+  });
+
+  it('returns 415 for a JSON body sent with another content type', async () => {
+    const result = await post('{"client_id":"a","client_secret":"b"}', { 'content-type': 'text/plain' });
+    expect(result.statusCode).toBe(415);
+    expect(JSON.parse(result.body!).error.httpMessage).toBe('Unsupported Media Type');
+  });
+
+  it('returns 413 for a huge body without parsing it', async () => {
+    const result = await post(JSON.stringify({ client_id: 'a', client_secret: 'x'.repeat(2_000_000) }));
+    expect(result.statusCode).toBe(413);
+    expect(JSON.parse(result.body!).error.status).toBe(413);
+  });
+
+  it('answers a deeply nested body with the envelope, not a 5xx', async () => {
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const result = await post(deep);
+    expect(result.statusCode).toBeGreaterThanOrEqual(400);
+    expect(result.statusCode).toBeLessThan(500);
+    expect(JSON.parse(result.body!).error.status).toBe(result.statusCode);
+  });
+
+  it('returns 404 for an unknown path and 405 with Allow for a known path with another method', async () => {
+    const unknown = await handler(httpEvent('GET', '/nope', { routeKey: '$default' }), lambdaContext());
+    expect(unknown.statusCode).toBe(404);
+    expect(JSON.parse(unknown.body!).error).toMatchObject({ status: 404, httpMessage: 'Not Found' });
+    const wrongMethod = await handler(httpEvent('DELETE', '/credentials', { routeKey: '$default' }), lambdaContext());
+    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.headers?.Allow).toBe('POST');
+  });
+
+  it('writes exactly one access-log line per request and never the secret', async () => {
+    await post(JSON.stringify({ client_id: 'id-1', client_secret: 'top-secret-value' }));
+    await post(JSON.stringify({ client_id: 'id-2', client_secret: 'other-secret-value', extra: 1 }));
+    await post('not json top-secret-value');
+    const lines = accessLines(logs);
+    expect(lines).toHaveLength(3);
+    expect(lines.map((line) => line.status_code)).toEqual([200, 422, 400]);
+    for (const line of lines) {
+      expect(line).toMatchObject({ http_method: 'POST', path: '/credentials' });
+      expect(typeof line.duration_ms).toBe('number');
+      expect(line).not.toHaveProperty('cache_tier');
+    }
+    expect(logs.raw()).not.toContain('secret-value');
+  });
+});
