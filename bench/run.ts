@@ -1,0 +1,19 @@
+import { readdir } from 'node:fs/promises';
+
+/**
+ * `npm run bench`: runs every `bench/*.bench.ts` (or those named on the command line, e.g.
+ * `npm run bench -- devices`) one after another, each printing its own figures. Benchmarks report
+ * numbers, they never fail on them: this machine is shared and noisy, so each one also runs a
+ * baseline in the same process and reports ratios.
+ */
+const only = process.argv.slice(2);
+const files = (await readdir(new URL('.', import.meta.url)))
+  .filter((file) => file.endsWith('.bench.ts'))
+  .filter((file) => only.length === 0 || only.some((name) => file.startsWith(name)))
+  .sort();
+
+for (const file of files) {
+  process.stdout.write(`\n## ${file.replace('.bench.ts', '')}\n`);
+  const module = (await import(new URL(file, import.meta.url).href)) as { run: () => Promise<void> };
+  await module.run();
+}
