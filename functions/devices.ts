@@ -1,11 +1,50 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { makeRedisClusterTier } from '../lib/cache/cluster-tier.ts';
+import { cacheTierName, CacheTier } from '../lib/cache/provenance.ts';
+import { loadDevicesConfig, once, type DevicesConfig } from '../lib/config.ts';
+import type { DeviceListSource } from '../lib/devices/device-list-source.ts';
+import { makeReadDevices } from '../lib/devices/read-devices.ts';
+import { makeCachedDeviceListSource } from '../lib/devices/cached-device-list-source.ts';
+import { parseVersion } from '../lib/devices/version.ts';
+import { ConfigError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
+import { makeJamfClientFromConfig } from '../lib/inventory/jamf-client-from-config.ts';
 
 const logger = makeLogger('devices');
+// Explicit so an unset POWERTOOLS_METRICS_NAMESPACE (tests, npm start) writes no warning line;
+// the same value serverless.yml sets.
+const metrics = new Metrics({ namespace: 'device-users-import', serviceName: 'devices' });
 
-// Placeholder until the device layer lands (issue 2).
+// ---- Composition: the one place that decides which DeviceListSource answers GET /devices. ----
+const composeDeviceListSource = (config: DevicesConfig): DeviceListSource => {
+  if (parseVersion(config.latestOsVersion) === undefined) throw new ConfigError('LATEST_OS_VERSION', 'is not a version');
+  const inventory = makeJamfClientFromConfig(config, () => metrics.addMetric('UpstreamAuthFailures', MetricUnit.Count, 1));
+  const readDevices = makeReadDevices({ inventory });
+  // Memory tier always; the shared cluster tier only where REDIS_URL names one.
+  const cluster = config.redisUrl === undefined ? undefined : makeRedisClusterTier({ url: config.redisUrl, logger });
+  return makeCachedDeviceListSource({ readDevices, latestOsVersion: config.latestOsVersion, ttlSeconds: config.cacheTtlSeconds, cluster });
+};
+// ---- End of composition. ----
+
+const deviceListSource = once(() => composeDeviceListSource(loadDevicesConfig()));
+
+/** GET /devices: the normalized device list, from the cache tiers or the Jamf Pro inventory. */
 export const handler = makeHttpHandler({
   route: 'GET /devices',
   logger,
-  handle: async () => ({ status: 200, body: [] }),
+  handle: async ({ remainingTimeMs, annotate }) => {
+    try {
+      const result = await deviceListSource()({ remainingTimeMs });
+      annotate({ cache_tier: cacheTierName(result.tier) });
+      return { status: 200, json: result.json };
+    } catch (error) {
+      // Only an upstream read (or its configuration) can fail; a cache tier degrades instead.
+      annotate({ cache_tier: cacheTierName(CacheTier.Upstream) });
+      throw error;
+    } finally {
+      // Only when something was counted, so a normal request writes its access line and nothing else.
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    }
+  },
 });

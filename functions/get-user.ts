@@ -1,11 +1,27 @@
+import { loadUsersConfig, once } from '../lib/config.ts';
+import { NotFoundError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
+import { requireJsonAccepted } from '../lib/users/accepts-json.ts';
+import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';
+import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
+import { isUserId } from '../lib/users/user.ts';
 
 const logger = makeLogger('getUser');
+const store = once(() =>
+  makeDynamoDbUserStore({ client: makeUsersDocumentClient(), tableName: loadUsersConfig().usersTable }),
+);
 
-// Placeholder until the device layer lands (issue 4).
+/** GET /api/users/{id}: the stored record, or 404 (also for an id that is not a UUID, without a lookup). */
 export const handler = makeHttpHandler({
   route: 'GET /api/users/{id}',
   logger,
-  handle: async () => ({ status: 200, body: [] }),
+  handle: async ({ pathParameters, headers }) => {
+    requireJsonAccepted(headers);
+    const users = store(); // first, so a misconfigured function answers 500 whatever the id
+    const id = pathParameters.id;
+    const user = isUserId(id) ? await users.getById(id) : undefined;
+    if (!user) throw new NotFoundError('User not found');
+    return { status: 200, body: user };
+  },
 });

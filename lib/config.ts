@@ -36,6 +36,8 @@ export interface TicketingConfig {
 export interface ImportConfig {
   /** Unset: no user id is resolved against the destination (the summary says so). */
   ticketing: TicketingConfig | undefined;
+  /** An S3 endpoint override (a local S3-compatible server) needs path-style requests. */
+  s3ForcePathStyle: boolean;
 }
 
 const present = (env: Env, name: string): string | undefined => {
@@ -108,8 +110,10 @@ export const loadUsersConfig = (env: Env = process.env): UsersConfig => {
 };
 
 export const loadImportConfig = (env: Env = process.env): ImportConfig => {
-  if (present(env, 'TICKETING_URL') === undefined) return { ticketing: undefined };
+  const s3ForcePathStyle = present(env, 'AWS_ENDPOINT_URL_S3') !== undefined || present(env, 'AWS_ENDPOINT_URL') !== undefined;
+  if (present(env, 'TICKETING_URL') === undefined) return { ticketing: undefined, s3ForcePathStyle };
   return {
+    s3ForcePathStyle,
     ticketing: {
       url: httpUrl(env, 'TICKETING_URL'),
       username: required(env, 'TICKETING_USERNAME'),

@@ -1,0 +1,159 @@
+import { Redis } from 'ioredis';
+import { makeTierHealth, type TierHealth, type TierHealthLogger } from './tier-health.ts';
+
+/** A value read from the cluster tier, with how long the cluster will still keep it. */
+export interface ClusterRead<T> {
+  value: T;
+  /** Undefined when the key has no expiry (not written by this code, but still readable). */
+  remainingTtlMs: number | undefined;
+}
+
+/**
+ * The shared tier as the tiered cache sees it. Neither method ever rejects: a failing, slow,
+ * refusing or garbage-returning cluster reads as a miss and a lost write, within a bounded wait.
+ */
+export interface ClusterTier {
+  /** `decode` returns undefined (or throws) for text this code did not write: that is a miss. */
+  read: <T>(key: string, decode: (text: string) => T | undefined) => Promise<ClusterRead<T> | undefined>;
+  write: (key: string, text: string, ttlMs: number) => Promise<void>;
+  close: () => Promise<void>;
+}
+
+export interface RedisClusterTierOptions {
+  /** `redis://` or `rediss://` (TLS), as in REDIS_URL. */
+  url: string;
+  logger: TierHealthLogger;
+  /** Longest wait for one command's reply before the lookup falls through to the upstream. */
+  commandTimeoutMs?: number;
+  /** Longest wait for the first connection of a container. */
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 250;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 500;
+
+/** Capped exponential backoff with jitter: background reconnects never turn into a retry storm. */
+export const reconnectDelayMs = (attempt: number, random: () => number = Math.random): number =>
+  Math.min(50 * 2 ** Math.min(Math.max(attempt - 1, 0), 10), 1_000) + Math.floor(random() * 100);
+
+const withinMs = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+
+// Statuses from which a first connection may still become ready: worth a bounded wait.
+const CONNECTING = new Set(['wait', 'connecting', 'connect']);
+
+/**
+ * Waits (bounded) for a connection only while the tier is believed healthy; once degraded, every
+ * lookup fails at once until ioredis has reconnected in the background.
+ */
+const waitUntilReady = (client: Redis, health: TierHealth, budgetMs: number): Promise<void> => {
+  if (client.status === 'ready') return Promise.resolve();
+  if (client.status === 'wait') client.connect().catch(() => undefined);
+  if (health.state() === 'degraded' || !CONNECTING.has(client.status)) {
+    return Promise.reject(new Error(`not connected (${client.status})`));
+  }
+  return new Promise<void>((resolve, reject) => {
+    const settle = (error?: Error) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('close', onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = () => settle();
+    const onClose = () => settle(new Error('connection closed before it was ready'));
+    const timer = setTimeout(() => settle(new Error(`no connection within ${budgetMs} ms`)), budgetMs);
+    timer.unref();
+    client.once('ready', onReady);
+    client.once('close', onClose);
+  });
+};
+
+const remainingTtl = (pttl: number): number | undefined => {
+  if (pttl === -1) return undefined;
+  // -2: the key expired between GET and PTTL; serve what was read, but keep nothing of it.
+  return Math.max(pttl, 0);
+};
+
+/** The cluster tier over ioredis (ElastiCache / Valkey / Redis), one connection per container. */
+export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterTier => {
+  const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const health = makeTierHealth('cluster', options.logger);
+  const client = new Redis(options.url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: connectTimeoutMs,
+    // A server that stops answering (e.g. hung) has its socket dropped, so later lookups fail at
+    // once while ioredis reconnects, instead of each waiting out its command timeout.
+    socketTimeout: commandTimeoutMs * 4,
+    retryStrategy: (attempt) => reconnectDelayMs(attempt),
+  });
+  // Connection errors surface through the lookups (and the one transition line); without a
+  // listener ioredis would print every reconnect failure.
+  client.on('error', () => undefined);
+
+  return {
+    read: async (key, decode) => {
+      let text: string | null;
+      let pttl: number;
+      try {
+        await waitUntilReady(client, health, connectTimeoutMs);
+        [text, pttl] = await withinMs(Promise.all([client.get(key), client.pttl(key)]), commandTimeoutMs + 50, 'cluster read');
+      } catch (error) {
+        health.failed('unavailable', error);
+        return undefined;
+      }
+      if (text === null) {
+        health.succeeded();
+        return undefined;
+      }
+      let value: ReturnType<typeof decode>;
+      try {
+        value = decode(text);
+      } catch (error) {
+        health.failed('unreadable value', error);
+        return undefined;
+      }
+      if (value === undefined) {
+        health.failed('unreadable value');
+        return undefined;
+      }
+      health.succeeded();
+      return { value, remainingTtlMs: remainingTtl(pttl) };
+    },
+    write: async (key, text, ttlMs) => {
+      try {
+        await waitUntilReady(client, health, connectTimeoutMs);
+        await withinMs(client.set(key, text, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs + 50, 'cluster write');
+        health.succeeded();
+      } catch (error) {
+        health.failed('unavailable', error);
+      }
+    },
+    close: async () => {
+      try {
+        if (client.status === 'ready') await withinMs(client.quit(), 500, 'cluster close');
+      } catch {
+        // Closing is best effort; disconnect below drops the socket regardless.
+      } finally {
+        client.disconnect();
+      }
+    },
+  };
+};

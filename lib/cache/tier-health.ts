@@ -1,0 +1,44 @@
+/**
+ * Tracks whether the cluster tier is answering and writes one log line per change of state
+ * (healthy ↔ degraded), never one per lookup: a Redis outage must not double the log volume.
+ */
+export type TierState = 'healthy' | 'degraded';
+
+export interface TierHealthLogger {
+  warn: (message: string, fields: Record<string, unknown>) => void;
+  info: (message: string, fields: Record<string, unknown>) => void;
+}
+
+export interface TierHealth {
+  state: () => TierState;
+  succeeded: () => void;
+  failed: (reason: string, error?: unknown) => void;
+}
+
+const describe = (error: unknown): string | undefined => {
+  if (error === undefined) return undefined;
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+};
+
+export const makeTierHealth = (tier: string, logger: TierHealthLogger): TierHealth => {
+  let state: TierState = 'healthy';
+  return {
+    state: () => state,
+    succeeded: () => {
+      if (state === 'healthy') return;
+      state = 'healthy';
+      logger.info('cache tier recovered', { cache_tier_name: tier, cache_tier_state: state });
+    },
+    failed: (reason, error) => {
+      if (state === 'degraded') return;
+      state = 'degraded';
+      const detail = describe(error);
+      logger.warn('cache tier degraded', {
+        cache_tier_name: tier,
+        cache_tier_state: state,
+        reason,
+        ...(detail === undefined ? {} : { error: detail }),
+      });
+    },
+  };
+};

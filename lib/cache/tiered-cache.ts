@@ -1,0 +1,97 @@
+import type { ClusterTier } from './cluster-tier.ts';
+import type { MemoryTier } from './memory-tier.ts';
+import { CacheTier } from './provenance.ts';
+
+/**
+ * How the loaded value travels through the cluster tier. The cluster may hold a different, more
+ * general form than memory (e.g. data before a per-container decision), so a cluster hit is turned
+ * into the memory form by the same `present` as an upstream fill.
+ */
+export interface ClusterCodec<Loaded> {
+  encode: (loaded: Loaded) => string;
+  /** Undefined for text this code did not write (garbage, another format version). */
+  decode: (text: string) => Loaded | undefined;
+}
+
+export interface TieredCacheOptions<Loaded, Value, Request> {
+  memory: MemoryTier<Value>;
+  cluster?: { tier: ClusterTier; codec: ClusterCodec<Loaded> } | undefined;
+  ttlSeconds: number;
+  /** The upstream read; the request of the caller that started it (the others join it). */
+  load: (key: string, request: Request) => Promise<Loaded>;
+  /** Turns the loaded form into what `get` returns and memory holds. */
+  present: (loaded: Loaded) => Value;
+  /** The memory key for a cluster key, when memory holds a per-container variant. */
+  memoryKey?: (key: string) => string;
+}
+
+export interface CacheResult<Value> {
+  value: Value;
+  tier: CacheTier;
+}
+
+export interface TieredCache<Value, Request> {
+  get: (key: string, request: Request) => Promise<CacheResult<Value>>;
+}
+
+/**
+ * Read-through cache: memory, then cluster, then `load`. An upstream fill writes both tiers (the
+ * cluster write in the background, never failing the request); a cluster hit fills memory for
+ * what is left of the cluster entry's life, so no tier extends another's TTL. Concurrent misses of
+ * one key share one cluster lookup and one load; a failed load is not cached and every waiter
+ * gets its error.
+ */
+export const makeTieredCache = <Loaded, Value, Request>(
+  options: TieredCacheOptions<Loaded, Value, Request>,
+): TieredCache<Value, Request> => {
+  const { memory, cluster, load, present } = options;
+  const ttlMs = options.ttlSeconds * 1000;
+  const memoryKey = options.memoryKey ?? ((key: string) => key);
+  const inFlight = new Map<string, Promise<CacheResult<Value>>>();
+  const decodeAndPresent = cluster
+    ? (text: string): Value | undefined => {
+        const loaded = cluster.codec.decode(text);
+        return loaded === undefined ? undefined : present(loaded);
+      }
+    : undefined;
+
+  // Off the request path: the write has its own bounded wait inside the tier and never rejects.
+  const writeBehind = (target: NonNullable<typeof cluster>, key: string, loaded: Loaded): void => {
+    let text: string;
+    try {
+      text = target.codec.encode(loaded);
+    } catch {
+      return;
+    }
+    void target.tier.write(key, text, ttlMs);
+  };
+
+  const miss = async (key: string, localKey: string, request: Request): Promise<CacheResult<Value>> => {
+    if (cluster && decodeAndPresent) {
+      const found = await cluster.tier.read(key, decodeAndPresent);
+      if (found !== undefined) {
+        memory.set(localKey, found.value, Math.min(ttlMs, found.remainingTtlMs ?? ttlMs));
+        return { value: found.value, tier: CacheTier.Cluster };
+      }
+    }
+    const loaded = await load(key, request);
+    const value = present(loaded);
+    memory.set(localKey, value, ttlMs);
+    if (cluster) writeBehind(cluster, key, loaded);
+    return { value, tier: CacheTier.Upstream };
+  };
+
+  return {
+    get: (key, request) => {
+      const localKey = memoryKey(key);
+      const hit = memory.get(localKey);
+      if (hit !== undefined) return Promise.resolve({ value: hit, tier: CacheTier.Memory });
+      let flight = inFlight.get(localKey);
+      if (flight === undefined) {
+        flight = miss(key, localKey, request).finally(() => inFlight.delete(localKey));
+        inFlight.set(localKey, flight);
+      }
+      return flight;
+    },
+  };
+};

@@ -1,0 +1,35 @@
+import { compareDigitStrings } from './digit-strings.ts';
+
+/** A version as its dotted integer components, each kept as digits (they may exceed 2^53). */
+export type Version = readonly string[];
+
+// The numeric part at the start; whatever follows (` (25A354)`, `-beta`, `.beta`) is a suffix.
+const NUMERIC_PART = /^\s*(\d+(?:\.\d+)*)/;
+
+/** Parses `15.10`, `26.0 (25A354)`, `15.1-beta`; anything not starting with a digit is unparsable. */
+export const parseVersion = (text: string): Version | undefined => {
+  const match = NUMERIC_PART.exec(text);
+  return match?.[1] === undefined ? undefined : match[1].split('.');
+};
+
+/** Component by component as integers; a missing trailing component counts as 0 (`15` = `15.0.0`). */
+export const compareVersions = (a: Version, b: Version): -1 | 0 | 1 => {
+  const length = Math.max(a.length, b.length);
+  for (let index = 0; index < length; index += 1) {
+    const order = compareDigitStrings(a[index] ?? '0', b[index] ?? '0');
+    if (order !== 0) return order;
+  }
+  return 0;
+};
+
+/**
+ * Equal is latest; a device whose version does not parse is never latest, and neither is any
+ * device against a reference that does not parse (CONTRACT §2). Pass the reference pre-parsed to
+ * decide many devices against it.
+ */
+export const isLatest = (version: string | undefined, reference: Version | string): boolean => {
+  if (version === undefined) return false;
+  const parsedReference = typeof reference === 'string' ? parseVersion(reference) : reference;
+  const parsed = parseVersion(version);
+  return parsed !== undefined && parsedReference !== undefined && compareVersions(parsed, parsedReference) >= 0;
+};

@@ -1,0 +1,140 @@
+import { StringDecoder } from 'node:string_decoder';
+import Papa from 'papaparse';
+import { ImportInputError } from './import-input-error.ts';
+
+/** CONTRACT §5: the columns every chat CSV must have (any order, extra columns ignored). */
+export const REQUIRED_COLUMNS = [
+  'TICKET_CREATED_AT',
+  'TICKET_REQUESTER_ID',
+  'COMMENT_PART_ID',
+  'CONVERSATION_ID',
+  'COMMENT_PUBLIC',
+  'BODY',
+  'COMMENT_CREATED_AT',
+  'AUTHOR_ID',
+  'NAME',
+  'EMAIL',
+] as const;
+
+export type RequiredColumn = (typeof REQUIRED_COLUMNS)[number];
+
+/** Where each required column sits in a row array (rows stay arrays: no per-row objects). */
+export type ColumnMap = Readonly<Record<RequiredColumn, number>>;
+
+/** A parsed data row; a short row simply has no cell (undefined) at the higher indexes. */
+export type CsvRow = readonly string[];
+
+export interface ReadCsvOptions {
+  /** Called once, after the header checked out and before any row. */
+  onHeader?: (columns: ColumnMap) => void;
+  /** Rows in file order, a chunk's worth at a time; awaited, so a slow consumer slows the reading. */
+  onRows: (rows: readonly CsvRow[]) => void | Promise<void>;
+  /** Bytes consumed so far, after each input chunk. */
+  onBytes?: (bytesRead: number) => void;
+  /** Parse once this many characters are buffered (bigger = fewer re-parses of a split row). */
+  chunkChars?: number;
+  /** A row (one quoted field that never closes, typically) longer than this fails the import. */
+  maxRowChars?: number;
+}
+
+const DEFAULT_CHUNK_CHARS = 1 << 20;
+const DEFAULT_MAX_ROW_CHARS = 16 << 20;
+
+/** Maps the header to column positions; a missing required column fails naming every one missing. */
+export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
+  const positions = new Map<string, number>();
+  header.forEach((name, index) => {
+    const key = name.trim();
+    // The first of two equally named columns wins, as a reader scanning left to right would take it.
+    if (!positions.has(key)) positions.set(key, index);
+  });
+  const missing = REQUIRED_COLUMNS.filter((column) => !positions.has(column));
+  if (missing.length > 0) {
+    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}`);
+  }
+  return Object.fromEntries(REQUIRED_COLUMNS.map((column) => [column, positions.get(column)!])) as ColumnMap;
+};
+
+const isEmptyLine = (row: readonly string[]): boolean => row.length === 1 && row[0] === '';
+
+/** The line ending of the header row decides the file's (quoted newlines come later, in data). */
+const detectNewline = (text: string): '\n' | '\r\n' => {
+  const lf = text.indexOf('\n');
+  return lf > 0 && text[lf - 1] === '\r' ? '\r\n' : '\n';
+};
+
+/**
+ * Streams a UTF-8 CSV (BOM tolerated, CRLF or LF, quoted commas/quotes/newlines) through
+ * papaparse's chunk parser: the text is decoded with a StringDecoder (so a multi-byte character split
+ * across input chunks survives), parsed a chunk at a time, and the unfinished last row is carried
+ * into the next chunk. Blank lines are not rows. Throws ImportInputError for an empty input, a header
+ * lacking required columns, or a quoted field that never closes.
+ */
+export const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
+  const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
+  const maxRowChars = options.maxRowChars ?? DEFAULT_MAX_ROW_CHARS;
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  let bytesRead = 0;
+  let started = false;
+  let parser: Papa.Parser | undefined;
+  let headerSeen = false;
+
+  const parseAvailable = async (final: boolean): Promise<void> => {
+    parser ??= new Papa.Parser({ delimiter: ',', quoteChar: '"', newline: detectNewline(pending) });
+    const results = parser.parse(pending, 0, !final) as {
+      data: string[][];
+      errors: { code: string; row?: number }[];
+      meta: { cursor: number };
+    };
+    if (final) {
+      if (results.errors.some((error) => error.code === 'MissingQuotes')) {
+        throw new ImportInputError('CSV ends inside a quoted field (a quote is never closed)');
+      }
+      pending = '';
+    } else {
+      pending = pending.slice(results.meta.cursor);
+      if (pending.length > maxRowChars) {
+        throw new ImportInputError(`CSV row longer than ${maxRowChars} characters (a quote is never closed?)`);
+      }
+    }
+    let rows = results.data;
+    if (!headerSeen) {
+      let first = 0;
+      while (first < rows.length && isEmptyLine(rows[first]!)) first += 1;
+      if (first === rows.length) return;
+      const columns = columnMapFromHeader(rows[first]!);
+      headerSeen = true;
+      options.onHeader?.(columns);
+      rows = rows.slice(first + 1);
+    }
+    const dataRows = rows.some(isEmptyLine) ? rows.filter((row) => !isEmptyLine(row)) : rows;
+    if (dataRows.length > 0) await options.onRows(dataRows);
+  };
+
+  for await (const chunk of input) {
+    if (typeof chunk === 'string') {
+      bytesRead += Buffer.byteLength(chunk);
+      pending += chunk;
+    } else {
+      bytesRead += chunk.length;
+      pending += decoder.write(chunk);
+    }
+    if (!started && pending.length > 0) {
+      started = true;
+      if (pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
+    }
+    options.onBytes?.(bytesRead);
+    // The newline is guessed from the header row, so wait until it is complete.
+    if (parser === undefined && !pending.includes('\n') && pending.length <= maxRowChars) continue;
+    if (pending.length >= chunkChars || (parser === undefined && pending.includes('\n'))) {
+      await parseAvailable(false);
+    }
+  }
+  pending += decoder.end();
+  if (!started && pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
+  if (pending.length > 0) await parseAvailable(true);
+  if (!headerSeen) {
+    throw new ImportInputError(`CSV is empty: no header row (required columns: ${REQUIRED_COLUMNS.join(', ')})`);
+  }
+};

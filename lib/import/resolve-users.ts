@@ -1,0 +1,58 @@
+import type { UserRow } from './asset-rules.ts';
+import { parseInt64 } from './parse-fields.ts';
+
+/** A winning user with its final id. */
+export interface ResolvedUser {
+  id: string;
+  name: string;
+  email: string;
+}
+
+/**
+ * CONTRACT §5 user ids and references. A user's id is the destination's id for its email
+ * (case-insensitive) where the destination holds one, else its AUTHOR_ID. Where the id came from the
+ * destination, references to that AUTHOR_ID (comment `author_id`, ticket `requester_id`) follow it —
+ * and the FIRST winning user row of an AUTHOR_ID decides: if that first user was not matched, a later
+ * user of the same author does not remap anything.
+ *
+ * Users are resolved as they win, during the single pass over the CSV; references are remapped when
+ * the batches are written, because a later user row can remap earlier comments.
+ */
+export class UserResolver {
+  matched = 0;
+  private readonly destinationUsers: ReadonlyMap<string, string> | undefined;
+  /** AUTHOR_ID → destination id, or null when its first user kept the AUTHOR_ID. */
+  private readonly decided = new Map<string, string | null>();
+
+  constructor(destinationUsers: ReadonlyMap<string, string> | undefined) {
+    this.destinationUsers = destinationUsers;
+  }
+
+  get enabled(): boolean {
+    return this.destinationUsers !== undefined;
+  }
+
+  /** Call for each winning user row, in order. */
+  resolve(user: UserRow): ResolvedUser {
+    const destinationId = this.destinationIdFor(user.email);
+    if (!this.decided.has(user.author_id)) this.decided.set(user.author_id, destinationId);
+    if (destinationId === null) return { id: user.author_id, name: user.name, email: user.email };
+    this.matched += 1;
+    return { id: destinationId, name: user.name, email: user.email };
+  }
+
+  /** The id a reference to `authorId` is written with. */
+  remap(authorId: string): string {
+    return this.decided.get(authorId) ?? authorId;
+  }
+
+  private destinationIdFor(email: string): string | null {
+    if (this.destinationUsers === undefined) return null;
+    const raw = this.destinationUsers.get(email.toLowerCase());
+    if (raw === undefined) return null;
+    // Written as a bare JSON integer: anything else would corrupt the archive, so refuse it loudly.
+    const id = parseInt64(raw);
+    if (id === null) throw new TypeError('A destination user id is not a 64-bit integer');
+    return id;
+  }
+}

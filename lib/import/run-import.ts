@@ -1,0 +1,149 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { AssetDeduper } from './asset-rules.ts';
+import { BATCH_SIZE, entryCount, entryName } from './batches.ts';
+import { commentJson, entryJson, ticketJson, userJson } from './json-writer.ts';
+import { readCsv } from './read-csv.ts';
+import type { ColumnMap } from './read-csv.ts';
+import { UserResolver } from './resolve-users.ts';
+import { remappableLine, renderRemappable, SpillReader, SpillWriter } from './spill-files.ts';
+import { makeTarWriter } from './tar-writer.ts';
+import type { TarWriter } from './tar-writer.ts';
+
+export { ImportInputError } from './import-input-error.ts';
+
+export interface ImportProgress {
+  rows: number;
+  bytesRead: number;
+}
+
+export interface RunImportOptions {
+  input: Readable; // the CSV bytes (UTF-8, BOM tolerated)
+  output: Writable; // the TAR goes here; runImport ends it on success
+  /** lower-cased email → destination user id as exact decimal text; undefined = resolution disabled */
+  destinationUsers?: ReadonlyMap<string, string>;
+  tmpDir?: string; // for spill files (default os.tmpdir()); always cleaned up
+  onProgress?: (progress: ImportProgress) => void;
+}
+
+export interface ImportSummary {
+  rows: number;
+  tickets: number;
+  comments: number;
+  users: number;
+  batches: number;
+  users_matched: number;
+  user_resolution: 'destination' | 'disabled';
+  dropped: { tickets: Record<string, number>; comments: Record<string, number>; users: Record<string, number> };
+}
+
+interface Spills<T> {
+  tickets: T;
+  comments: T;
+  users: T;
+}
+
+/**
+ * CSV → TAR of JSON batches (CONTRACT §5), in two passes so memory does not grow with the input:
+ * 1. stream the CSV once, keep only the dedupe keys and the AUTHOR_ID → destination id decisions,
+ *    and spill each asset's winning records to its own temp file;
+ * 2. read the three spill files in step, 100 records at a time, remap references, and write entry n.
+ * Nothing reaches `output` before pass 2, so a bad header fails with `output` untouched. On failure
+ * `output` is not ended and `input` is not destroyed (both belong to the caller); temp files are
+ * always removed.
+ */
+export const runImport = async (options: RunImportOptions): Promise<ImportSummary> => {
+  const workDir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'ticket-import-'));
+  const deduper = new AssetDeduper();
+  const resolver = new UserResolver(options.destinationUsers);
+  const counts = { rows: 0, tickets: 0, comments: 0, users: 0 };
+  let writers: Spills<SpillWriter> | undefined;
+  let readers: Spills<SpillReader> | undefined;
+  let tar: TarWriter | undefined;
+  const paths: Spills<string> = {
+    tickets: join(workDir, 'tickets.jsonl'),
+    comments: join(workDir, 'comments.jsonl'),
+    users: join(workDir, 'users.jsonl'),
+  };
+  try {
+    const spill: Spills<SpillWriter> = {
+      tickets: new SpillWriter(paths.tickets),
+      comments: new SpillWriter(paths.comments),
+      users: new SpillWriter(paths.users),
+    };
+    writers = spill;
+    let columns: ColumnMap | undefined;
+    let bytesRead = 0;
+    await readCsv(options.input.iterator({ destroyOnReturn: false }), {
+      onHeader: (found) => {
+        columns = found;
+      },
+      onBytes: (bytes) => {
+        bytesRead = bytes;
+      },
+      onRows: async (rows) => {
+        const map = columns!;
+        for (const row of rows) {
+          const ticket = deduper.takeTicket(row, map);
+          if (ticket !== null) spill.tickets.append(remappableLine(ticketJson(ticket)));
+          const comment = deduper.takeComment(row, map);
+          if (comment !== null) spill.comments.append(remappableLine(commentJson(comment)));
+          const user = deduper.takeUser(row, map);
+          if (user !== null) spill.users.append(userJson(resolver.resolve(user)));
+          if (ticket !== null) counts.tickets += 1;
+          if (comment !== null) counts.comments += 1;
+          if (user !== null) counts.users += 1;
+        }
+        counts.rows += rows.length;
+        options.onProgress?.({ rows: counts.rows, bytesRead });
+        await Promise.all([spill.tickets.flush(), spill.comments.flush(), spill.users.flush()]);
+      },
+    });
+    await Promise.all([spill.tickets.close(), spill.comments.close(), spill.users.close()]);
+    writers = undefined;
+    options.onProgress?.({ rows: counts.rows, bytesRead });
+
+    const read: Spills<SpillReader> = {
+      tickets: new SpillReader(paths.tickets),
+      comments: new SpillReader(paths.comments),
+      users: new SpillReader(paths.users),
+    };
+    readers = read;
+    const archive = makeTarWriter(options.output);
+    tar = archive;
+    const remap = (reference: string): string => resolver.remap(reference);
+    const batches = entryCount([counts.tickets, counts.comments, counts.users]);
+    for (let index = 0; index < batches; index += 1) {
+      const [tickets, comments, users] = await Promise.all([
+        read.tickets.read(BATCH_SIZE),
+        read.comments.read(BATCH_SIZE),
+        read.users.read(BATCH_SIZE),
+      ]);
+      const json = entryJson(
+        tickets.map((line) => renderRemappable(line, remap)),
+        comments.map((line) => renderRemappable(line, remap)),
+        users,
+      );
+      await archive.addFile(entryName(index), Buffer.from(json, 'utf8'));
+    }
+    await archive.finish();
+    tar = undefined;
+
+    return {
+      ...counts,
+      batches,
+      users_matched: resolver.matched,
+      user_resolution: resolver.enabled ? 'destination' : 'disabled',
+      dropped: deduper.dropped,
+    };
+  } catch (error) {
+    tar?.abort();
+    throw error;
+  } finally {
+    if (writers !== undefined) for (const writer of Object.values(writers)) writer.destroy();
+    if (readers !== undefined) for (const reader of Object.values(readers)) reader.destroy();
+    await rm(workDir, { recursive: true, force: true });
+  }
+};

@@ -1,0 +1,49 @@
+import { callUpstream, parseJsonBody, statusError, type CallLimits } from './upstream-call.ts';
+import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
+
+/** How the service proves itself to Jamf Pro; secrets are fetched only when a token is needed. */
+export type JamfAuth =
+  | { kind: 'oauth'; clientId: string; clientSecret: () => Promise<string> }
+  | { kind: 'basic'; username: string; password: () => Promise<string> };
+
+const tokenFrom = (body: unknown, field: 'access_token' | 'token'): string | undefined => {
+  const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[field] : undefined;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+};
+
+/**
+ * Obtains a bearer token (CONTRACT §2): OAuth client credentials at `/api/oauth/token`, or basic
+ * auth at `/api/v1/auth/token`. Token endpoint bodies never reach the log when the call succeeded,
+ * as they hold the token.
+ */
+export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: CallLimits): Promise<string> => {
+  const label = auth.kind === 'oauth' ? 'POST /api/oauth/token' : 'POST /api/v1/auth/token';
+  const response =
+    auth.kind === 'oauth'
+      ? await callUpstream(
+          label,
+          `${baseUrl}/api/oauth/token`,
+          {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+            body: new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.clientId, client_secret: await auth.clientSecret() }),
+          },
+          limits,
+        )
+      : await callUpstream(
+          label,
+          `${baseUrl}/api/v1/auth/token`,
+          {
+            method: 'POST',
+            headers: {
+              Authorization: `Basic ${Buffer.from(`${auth.username}:${await auth.password()}`).toString('base64')}`,
+              Accept: 'application/json',
+            },
+          },
+          limits,
+        );
+  if (response.status < 200 || response.status >= 300) throw statusError(label, response, 'token');
+  const token = tokenFrom(parseJsonBody(label, response, false), auth.kind === 'oauth' ? 'access_token' : 'token');
+  if (token === undefined) throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} answered 200 without a token` });
+  return token;
+};

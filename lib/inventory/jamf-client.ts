@@ -1,0 +1,154 @@
+import { dedupeAndSortById } from '../devices/record-id.ts';
+import { requestToken, type JamfAuth } from './jamf-auth.ts';
+import { runBounded } from './run-bounded.ts';
+import { callUpstream, excerpt, parseJsonBody, statusError, type CallLimits } from './upstream-call.ts';
+import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
+
+/**
+ * Records per inventory page. Jamf silently clamps above 2000, and with four sections a 2000-record
+ * page is several MB that Jamf Cloud can take many seconds to build; 1000 keeps each request well
+ * inside its timeout while a fleet of up to 5000 still needs only page 0 and one concurrent round.
+ */
+export const JAMF_PAGE_SIZE = 1000;
+/** Inventory requests in flight at once; Jamf advises at most 5 connections per API client. */
+export const JAMF_CONCURRENCY = 4;
+/** The most any single upstream request may take; the read's overall deadline applies as well. */
+export const JAMF_REQUEST_TIMEOUT_MS = 10_000;
+/** A `totalCount` needing more pages than this is not believed (a million devices at full pages). */
+const MAX_PAGES = 10_000;
+
+const SECTIONS = ['GENERAL', 'HARDWARE', 'OPERATING_SYSTEM', 'USER_AND_LOCATION'] as const;
+
+export interface JamfPage {
+  totalCount: number;
+  results: unknown[];
+}
+
+/** An inventory page, or the news that upstream refused the token (401), which the read handles. */
+export type JamfPageResult = { kind: 'page'; page: JamfPage } | { kind: 'token-rejected'; detail: string };
+
+export interface JamfClientOptions {
+  baseUrl: string;
+  auth: JamfAuth;
+  /** Called once per token upstream refused (a 401 on an inventory page): the auth-failure metric. */
+  onAuthFailure?: () => void;
+  pageSize?: number;
+  concurrency?: number;
+  requestTimeoutMs?: number;
+}
+
+export interface JamfClient {
+  authenticate: (signal: AbortSignal) => Promise<string>;
+  fetchPage: (token: string, page: number, pageSize: number, signal: AbortSignal) => Promise<JamfPageResult>;
+  /** Every inventory record, each id once, in ascending numeric id order; all or nothing. */
+  fetchAllPages: (signal: AbortSignal) => Promise<unknown[]>;
+}
+
+export const inventoryQuery = (page: number, pageSize: number): string =>
+  `${SECTIONS.map((section) => `section=${section}`).join('&')}&sort=id:asc&page=${page}&page-size=${pageSize}`;
+
+const asPage = (body: unknown): JamfPage | undefined => {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { totalCount, results } = body as Record<string, unknown>;
+  if (typeof totalCount !== 'number' || !Number.isSafeInteger(totalCount) || totalCount < 0 || !Array.isArray(results)) return undefined;
+  return { totalCount, results };
+};
+
+export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
+  const pageSize = options.pageSize ?? JAMF_PAGE_SIZE;
+  const concurrency = options.concurrency ?? JAMF_CONCURRENCY;
+  const limitsOf = (signal: AbortSignal): CallLimits => ({ signal, timeoutMs: options.requestTimeoutMs ?? JAMF_REQUEST_TIMEOUT_MS });
+
+  const authenticate = (signal: AbortSignal) => requestToken(options.baseUrl, options.auth, limitsOf(signal));
+
+  const fetchPage = async (token: string, page: number, size: number, signal: AbortSignal): Promise<JamfPageResult> => {
+    const label = `GET /api/v3/computers-inventory page ${page} (page-size ${size})`;
+    const response = await callUpstream(
+      label,
+      `${options.baseUrl}/api/v3/computers-inventory?${inventoryQuery(page, size)}`,
+      { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } },
+      limitsOf(signal),
+    );
+    if (response.status === 401) return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text)}` };
+    if (response.status !== 200) throw statusError(label, response, 'inventory');
+    const parsed = asPage(parseJsonBody(label, response, true));
+    if (parsed === undefined) {
+      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent JSON without totalCount and results: ${excerpt(response.text)}` });
+    }
+    return { kind: 'page', page: parsed };
+  };
+
+  const fetchAllPages = async (deadline: AbortSignal): Promise<unknown[]> => {
+    const abort = new AbortController();
+    const signal = AbortSignal.any([deadline, abort.signal]);
+    const pageOf = withOneReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal });
+
+    const first = await pageOf(0, pageSize);
+    // Fewer records than asked while more exist: upstream clamped the page size; use its size.
+    const effective = first.results.length < pageSize && first.totalCount > first.results.length ? first.results.length : pageSize;
+    if (effective === 0 && first.totalCount > 0) {
+      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `page 0 was empty but totalCount is ${first.totalCount}` });
+    }
+    const pages: JamfPage[] = [first];
+    let totalCount = first.totalCount;
+    // Re-checked after each round: devices enrolled during the read raise totalCount.
+    for (let round = 0; round < MAX_PAGES; round += 1) {
+      const pageCount = effective === 0 ? 1 : Math.ceil(totalCount / effective);
+      if (pageCount > MAX_PAGES) {
+        throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `totalCount ${totalCount} needs more than ${MAX_PAGES} pages` });
+      }
+      if (pageCount <= pages.length) break;
+      const tasks = Array.from({ length: pageCount - pages.length }, (_, offset) => () => pageOf(pages.length + offset, effective));
+      const fetched = await runBounded(tasks, concurrency, abort);
+      pages.push(...fetched);
+      totalCount = Math.max(totalCount, ...fetched.map((page) => page.totalCount));
+    }
+    return dedupeAndSortById(pages.flatMap((page) => page.results));
+  };
+
+  return { authenticate, fetchPage, fetchAllPages };
+};
+
+interface ReauthenticationDeps {
+  authenticate: JamfClient['authenticate'];
+  fetchPage: JamfClient['fetchPage'];
+  onAuthFailure: (() => void) | undefined;
+  signal: AbortSignal;
+}
+
+/**
+ * One read's token: fetched once, renewed at most once when upstream refuses it (a short-lived
+ * token expiring mid-read), shared by concurrent pages so four simultaneous 401s renew it once.
+ * A page refused again after the renewal fails the read.
+ */
+const withOneReauthentication = (deps: ReauthenticationDeps) => {
+  const tokens: Promise<string>[] = [];
+  const issue = (): void => {
+    const token = deps.authenticate(deps.signal);
+    // Every page awaits the current token; this only keeps a failure from being "unhandled" meanwhile.
+    token.catch(() => undefined);
+    tokens.push(token);
+  };
+  const reported = new Set<number>();
+  const report = (generation: number): void => {
+    if (reported.has(generation)) return;
+    reported.add(generation);
+    deps.onAuthFailure?.();
+  };
+  issue();
+
+  return async (page: number, size: number): Promise<JamfPage> => {
+    let generation = tokens.length - 1;
+    let result = await deps.fetchPage(await tokens[generation]!, page, size, deps.signal);
+    if (result.kind === 'page') return result.page;
+    report(generation);
+    if (generation === 0) {
+      if (tokens.length === 1) issue();
+      generation = 1;
+      result = await deps.fetchPage(await tokens[generation]!, page, size, deps.signal);
+      if (result.kind === 'page') return result.page;
+      report(generation);
+    }
+    throw new UpstreamError(UpstreamFailure.CredentialsRejected, { detail: `token refused after re-authentication: ${result.detail}` });
+  };
+};

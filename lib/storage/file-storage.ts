@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { open, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { LocationError } from './location.ts';
+import { StorageError, type Sink } from './storage.ts';
+
+const READ_CHUNK_BYTES = 1024 * 1024;
+
+const code = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
+
+/** Opens the file first, so a missing or unreadable source fails before anything is written. */
+export const openFileSource = async (path: string): Promise<Readable> => {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if (code(error) === 'ENOENT') throw new LocationError(`Source file ${path} does not exist`);
+    if (code(error) === 'EACCES') throw new LocationError(`Source file ${path} is not readable`);
+    throw new StorageError(`Could not open source file ${path}`, error);
+  }
+  if (!(await handle.stat()).isFile()) {
+    await handle.close();
+    throw new LocationError(`Source ${path} is not a regular file`);
+  }
+  return handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES });
+};
+
+/**
+ * Writes to a hidden temporary file next to the destination and renames it into place on commit,
+ * so the destination only ever holds a complete archive (rename is atomic within a directory).
+ */
+export const openFileSink = async (path: string): Promise<Sink> => {
+  const directory = dirname(path);
+  const directoryStat = await stat(directory).catch(() => undefined);
+  if (!directoryStat?.isDirectory()) throw new LocationError(`Destination directory ${directory} does not exist`);
+  const temporary = join(directory, `.${basename(path)}.${randomUUID().slice(0, 8)}.partial`);
+  let handle;
+  try {
+    handle = await open(temporary, 'wx', 0o644);
+  } catch (error) {
+    if (code(error) === 'EACCES') throw new LocationError(`Destination directory ${directory} is not writable`);
+    throw new StorageError(`Could not create a temporary file in ${directory}`, error);
+  }
+  // `flush` fsyncs before close, so a rename never exposes a file whose data is still in flight.
+  const stream = handle.createWriteStream({ flush: true });
+  const closed = new Promise<void>((resolve) => stream.once('close', resolve));
+  // The writer sees write errors through its own listener; this one only keeps a late error from crashing the process.
+  stream.on('error', () => undefined);
+  let settled = false;
+
+  return {
+    stream,
+    commit: async () => {
+      if (settled) throw new StorageError(`Sink for ${path} was already committed or aborted`);
+      if (!stream.writableEnded) throw new StorageError(`Archive for ${path} was committed before it was complete`);
+      try {
+        await finished(stream);
+        await closed;
+        await rename(temporary, path);
+        settled = true;
+      } catch (error) {
+        throw new StorageError(`Could not write ${path}`, error);
+      }
+    },
+    abort: async () => {
+      if (settled) return;
+      settled = true;
+      if (!stream.destroyed) stream.destroy();
+      await closed;
+      await rm(temporary, { force: true });
+    },
+  };
+};

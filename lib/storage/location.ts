@@ -1,0 +1,55 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AppError } from '../errors.ts';
+
+/** Where an import reads from or writes to: a local file or an S3 object. */
+export type Location = { kind: 'file'; path: string } | { kind: 's3'; bucket: string; key: string };
+
+/** A source or destination that cannot be used as written. */
+export class LocationError extends AppError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+
+// S3 bucket naming rules: 3–63 chars of lower-case letters, digits, dots and hyphens, alphanumeric at both ends.
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
+
+const parseS3 = (text: string): Location => {
+  const rest = text.slice('s3://'.length);
+  const slash = rest.indexOf('/');
+  const bucket = slash === -1 ? rest : rest.slice(0, slash);
+  const key = slash === -1 ? '' : rest.slice(slash + 1);
+  if (!BUCKET.test(bucket) || bucket.includes('..')) throw new LocationError(`"${text}" does not name a valid S3 bucket (expected s3://bucket/key)`);
+  if (key === '') throw new LocationError(`"${text}" has no object key (expected s3://bucket/key)`);
+  if (key.endsWith('/')) throw new LocationError(`"${text}" names a folder, not an object`);
+  return { kind: 's3', bucket, key };
+};
+
+/** Parses a local path, a `file:` URL or `s3://bucket/key`; anything else is a LocationError. */
+export const parseLocation = (input: string): Location => {
+  const text = input.trim();
+  if (text === '') throw new LocationError('A location is empty (expected a file path or s3://bucket/key)');
+  const scheme = SCHEME.exec(text)?.[1]?.toLowerCase();
+  if (scheme === 's3') {
+    if (!text.slice(0, 5).toLowerCase().startsWith('s3://')) throw new LocationError(`"${text}" is not an S3 URL (expected s3://bucket/key)`);
+    return parseS3(`s3://${text.slice(5)}`);
+  }
+  if (scheme === 'file') {
+    try {
+      return { kind: 'file', path: fileURLToPath(text) };
+    } catch {
+      throw new LocationError(`"${text}" is not a valid file URL`);
+    }
+  }
+  // One-letter "schemes" are Windows drive letters, so only longer ones are refused.
+  if (scheme !== undefined && scheme.length > 1) throw new LocationError(`"${text}" uses an unsupported scheme (expected a file path or s3://bucket/key)`);
+  if (/[/\\]$/.test(text)) throw new LocationError(`"${text}" names a directory, not a file`);
+  return { kind: 'file', path: resolve(text) };
+};
+
+export const formatLocation = (location: Location): string =>
+  location.kind === 's3' ? `s3://${location.bucket}/${location.key}` : location.path;
+
+export const sameLocation = (a: Location, b: Location): boolean => formatLocation(a) === formatLocation(b);

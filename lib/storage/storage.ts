@@ -1,0 +1,27 @@
+import type { Readable, Writable } from 'node:stream';
+import { AppError } from '../errors.ts';
+import type { Location } from './location.ts';
+
+/**
+ * Where an archive is written. Nothing is visible at the destination until `commit` resolves;
+ * `abort` removes every trace (temporary file, multipart upload, a just-completed object) and
+ * never throws.
+ */
+export interface Sink {
+  /** Ended by the writer on success; never ended when the run fails. */
+  stream: Writable;
+  commit(): Promise<void>;
+  abort(reason: unknown): Promise<void>;
+}
+
+export type OpenSource = (location: Location) => Promise<Readable>;
+export type OpenSink = (location: Location) => Promise<Sink>;
+
+/** Reading or writing a location failed (after it was opened, or for a reason other than a bad name). */
+export class StorageError extends AppError {
+  constructor(message: string, cause?: unknown) {
+    super(502, 'Storage failure', { cause, logMessage: message });
+  }
+}
+
+export const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));

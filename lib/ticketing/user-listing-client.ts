@@ -1,0 +1,211 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { TicketingListingError } from './ticketing-error.ts';
+import { parseUsersPage, type UsersPage } from './users-page.ts';
+
+/** The listing's fixed page size (CONTRACT §5). */
+const PAGE_SIZE = 100;
+
+export interface FetchDestinationUsersOptions {
+  baseUrl: string;
+  username: string;
+  password: string;
+  /** Pages 2..N are read this many at a time. */
+  concurrency?: number;
+  timeoutMs?: number;
+  /** 5xx answers, timeouts and network errors are retried this many times per page. */
+  maxRetries?: number;
+  backoffMs?: number;
+  /** Total time the job may spend waiting on 429 Retry-After answers. */
+  maxRateLimitWaitMs?: number;
+  /** Guards against a listing that never ends (a `count` or `next_page` chain gone wrong). */
+  maxPages?: number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  signal?: AbortSignal;
+}
+
+/** Lower-cased, trimmed email → the destination's id as exact decimal text. */
+export type DestinationUsers = Map<string, string>;
+
+const RATE_LIMIT_ATTEMPTS_PER_PAGE = 20;
+
+const defaultSleep = (ms: number, signal: AbortSignal) => delay(ms, undefined, { signal });
+
+/** Credentials never reach a message: user info is stripped from any URL that is shown. */
+const displayUrl = (url: string): string => {
+  const parsed = new URL(url);
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.toString();
+};
+
+/** `Retry-After` in seconds or as an HTTP date; undefined when absent or unreadable. */
+const retryAfterMs = (header: string | null, now = Date.now()): number | undefined => {
+  if (header === null) return undefined;
+  const trimmed = header.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+};
+
+interface Settings {
+  authorization: string;
+  timeoutMs: number;
+  maxRetries: number;
+  backoffMs: number;
+  maxRateLimitWaitMs: number;
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  signal: AbortSignal;
+  /** Shared by every page: the 429 budget is per job. */
+  rateLimitWaitedMs: number;
+}
+
+const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> => {
+  const shown = displayUrl(url);
+  let failures = 0;
+  let rateLimited = 0;
+  // Each pass either returns, throws, or uses up a bounded retry (failures ≤ maxRetries, 429s ≤ the cap).
+  for (;;) {
+    settings.signal.throwIfAborted();
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        headers: { authorization: settings.authorization, accept: 'application/json' },
+        redirect: 'error',
+        signal: AbortSignal.any([settings.signal, AbortSignal.timeout(settings.timeoutMs)]),
+      });
+    } catch (error) {
+      settings.signal.throwIfAborted();
+      failures += 1;
+      const problem = error instanceof Error && error.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : 'was unreachable';
+      if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} ${problem} (${failures} attempts)`, error);
+      await settings.sleep(settings.backoffMs * 2 ** (failures - 1), settings.signal);
+      continue;
+    }
+    if (response.ok) {
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        settings.signal.throwIfAborted();
+        throw new TicketingListingError(`User listing ${shown} broke off while reading the body`, error);
+      }
+      const page = parseUsersPage(text);
+      if (typeof page === 'string') throw new TicketingListingError(`User listing ${shown} answered something unreadable: ${page}`);
+      return page;
+    }
+    await response.body?.cancel();
+    if (response.status === 401 || response.status === 403) {
+      throw new TicketingListingError(`Ticketing credentials rejected by ${shown} (HTTP ${response.status})`);
+    }
+    if (response.status === 429) {
+      rateLimited += 1;
+      const wait = retryAfterMs(response.headers.get('retry-after')) ?? settings.backoffMs * 2 ** Math.min(rateLimited - 1, 6);
+      if (rateLimited > RATE_LIMIT_ATTEMPTS_PER_PAGE || settings.rateLimitWaitedMs + wait > settings.maxRateLimitWaitMs) {
+        throw new TicketingListingError(`User listing ${shown} is still rate limited (HTTP 429) after waiting ${settings.rateLimitWaitedMs} ms`);
+      }
+      settings.rateLimitWaitedMs += wait;
+      await settings.sleep(wait, settings.signal);
+      continue;
+    }
+    if (response.status >= 500) {
+      failures += 1;
+      if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} failed with HTTP ${response.status} (${failures} attempts)`);
+      await settings.sleep(settings.backoffMs * 2 ** (failures - 1), settings.signal);
+      continue;
+    }
+    throw new TicketingListingError(`User listing ${shown} answered HTTP ${response.status}`);
+  }
+};
+
+/** Reads pages `from..to` with at most `concurrency` requests in flight; any page failing fails all. */
+const fetchPagesConcurrently = async (
+  pageUrl: (page: number) => string,
+  from: number,
+  to: number,
+  concurrency: number,
+  settings: Settings,
+): Promise<UsersPage[]> => {
+  const pages: UsersPage[] = [];
+  const controller = new AbortController();
+  const scoped: Settings = { ...settings, signal: AbortSignal.any([settings.signal, controller.signal]) };
+  let next = from;
+  let firstError: unknown;
+  const worker = async () => {
+    while (next <= to && firstError === undefined) {
+      const page = next;
+      next += 1;
+      try {
+        pages[page - from] = await fetchPage(pageUrl(page), scoped);
+      } catch (error) {
+        firstError ??= error;
+        controller.abort();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, to - from + 1) }, worker));
+  if (firstError !== undefined) throw firstError;
+  return pages;
+};
+
+/** Follows `next_page` links one by one (the listing gave no `count`). */
+const followNextPages = async (first: UsersPage, baseUrl: string, maxPages: number, settings: Settings): Promise<UsersPage[]> => {
+  const pages: UsersPage[] = [];
+  const seen = new Set<string>();
+  const origin = new URL(baseUrl).origin;
+  let link = first.nextPage;
+  while (link !== null) {
+    if (pages.length + 1 >= maxPages) throw new TicketingListingError(`User listing has more than ${maxPages} pages; giving up`);
+    let url: URL;
+    try {
+      url = new URL(link, baseUrl);
+    } catch {
+      throw new TicketingListingError('User listing gave a next_page that is not a URL');
+    }
+    // Basic credentials go only to the configured host.
+    if (url.origin !== origin) throw new TicketingListingError(`User listing's next_page points to another origin (${url.origin})`);
+    if (seen.has(url.href)) throw new TicketingListingError(`User listing's next_page loops back to ${displayUrl(url.href)}`);
+    seen.add(url.href);
+    const page = await fetchPage(url.href, settings);
+    pages.push(page);
+    link = page.nextPage;
+  }
+  return pages;
+};
+
+/**
+ * Every user the destination already holds, keyed by lower-cased email (the first listing entry of an
+ * email wins). All pages or an error: a partial map would silently keep row ids the destination
+ * would reject as duplicates.
+ */
+export const fetchDestinationUsers = async (options: FetchDestinationUsersOptions): Promise<DestinationUsers> => {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const maxPages = options.maxPages ?? 10_000;
+  const settings: Settings = {
+    authorization: `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`,
+    timeoutMs: options.timeoutMs ?? 15_000,
+    maxRetries: options.maxRetries ?? 3,
+    backoffMs: options.backoffMs ?? 500,
+    maxRateLimitWaitMs: options.maxRateLimitWaitMs ?? 120_000,
+    sleep: options.sleep ?? defaultSleep,
+    signal: options.signal ?? new AbortController().signal,
+    rateLimitWaitedMs: 0,
+  };
+  const pageUrl = (page: number) => `${baseUrl}/api/v1/users.json?page=${page}`;
+  const first = await fetchPage(pageUrl(1), settings);
+  let rest: UsersPage[];
+  if (first.count === undefined) {
+    rest = await followNextPages(first, baseUrl, maxPages, settings);
+  } else {
+    const lastPage = Math.max(1, Math.ceil(first.count / PAGE_SIZE));
+    if (lastPage > maxPages) throw new TicketingListingError(`User listing claims ${first.count} users, more than ${maxPages} pages`);
+    rest = lastPage === 1 ? [] : await fetchPagesConcurrently(pageUrl, 2, lastPage, options.concurrency ?? 4, settings);
+  }
+  const users: DestinationUsers = new Map();
+  for (const page of [first, ...rest]) {
+    for (const user of page.users) {
+      const email = user.email?.trim().toLowerCase();
+      if (email && !users.has(email)) users.set(email, user.id);
+    }
+  }
+  return users;
+};

@@ -1,0 +1,116 @@
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { emailKey } from './email-address.ts';
+import { EmailTakenError, StorageError } from './user-errors.ts';
+import type { User, UserStore } from './user.ts';
+
+/**
+ * Single-table layout (see infra/users-table.yml, hash key `pk`):
+ * - `USER#<id>`: the user record, read by GET /api/users/{id};
+ * - `EMAIL#<lower-cased email>`: the email lock, `{ userId }`, which makes DynamoDB itself refuse a
+ *   second user with the same email through a conditional write.
+ */
+export const userItemKey = (id: string): string => `USER#${id}`;
+export const emailLockKey = (email: string): string => `EMAIL#${emailKey(email)}`;
+
+export interface DynamoDbUserStoreOptions {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+}
+
+const isConditionFailure = (error: unknown): boolean =>
+  (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+
+const toUser = (item: Record<string, unknown>): User => ({
+  id: String(item.id),
+  email: String(item.email),
+  username: String(item.username),
+  firstName: String(item.firstName),
+  lastName: String(item.lastName),
+  active: item.active === true,
+  created: String(item.created),
+  lastUpdated: String(item.lastUpdated),
+});
+
+/**
+ * Email uniqueness is decided by DynamoDB, never by a read: the lock is written first with
+ * `attribute_not_exists`, then the user. Local DynamoDB emulators lack TransactWriteItems, so a failed
+ * second write is compensated instead: the user item is deleted (its write may have landed unseen),
+ * then the lock. If deleting the user fails the lock stays, so a failure can reserve an email but
+ * never leave two users with one.
+ */
+export const makeDynamoDbUserStore = ({ client, tableName }: DynamoDbUserStoreOptions): UserStore => {
+  const deleteLock = async (user: User): Promise<void> => {
+    try {
+      await client.send(
+        new DeleteCommand({
+          TableName: tableName,
+          Key: { pk: emailLockKey(user.email) },
+          ConditionExpression: 'userId = :userId',
+          ExpressionAttributeValues: { ':userId': user.id },
+        }),
+      );
+    } catch (error) {
+      // Not ours (or already gone): nothing of this request is left behind.
+      if (!isConditionFailure(error)) throw error;
+    }
+  };
+
+  /** Undoes whatever of `user` may have landed; returns why it could not, if it could not. */
+  const compensate = async (user: User, userItemMayExist: boolean): Promise<unknown> => {
+    try {
+      if (userItemMayExist) await client.send(new DeleteCommand({ TableName: tableName, Key: { pk: userItemKey(user.id) } }));
+      await deleteLock(user);
+      return undefined;
+    } catch (error) {
+      return error;
+    }
+  };
+
+  const fail = async (user: User, step: string, cause: unknown, userItemMayExist: boolean): Promise<never> => {
+    const leftover = await compensate(user, userItemMayExist);
+    const note = leftover === undefined ? '' : `; compensation failed, email lock of user ${user.id} left in place (${String(leftover)})`;
+    throw new StorageError(`${step}${note}`, cause);
+  };
+
+  const insert = async (user: User): Promise<void> => {
+    try {
+      await client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { pk: emailLockKey(user.email), userId: user.id, created: user.created },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) throw new EmailTakenError();
+      // A timed-out write may still have landed.
+      return fail(user, 'write email lock', error, false);
+    }
+    try {
+      await client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { pk: userItemKey(user.id), ...user, emailKey: emailKey(user.email) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      // A condition failure here is an id collision: the item is someone else's, so only the lock goes.
+      return fail(user, 'write user item', error, !isConditionFailure(error));
+    }
+  };
+
+  const getById = async (id: string): Promise<User | undefined> => {
+    let item: Record<string, unknown> | undefined;
+    try {
+      ({ Item: item } = await client.send(
+        new GetCommand({ TableName: tableName, Key: { pk: userItemKey(id) }, ConsistentRead: true }),
+      ));
+    } catch (error) {
+      throw new StorageError('read user', error);
+    }
+    return item === undefined ? undefined : toUser(item);
+  };
+
+  return { insert, getById };
+};

@@ -1,0 +1,44 @@
+import type { ValidateFunction } from 'ajv';
+import { ValidationError } from '../errors.ts';
+import type { BodySpec } from '../http/make-http-handler.ts';
+import { toErrorDetails } from '../http/validation.ts';
+import type { EmailMode } from './email-address.ts';
+import { foldUserAliases } from './user-aliases.ts';
+import { compileUserValidator } from './user-schema.ts';
+
+export const USER_PARAMETER = 'user';
+
+/**
+ * The POST /api/users body spec for the HTTP chain. The email mode comes from configuration that is
+ * only loaded on the first request, so `mode()` is asked per request and each mode's validator is
+ * compiled on first use (a ConfigError thrown by `mode()` becomes the chain's generic 500).
+ */
+export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
+  const compiled = new Map<EmailMode, ValidateFunction>();
+  const validatorFor = (emailMode: EmailMode): ValidateFunction => {
+    let validate = compiled.get(emailMode);
+    if (!validate) {
+      validate = compileUserValidator(emailMode);
+      compiled.set(emailMode, validate);
+    }
+    return validate;
+  };
+
+  const validate = ((event: unknown) => {
+    const selected = validatorFor(mode());
+    const valid = selected(event);
+    validate.errors = selected.errors;
+    return valid;
+  }) as ValidateFunction;
+
+  const normalize = (body: unknown): unknown => {
+    const folded = foldUserAliases(body);
+    if (folded.conflicts.length === 0) return folded.body;
+    // Report the conflicts together with every other failure of the same body.
+    const selected = validatorFor(mode());
+    const others = selected({ body: folded.body }) ? [] : toErrorDetails(selected.errors);
+    throw new ValidationError(USER_PARAMETER, [...folded.conflicts, ...others]);
+  };
+
+  return { parameterName: USER_PARAMETER, validate, normalize };
+};

@@ -1,0 +1,53 @@
+import { build, type Metafile } from 'esbuild';
+import { rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { BUNDLE_EXTENSION, bundleOptions } from './esbuild-options.ts';
+import { readFunctionEntries, type FunctionEntry } from './function-entries.ts';
+
+export interface BundleReport {
+  name: string;
+  /** The bundle Lambda loads, e.g. `dist/devices/functions/devices.mjs`. */
+  file: string;
+  bytes: number;
+  mapBytes: number;
+  /** Bytes of the output contributed per npm package (or `(project)`), largest first. */
+  contributors: Array<{ source: string; bytes: number }>;
+}
+
+const packageOf = (input: string): string => {
+  const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+  return match?.[1] ?? '(project)';
+};
+
+const contributorsOf = (metafile: Metafile, output: string): BundleReport['contributors'] => {
+  const totals = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(metafile.outputs[output]?.inputs ?? {})) {
+    const source = packageOf(input);
+    totals.set(source, (totals.get(source) ?? 0) + bytesInOutput);
+  }
+  return [...totals].map(([source, bytes]) => ({ source, bytes })).sort((a, b) => b.bytes - a.bytes);
+};
+
+/** Bundles one entry exactly as serverless-esbuild does: the same options, output next to its path. */
+export const bundleEntry = async (serviceDir: string, entry: FunctionEntry, outRoot: string): Promise<BundleReport> => {
+  const outdir = join(outRoot, entry.name, dirname(entry.entry));
+  const result = await build({
+    ...bundleOptions(),
+    absWorkingDir: serviceDir,
+    entryPoints: [entry.entry],
+    outdir,
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const file = join(outdir, basename(entry.entry, '.ts') + BUNDLE_EXTENSION);
+  const output = Object.keys(result.metafile.outputs).find((path) => resolve(serviceDir, path) === resolve(file));
+  const [bytes, mapBytes] = await Promise.all([stat(file), stat(`${file}.map`)]).then(([code, map]) => [code.size, map.size]);
+  return { name: entry.name, file, bytes: bytes!, mapBytes: mapBytes!, contributors: output ? contributorsOf(result.metafile, output) : [] };
+};
+
+/** Bundles every function of serverless.yml into `<outRoot>/<function>/`, the layout of its deployment zip. */
+export const bundleFunctions = async (serviceDir: string, outRoot: string): Promise<BundleReport[]> => {
+  await rm(outRoot, { recursive: true, force: true });
+  const entries = await readFunctionEntries(serviceDir);
+  return Promise.all(entries.map((entry) => bundleEntry(serviceDir, entry, outRoot)));
+};

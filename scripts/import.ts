@@ -1,0 +1,76 @@
+// `npm run import -- <source> <destination>`: a chat CSV (local path or s3://bucket/key) to a TAR of
+// ticket batches. Progress on stderr, one JSON summary on stdout, non-zero exit with one clear line on failure.
+import { tmpdir } from 'node:os';
+import { loadImportConfig } from '../lib/config.ts';
+import { AppError } from '../lib/errors.ts';
+import { makeImportJob } from '../lib/import/import-job.ts';
+import { ImportInputError } from '../lib/import/import-input-error.ts';
+import { resolveSecret } from '../lib/secrets.ts';
+import { parseLocation } from '../lib/storage/location.ts';
+import { makeLocationOpeners } from '../lib/storage/open-location.ts';
+import { makeS3Client } from '../lib/storage/s3-client.ts';
+import { fetchDestinationUsers } from '../lib/ticketing/user-listing-client.ts';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+const USAGE = 'usage: npm run import -- <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>';
+const MB = 1024 * 1024;
+
+const progressLine = (rows: number, bytesRead: number, elapsedMs: number): string => {
+  const seconds = Math.max(elapsedMs / 1000, 0.001);
+  return `${rows} rows · ${(bytesRead / MB).toFixed(1)} MB read · ${(bytesRead / MB / seconds).toFixed(1)} MB/s · ${seconds.toFixed(1)} s`;
+};
+
+const main = async (args: string[]): Promise<void> => {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (args.length !== 2) {
+    process.stderr.write(`import: expected a source and a destination\n${USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const [source, destination] = args.map(parseLocation) as [ReturnType<typeof parseLocation>, ReturnType<typeof parseLocation>];
+  const config = loadImportConfig();
+  let s3: S3Client | undefined;
+  const ticketing = config.ticketing;
+  const job = makeImportJob({
+    ...makeLocationOpeners({ s3: () => (s3 ??= makeS3Client({ forcePathStyle: config.s3ForcePathStyle })) }),
+    tmpDir: tmpdir(),
+    ...(ticketing && {
+      fetchDestinationUsers: async () =>
+        fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password: await resolveSecret(ticketing.password, 'TICKETING_PASSWORD') }),
+    }),
+  });
+  const started = Date.now();
+  const live = process.stderr.isTTY === true;
+  let last = { rows: 0, bytesRead: 0 };
+  let lastDrawn = 0;
+  try {
+    const summary = await job.run({
+      source,
+      destination,
+      onProgress: (progress) => {
+        last = progress;
+        if (!live || Date.now() - lastDrawn < 250) return;
+        lastDrawn = Date.now();
+        process.stderr.write(`\r\x1b[2K${progressLine(progress.rows, progress.bytesRead, lastDrawn - started)}`);
+      },
+    });
+    process.stderr.write(`${live ? '\r\x1b[2K' : ''}done: ${progressLine(summary.rows, last.bytesRead, Date.now() - started)}\n`);
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  } finally {
+    s3?.destroy();
+  }
+};
+
+try {
+  await main(process.argv.slice(2));
+} catch (error) {
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
+  // Expected failures (bad input, bad location, configuration, upstream) get one line; anything else keeps its stack.
+  const expected = error instanceof AppError || error instanceof ImportInputError;
+  const detail = expected ? (error as Error).message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`import failed: ${detail}\n`);
+  process.exitCode = 1;
+}

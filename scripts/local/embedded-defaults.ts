@@ -1,0 +1,124 @@
+import type { Env } from './offline-params.ts';
+
+/** What a caller of the local stack needs: the HTTP API needs all three, one invoked function fewer. */
+export type LocalService = 'inventory' | 'users' | 'storage';
+export const ALL_SERVICES: ReadonlySet<LocalService> = new Set(['inventory', 'users', 'storage']);
+
+export const DEFAULT_LATEST_OS_VERSION = '26.1';
+export const DEFAULT_USERS_TABLE = 'users-local';
+export const DEFAULT_IMPORT_BUCKET = 'import-local';
+export const DEMO_COMPUTER_COUNT = 300;
+const LOCAL_REGION = 'us-east-1';
+
+const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
+
+export interface DefaultsPlan {
+  /** A demo Jamf-compatible inventory, because INVENTORY_URL is unset. */
+  inventory: boolean;
+  /** A local DynamoDB-compatible store, because neither a DynamoDB endpoint nor USERS_TABLE is set. */
+  users: boolean;
+  /** A local S3-compatible store, because no S3 endpoint is set. */
+  storage: boolean;
+  /** Plain values used where the variable is unset. */
+  values: Record<string, string>;
+}
+
+/** Decides which embedded servers to start: each only where its variable is unset (CONTRACT §7). */
+export const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan => {
+  const anyEndpoint = present(env, 'AWS_ENDPOINT_URL');
+  const plan: DefaultsPlan = {
+    inventory: needs.has('inventory') && !present(env, 'INVENTORY_URL'),
+    // USERS_TABLE without an endpoint names a real table in AWS.
+    users: needs.has('users') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_DYNAMODB') && !present(env, 'USERS_TABLE'),
+    storage: needs.has('storage') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_S3'),
+    values: {},
+  };
+  if (needs.has('inventory') && !present(env, 'LATEST_OS_VERSION')) plan.values.LATEST_OS_VERSION = DEFAULT_LATEST_OS_VERSION;
+  if (needs.has('users') && !present(env, 'USERS_TABLE')) plan.values.USERS_TABLE = DEFAULT_USERS_TABLE;
+  // Local servers accept any credentials, but the SDK refuses to sign without some.
+  if ((plan.users || plan.storage) && !present(env, 'AWS_ACCESS_KEY_ID') && !present(env, 'AWS_PROFILE')) {
+    Object.assign(plan.values, { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
+  }
+  if ((plan.users || plan.storage) && !present(env, 'AWS_REGION')) plan.values.AWS_REGION = LOCAL_REGION;
+  return plan;
+};
+
+export interface EmbeddedDefaults {
+  /** Variables to add to the environment (only ones that were unset). */
+  env: Record<string, string>;
+  /** One line per default in use, for the banner. */
+  notes: string[];
+  stop: () => Promise<void>;
+}
+
+const SECRET_VARIABLES = new Set(['INVENTORY_CLIENT_SECRET', 'INVENTORY_PASSWORD', 'TICKETING_PASSWORD']);
+
+/** The banner's line for a variable that came from the environment (never its value if secret). */
+export const describeConfigured = (env: Env, names: readonly string[]): string[] =>
+  names
+    .filter((name) => present(env, name))
+    .map((name) => `  ${name.padEnd(26)} ${SECRET_VARIABLES.has(name) ? '(set)' : env[name]} (from the environment)`);
+
+/** Starts what `planDefaults` asks for, each on a free loopback port; stops them all on `stop()`. */
+export const startEmbeddedDefaults = async (
+  env: Env,
+  needs: ReadonlySet<LocalService>,
+  options: { buckets?: readonly string[] } = {},
+): Promise<EmbeddedDefaults> => {
+  const plan = planDefaults(env, needs);
+  const stoppers: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    const results = await Promise.allSettled(stoppers.splice(0).reverse().map((stopOne) => stopOne()));
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+  };
+  const overlay: Record<string, string> = { ...plan.values };
+  const notes: string[] = [];
+  try {
+    if (plan.inventory) {
+      // Loaded only when needed: the demo inventory and the tests' fake Jamf are one module.
+      const { startFakeJamf, generateJamfComputers, DEMO_JAMF_CREDENTIALS } = await import('../../test/support/fake-jamf.ts');
+      const jamf = await startFakeJamf({
+        devices: generateJamfComputers(DEMO_COMPUTER_COUNT),
+        clientId: DEMO_JAMF_CREDENTIALS.clientId,
+        clientSecret: DEMO_JAMF_CREDENTIALS.clientSecret,
+      });
+      stoppers.push(() => jamf.close());
+      Object.assign(overlay, {
+        INVENTORY_URL: jamf.url,
+        INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
+        INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
+      });
+      notes.push(`  ${'INVENTORY_URL'.padEnd(26)} ${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`);
+    }
+    if (plan.users) {
+      const { startDynalite, createUsersTable } = await import('../../test/support/dynalite.ts');
+      const dynamo = await startDynalite();
+      stoppers.push(() => dynamo.stop());
+      const tableName = overlay.USERS_TABLE ?? DEFAULT_USERS_TABLE;
+      await createUsersTable({ endpoint: dynamo.endpoint, tableName });
+      overlay.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
+      notes.push(`  ${'AWS_ENDPOINT_URL_DYNAMODB'.padEnd(26)} ${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), table "${tableName}"`);
+    } else if (needs.has('users') && plan.values.USERS_TABLE !== undefined) {
+      notes.push(`  ${'USERS_TABLE'.padEnd(26)} ${plan.values.USERS_TABLE} (default name; the table must exist at the configured endpoint)`);
+    }
+    if (plan.storage) {
+      const { startS3Server, createBucket } = await import('../../test/support/s3-server.ts');
+      const s3 = await startS3Server();
+      stoppers.push(() => s3.stop());
+      const buckets = [...new Set([DEFAULT_IMPORT_BUCKET, ...(options.buckets ?? [])])];
+      for (const bucket of buckets) await createBucket({ endpoint: s3.endpoint, bucket });
+      overlay.AWS_ENDPOINT_URL_S3 = s3.endpoint;
+      notes.push(`  ${'AWS_ENDPOINT_URL_S3'.padEnd(26)} ${s3.endpoint} — local S3-compatible store (in memory), bucket${buckets.length > 1 ? 's' : ''} ${buckets.map((b) => `"${b}"`).join(', ')}`);
+    }
+    if (needs.has('inventory')) {
+      if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(`  ${'LATEST_OS_VERSION'.padEnd(26)} ${plan.values.LATEST_OS_VERSION} (default)`);
+      if (!present(env, 'REDIS_URL')) notes.push(`  ${'REDIS_URL'.padEnd(26)} unset — memory cache only`);
+    }
+    if (plan.values.AWS_ACCESS_KEY_ID !== undefined) notes.push(`  ${'AWS_ACCESS_KEY_ID'.padEnd(26)} test (any key works for the local stores)`);
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  return { env: overlay, notes, stop };
+};

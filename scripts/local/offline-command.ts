@@ -1,0 +1,63 @@
+import { join } from 'node:path';
+import { paramArguments, type Env } from './offline-params.ts';
+
+/** Every variable of CONTRACT §6, for the banner. */
+export const CONTRACT_VARIABLES = [
+  'INVENTORY_URL',
+  'INVENTORY_CLIENT_ID',
+  'INVENTORY_CLIENT_SECRET',
+  'INVENTORY_CLIENT_SECRET_SSM',
+  'INVENTORY_USERNAME',
+  'INVENTORY_PASSWORD',
+  'INVENTORY_PASSWORD_SSM',
+  'LATEST_OS_VERSION',
+  'DEVICES_CACHE_TTL_SECONDS',
+  'REDIS_URL',
+  'USERS_TABLE',
+  'USER_EMAIL_PATTERN',
+  'TICKETING_URL',
+  'TICKETING_USERNAME',
+  'TICKETING_PASSWORD',
+  'TICKETING_PASSWORD_SSM',
+  'AWS_ENDPOINT_URL_S3',
+  'AWS_ENDPOINT_URL_DYNAMODB',
+] as const;
+
+export interface OfflineCommand {
+  executable: string;
+  args: string[];
+  env: Record<string, string | undefined>;
+}
+
+/**
+ * The `osls offline` command line. Port 0 lets the OS pick the emulator's Lambda, WebSocket and ALB
+ * ports, so only `port` is fixed and two stacks run side by side. `--localEnvironment` hands the
+ * handlers this process's environment, which is how secrets reach them without entering the
+ * template; template values arrive as `--param`. Node 24 (this process's own) runs osls.
+ */
+export const offlineCommand = (options: { root: string; port: number; env: Env; params: ReadonlyMap<string, string> }): OfflineCommand => ({
+  executable: process.execPath,
+  args: [
+    join(options.root, 'node_modules', 'osls', 'bin', 'serverless.js'),
+    'offline',
+    'start',
+    '--host', '127.0.0.1',
+    '--httpPort', String(options.port),
+    '--lambdaPort', '0',
+    '--websocketPort', '0',
+    '--albPort', '0',
+    '--noAuth',
+    '--noPrependStageInUrl',
+    '--localEnvironment',
+    ...paramArguments(options.params, options.env),
+  ],
+  env: {
+    ...options.env,
+    // Unattended: no prompts, telemetry or update notices from the framework.
+    CI: 'true',
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_TRACKING_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+    SLS_INTERACTIVE_SETUP_DISABLE: '1',
+  },
+});

@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ALL_SERVICES, describeConfigured, startEmbeddedDefaults } from './local/embedded-defaults.ts';
+import { loadLocalEnvFile } from './local/env-file.ts';
+import { CONTRACT_VARIABLES, offlineCommand } from './local/offline-command.ts';
+import { paramVariables } from './local/offline-params.ts';
+import { isPortFree, LOOPBACK, parsePort } from './local/ports.ts';
+import { spawnGroup, type ProcessGroup } from './local/process-group.ts';
+import { createShadowService, type ShadowService } from './local/shadow-service.ts';
+import { waitForApi } from './local/wait-for-api.ts';
+
+/** `npm start`: the whole HTTP API through serverless-offline on 127.0.0.1:$PORT, on embedded defaults (CONTRACT §7). */
+const root = fileURLToPath(new URL('..', import.meta.url));
+const READY_TIMEOUT_MS = 180_000;
+const SHUTDOWN_LIMIT_MS = 15_000;
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const fail = (message: string): never => {
+  process.stderr.write(`start: ${message}\n`);
+  process.exit(1);
+};
+
+const envFile = loadLocalEnvFile(root);
+const port = (() => {
+  try {
+    return parsePort(process.env.PORT, 3000);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+})();
+const url = `http://${LOOPBACK}:${port}`;
+
+// Before anything starts: a busy port is a clear, immediate failure.
+if (!(await isPortFree(port))) {
+  fail(`port ${port} on ${LOOPBACK} is already in use (another \`npm start\`?). Stop it or choose another port: PORT=<port> npm start`);
+}
+
+const defaults = await startEmbeddedDefaults(process.env, ALL_SERVICES).catch((error: unknown) =>
+  fail(`could not start the embedded defaults: ${(error as Error).message}`),
+);
+let shadow: ShadowService | undefined;
+let osls: ProcessGroup | undefined;
+let stopping = false;
+
+const shutdown = async (reason: string, exitCode: number): Promise<never> => {
+  if (!stopping) {
+    stopping = true;
+    say(`stopping (${reason})…`);
+    setTimeout(() => process.exit(exitCode || 1), SHUTDOWN_LIMIT_MS).unref();
+    await osls?.stop().catch(() => undefined);
+    await defaults.stop().catch((error: unknown) => process.stderr.write(`start: stopping a local server failed: ${(error as Error).message}\n`));
+    await shadow?.remove().catch(() => undefined);
+    say('stopped');
+  }
+  return process.exit(exitCode);
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal, 0));
+
+say(`local stack${envFile ? ` (variables from ${envFile} and the environment)` : ''}; defaults in use — set the variable to replace one:`);
+for (const line of defaults.notes) say(line);
+for (const line of describeConfigured(process.env, CONTRACT_VARIABLES)) say(line);
+
+const env = { ...process.env, ...defaults.env };
+shadow = await createShadowService(root, `device-users-offline-${port}`);
+const command = offlineCommand({ root, port, env, params: paramVariables(await readFile(join(root, 'serverless.yml'), 'utf8')) });
+osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'inherit', 'inherit'] });
+say(`serverless-offline starting (process group ${osls.pid}); bundling with esbuild…`);
+void osls.exited.then((code) => {
+  if (!stopping) void shutdown(`serverless-offline exited (${code})`, 1);
+});
+
+const outcome = await waitForApi(url, { timeoutMs: READY_TIMEOUT_MS, gaveUp: () => stopping });
+if (outcome === 'timeout') await shutdown(`the API did not answer within ${READY_TIMEOUT_MS / 1000} s`, 1);
+if (outcome === 'ready') say(`ready: ${url}`);

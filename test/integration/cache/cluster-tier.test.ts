@@ -1,0 +1,186 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeRedisClusterTier, reconnectDelayMs, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
+import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
+
+const recordingLogger = () => {
+  const lines: { level: 'warn' | 'info'; message: string; fields: Record<string, unknown> }[] = [];
+  return {
+    lines,
+    warn: (message: string, fields: Record<string, unknown>) => void lines.push({ level: 'warn', message, fields }),
+    info: (message: string, fields: Record<string, unknown>) => void lines.push({ level: 'info', message, fields }),
+  };
+};
+
+const asNumbers = (text: string): number[] | undefined => {
+  const parsed = JSON.parse(text) as unknown;
+  return Array.isArray(parsed) && parsed.every((item) => typeof item === 'number') ? parsed : undefined;
+};
+
+const elapsed = async <T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> => {
+  const started = performance.now();
+  const result = await work();
+  return { result, ms: performance.now() - started };
+};
+
+/** Polls (bounded) until the tier reads `key` again, e.g. after the server came back. */
+const readsAgain = async (tier: ClusterTier, key: string): Promise<boolean> => {
+  for (let attempt = 0; attempt < 60; attempt += 1) {
+    if ((await tier.read(key, asNumbers)) !== undefined) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+};
+
+describe('Redis cluster tier', () => {
+  let server: RedisServer;
+  let raw: Redis;
+  let tier: ClusterTier;
+  let logger: ReturnType<typeof recordingLogger>;
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    raw = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    raw.on('error', () => undefined);
+    await raw.connect();
+  });
+  afterAll(async () => {
+    raw.disconnect();
+    await server.stop();
+  });
+  beforeEach(async () => {
+    server.resume();
+    if ((await raw.ping().catch(() => 'down')) !== 'PONG') {
+      await server.restart();
+      await raw.ping();
+    }
+    await raw.flushall();
+    logger = recordingLogger();
+    tier = makeRedisClusterTier({ url: server.url, logger, commandTimeoutMs: 200, connectTimeoutMs: 500 });
+  });
+  afterEach(async () => {
+    server.resume();
+    await tier.close();
+  });
+
+  it('stores a value with SET … PX and reads it back with its remaining TTL', async () => {
+    await tier.write('k', '[1,2]', 30_000);
+    const pttl = await raw.pttl('k');
+    expect(pttl).toBeGreaterThan(29_000);
+    expect(pttl).toBeLessThanOrEqual(30_000);
+    const read = await tier.read('k', asNumbers);
+    expect(read?.value).toEqual([1, 2]);
+    expect(read?.remainingTtlMs).toBeGreaterThan(29_000);
+    expect(read?.remainingTtlMs).toBeLessThanOrEqual(30_000);
+    expect(logger.lines).toEqual([]);
+  });
+
+  it('reads a missing key as a miss without reporting anything', async () => {
+    expect(await tier.read('absent', asNumbers)).toBeUndefined();
+    expect(logger.lines).toEqual([]);
+  });
+
+  it('lets Redis expire the value after its TTL', async () => {
+    await tier.write('k', '[1]', 150);
+    expect((await tier.read('k', asNumbers))?.value).toEqual([1]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await tier.read('k', asNumbers)).toBeUndefined();
+  });
+
+  it('reads a value without expiry with an unknown remaining TTL', async () => {
+    await raw.set('k', '[3]');
+    expect(await tier.read('k', asNumbers)).toEqual({ value: [3], remainingTtlMs: undefined });
+  });
+
+  it.each([
+    ['unparsable text', '[1,2'],
+    ['the wrong shape', '{"numbers":[1]}'],
+  ])('reads %s as a miss and reports the tier degraded once', async (_label, garbage) => {
+    await raw.set('k', garbage, 'PX', 30_000);
+    expect(await tier.read('k', asNumbers)).toBeUndefined();
+    expect(await tier.read('k', asNumbers)).toBeUndefined();
+    expect(logger.lines).toHaveLength(1);
+    expect(logger.lines[0]).toMatchObject({ level: 'warn', fields: { cache_tier_state: 'degraded', reason: 'unreadable value' } });
+  });
+
+  it('reports recovery once when a good value replaces garbage', async () => {
+    await raw.set('k', 'garbage', 'PX', 30_000);
+    await tier.read('k', asNumbers);
+    await tier.write('k', '[5]', 30_000);
+    expect((await tier.read('k', asNumbers))?.value).toEqual([5]);
+    expect(logger.lines.map((line) => line.fields.cache_tier_state)).toEqual(['degraded', 'healthy']);
+  });
+
+  it('misses fast while Redis is down, reports it once, and recovers on its own when Redis returns', async () => {
+    await tier.write('k', '[1]', 30_000);
+    await server.kill();
+    const outage = await elapsed(async () => {
+      const reads = [];
+      for (let attempt = 0; attempt < 10; attempt += 1) reads.push(await tier.read('k', asNumbers));
+      await tier.write('k', '[2]', 30_000);
+      return reads;
+    });
+    expect(outage.result.every((read) => read === undefined)).toBe(true);
+    expect(outage.ms).toBeLessThan(2_000);
+    expect(logger.lines.map((line) => line.level)).toEqual(['warn']);
+    await server.restart();
+    await raw.ping().catch(() => undefined);
+    await raw.set('k', '[7]', 'PX', 30_000);
+    expect(await readsAgain(tier, 'k')).toBe(true);
+    expect(logger.lines.map((line) => line.fields.cache_tier_state)).toEqual(['degraded', 'healthy']);
+  });
+
+  it('gives up on a hung Redis within the command timeout, and later lookups fail fast', async () => {
+    await tier.write('k', '[1]', 30_000);
+    server.pause();
+    const first = await elapsed(() => tier.read('k', asNumbers));
+    expect(first.result).toBeUndefined();
+    expect(first.ms).toBeLessThan(1_000);
+    const write = await elapsed(() => tier.write('k', '[2]', 30_000));
+    expect(write.ms).toBeLessThan(1_000);
+    // Each further lookup is bounded too, and the socket is dropped after a few silent commands.
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const next = await elapsed(() => tier.read('k', asNumbers));
+      expect(next.result).toBeUndefined();
+      expect(next.ms).toBeLessThan(1_000);
+    }
+    expect(logger.lines.map((line) => line.level)).toEqual(['warn']);
+    server.resume();
+    expect(await readsAgain(tier, 'k')).toBe(true);
+    expect(logger.lines.map((line) => line.fields.cache_tier_state)).toEqual(['degraded', 'healthy']);
+  });
+
+  it('misses within the connect budget when nothing listens at REDIS_URL', async () => {
+    const port = server.port;
+    await server.kill();
+    const orphan = makeRedisClusterTier({ url: `redis://127.0.0.1:${port}`, logger, connectTimeoutMs: 300 });
+    try {
+      const read = await elapsed(() => orphan.read('k', asNumbers));
+      expect(read.result).toBeUndefined();
+      expect(read.ms).toBeLessThan(1_000);
+      expect(logger.lines).toHaveLength(1);
+    } finally {
+      await orphan.close();
+    }
+  });
+
+  it('connects on the first lookup of a new container and reads without reporting anything', async () => {
+    await raw.set('k', '[4]', 'PX', 30_000);
+    const fresh = makeRedisClusterTier({ url: server.url, logger });
+    try {
+      expect((await fresh.read('k', asNumbers))?.value).toEqual([4]);
+      expect(logger.lines).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describe('reconnect backoff', () => {
+  it('grows exponentially from 50 ms and is capped at one second plus jitter', () => {
+    const noJitter = () => 0;
+    expect([1, 2, 3, 4, 5, 6].map((attempt) => reconnectDelayMs(attempt, noJitter))).toEqual([50, 100, 200, 400, 800, 1_000]);
+    expect(reconnectDelayMs(1_000, noJitter)).toBe(1_000);
+    expect(reconnectDelayMs(3, () => 0.999)).toBe(299);
+  });
+});

@@ -1,0 +1,175 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** A CloudFormation value: a literal, a list, or an object that may be an intrinsic function. */
+export type CfnValue = string | number | boolean | null | CfnValue[] | { [key: string]: CfnValue };
+
+export interface CfnResource {
+  Type: string;
+  Properties?: Record<string, CfnValue>;
+  DependsOn?: string | string[];
+  Condition?: string;
+}
+
+export interface CfnTemplate {
+  Conditions?: Record<string, CfnValue>;
+  Resources: Record<string, CfnResource>;
+}
+
+export interface PackagedService {
+  template: CfnTemplate;
+  /** Directory holding the per-function zips. */
+  artifactsDir: string;
+  cleanup: () => Promise<void>;
+}
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const run = promisify(execFile);
+
+/** What `osls package` needs to bundle: the descriptor, its includes and every source file. */
+const SERVICE_FILES = ['serverless.yml', 'esbuild.config.cjs', 'package.json', 'tsconfig.json', 'infra', 'scripts', 'functions', 'lib'];
+
+/**
+ * Runs `osls package` offline on a copy of the service (other people build in the working tree at the
+ * same time; the copy shares its node_modules through a symlink) with the given stage parameters.
+ */
+export const packageService = async (params: Record<string, string>, timeoutMs = 150_000): Promise<PackagedService> => {
+  const workDir = await mkdtemp(join(tmpdir(), 'deploy-template-'));
+  const cleanup = () => rm(workDir, { recursive: true, force: true });
+  try {
+    const serviceDir = join(workDir, 'service');
+    await mkdir(serviceDir);
+    await Promise.all(SERVICE_FILES.map((file) => cp(join(repoRoot, file), join(serviceDir, file), { recursive: true })));
+    await symlink(join(repoRoot, 'node_modules'), join(serviceDir, 'node_modules'), 'dir');
+    const artifactsDir = join(workDir, 'artifacts');
+    const args = ['package', '--package', artifactsDir, '--stage', 'test', '--region', 'eu-west-1'];
+    for (const [name, value] of Object.entries(params)) args.push('--param', `${name}=${value}`);
+    const bin = join(repoRoot, 'node_modules/.bin');
+    await run(join(bin, 'osls'), args, {
+      cwd: serviceDir,
+      timeout: timeoutMs,
+      maxBuffer: 16 * 1024 * 1024,
+      // Node 24 from the project's own `.bin` runs the CLI; no AWS credentials are needed offline.
+      env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: workDir, CI: 'true', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
+    });
+    const template = JSON.parse(await readFile(join(artifactsDir, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
+    return { template, artifactsDir, cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+};
+
+const isObject = (value: CfnValue | undefined): value is { [key: string]: CfnValue } =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const NO_VALUE = Symbol('AWS::NoValue');
+
+/** Evaluates a condition of the template the way CloudFormation does (literal operands only). */
+export const conditionHolds = (template: CfnTemplate, name: string): boolean => {
+  const evaluate = (value: CfnValue, depth: number): boolean => {
+    if (depth > 20) throw new Error(`condition ${name} nests too deeply`);
+    if (!isObject(value)) throw new Error(`condition ${name}: unexpected operand ${JSON.stringify(value)}`);
+    const [[fn, args]] = Object.entries(value) as [[string, CfnValue]];
+    if (fn === 'Condition') return evaluate(template.Conditions?.[String(args)] ?? null, depth + 1);
+    if (!Array.isArray(args)) throw new Error(`condition ${name}: ${fn} needs a list`);
+    if (fn === 'Fn::Equals') return JSON.stringify(args[0]) === JSON.stringify(args[1]);
+    if (fn === 'Fn::Not') return !evaluate(args[0]!, depth + 1);
+    if (fn === 'Fn::And') return args.every((arg) => evaluate(arg, depth + 1));
+    if (fn === 'Fn::Or') return args.some((arg) => evaluate(arg, depth + 1));
+    throw new Error(`condition ${name}: unsupported ${fn}`);
+  };
+  const definition = template.Conditions?.[name];
+  if (definition === undefined) throw new Error(`no condition ${name}`);
+  return evaluate(definition, 0);
+};
+
+/** Resolves every Fn::If (and drops AWS::NoValue) so a value reads as deployed; other intrinsics stay. */
+export const resolveConditions = (template: CfnTemplate, value: CfnValue | undefined): CfnValue | undefined => {
+  const walk = (current: CfnValue): CfnValue | typeof NO_VALUE => {
+    if (Array.isArray(current)) {
+      return current.map(walk).filter((item): item is CfnValue => item !== NO_VALUE);
+    }
+    if (!isObject(current)) return current;
+    if (current.Ref === 'AWS::NoValue') return NO_VALUE;
+    const branch = current['Fn::If'];
+    if (Array.isArray(branch)) return walk(conditionHolds(template, String(branch[0])) ? branch[1]! : branch[2]!);
+    const result: { [key: string]: CfnValue } = {};
+    for (const [key, item] of Object.entries(current)) {
+      const resolved = walk(item);
+      if (resolved !== NO_VALUE) result[key] = resolved;
+    }
+    return result;
+  };
+  if (value === undefined) return undefined;
+  const resolved = walk(value);
+  return resolved === NO_VALUE ? undefined : resolved;
+};
+
+export const resourcesOfType = (template: CfnTemplate, type: string): Array<[string, CfnResource]> =>
+  Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+
+/** A short, comparable spelling of a reference: `Fn::GetAtt [T, Arn]` → `T.Arn`, `Ref X` → `X`, Sub → its text. */
+export const refText = (value: CfnValue | undefined): string => {
+  if (typeof value === 'string') return value;
+  if (isObject(value)) {
+    if (Array.isArray(value['Fn::GetAtt'])) return value['Fn::GetAtt'].join('.');
+    if (typeof value.Ref === 'string') return value.Ref;
+    if (typeof value['Fn::Sub'] === 'string') return value['Fn::Sub'];
+  }
+  return JSON.stringify(value);
+};
+
+export interface Grant {
+  action: string;
+  resource: string;
+  condition?: CfnValue;
+}
+
+/** Every (action, resource) an IAM role allows once its conditions are resolved. */
+export const roleGrants = (template: CfnTemplate, roleLogicalId: string): Grant[] => {
+  const role = template.Resources[roleLogicalId];
+  if (role?.Type !== 'AWS::IAM::Role') throw new Error(`${roleLogicalId} is not an IAM role`);
+  const properties = resolveConditions(template, role.Properties) as { Policies?: Array<{ PolicyDocument: { Statement: CfnValue[] } }>; ManagedPolicyArns?: unknown };
+  if (properties.ManagedPolicyArns !== undefined) throw new Error(`${roleLogicalId} has managed policies`);
+  const grants: Grant[] = [];
+  for (const policy of properties.Policies ?? []) {
+    for (const statement of policy.PolicyDocument.Statement as Array<{ Effect: string; Action: CfnValue; Resource: CfnValue; Condition?: CfnValue }>) {
+      if (statement.Effect !== 'Allow') continue;
+      const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+      const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+      for (const action of actions) {
+        for (const resource of resources) {
+          grants.push({ action: String(action), resource: refText(resource), ...(statement.Condition ? { condition: statement.Condition } : {}) });
+        }
+      }
+    }
+  }
+  return grants;
+};
+
+/** The file names inside a zip, read from its central directory (no unzip tool needed). */
+export const zipEntries = async (file: string): Promise<Array<{ name: string; size: number }>> => {
+  const zip = await readFile(file);
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (end < 0) throw new Error(`${file} is not a zip`);
+  const count = zip.readUInt16LE(end + 10);
+  let offset = zip.readUInt32LE(end + 16);
+  const entries: Array<{ name: string; size: number }> = [];
+  for (let index = 0; index < count; index += 1) {
+    if (zip.readUInt32LE(offset) !== 0x02014b50) throw new Error(`${file}: bad central directory`);
+    const size = zip.readUInt32LE(offset + 24);
+    const nameLength = zip.readUInt16LE(offset + 28);
+    const extraLength = zip.readUInt16LE(offset + 30);
+    const commentLength = zip.readUInt16LE(offset + 32);
+    entries.push({ name: zip.toString('utf8', offset + 46, offset + 46 + nameLength), size });
+    offset += 46 + nameLength + extraLength + commentLength;
+  }
+  return entries;
+};
+
+export const listArtifacts = (dir: string): Promise<string[]> => readdir(dir);

@@ -1,0 +1,166 @@
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { readFile } from 'node:fs/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { handler } from '../../../functions/import-tickets.ts';
+import { InvalidImportEventError } from '../../../lib/import/import-job.ts';
+import { ImportInputError } from '../../../lib/import/run-import.ts';
+import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
+import { generateTicketingUsers, startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
+import { lambdaContext } from '../../support/http-events.ts';
+import { createBucket, localS3Client, startS3Server, type S3Server } from '../../support/s3-server.ts';
+import { chatCsv, chatRow, COLUMNS, readArchive } from './chat-fixture.ts';
+
+const BUCKET = 'import-local';
+const PASSWORD = 'Ticketing-Pa55word!';
+const MAX_ID = '9223372036854775807';
+const ODD_ID = '9007199254740993';
+
+type ImportEvent = { source: string; destination: string };
+const loadImportEvent = async (scenario: string): Promise<ImportEvent> =>
+  JSON.parse(await readFile(new URL(`../../../events/importTickets/${scenario}.json`, import.meta.url), 'utf8')) as ImportEvent;
+
+let s3Server: S3Server;
+let ticketing: FakeTicketing;
+let s3: S3Client;
+let logs: CapturedLogs;
+const savedEnv = { ...process.env };
+
+const put = (key: string, body: string) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+const get = async (key: string) => (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToByteArray();
+const exists = (key: string) =>
+  s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).then(
+    () => true,
+    (error: { name?: string }) => (error.name === 'NotFound' ? false : Promise.reject(error)),
+  );
+const keyOf = (url: string) => url.replace(`s3://${BUCKET}/`, '');
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as Error,
+  );
+
+beforeAll(async () => {
+  s3Server = await startS3Server();
+  await createBucket({ endpoint: s3Server.endpoint, bucket: BUCKET });
+  // 250 other users put the two matching ones on pages 1 and 3.
+  ticketing = await startFakeTicketing({
+    users: [
+      { id: MAX_ID, email: 'person.0@example.com', name: 'Person Zero' },
+      ...generateTicketingUsers(250),
+      { id: ODD_ID, email: 'PERSON.3@EXAMPLE.COM', name: 'Person Three' },
+    ],
+    password: PASSWORD,
+  });
+  // The handler reads its configuration on the first invocation, exactly as in AWS.
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_S3: s3Server.endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    TICKETING_URL: ticketing.url,
+    TICKETING_USERNAME: ticketing.username,
+    TICKETING_PASSWORD: PASSWORD,
+  });
+  s3 = localS3Client(s3Server.endpoint);
+});
+afterAll(async () => {
+  s3.destroy();
+  await ticketing.close();
+  await s3Server.stop();
+  process.env = savedEnv;
+});
+beforeEach(() => {
+  logs = captureStdout();
+});
+afterEach(() => {
+  logs.restore();
+});
+
+describe('importTickets handler', () => {
+  it('imports the CSV named by the sample event from S3 into a TAR in S3, resolving users against the listing', async () => {
+    const event = await loadImportEvent('success');
+    await put(keyOf(event.source), chatCsv(Array.from({ length: 30 }, (_unused, n) => chatRow(n))));
+
+    const summary = await handler(event, lambdaContext());
+
+    expect(summary).toMatchObject({ rows: 30, tickets: 10, comments: 30, users: 7, batches: 1, users_matched: 2, user_resolution: 'destination' });
+    const entries = await readArchive(await get(keyOf(event.destination)));
+    expect(entries.map((entry) => entry.name)).toEqual(['backup_tickets_100.json']);
+    const { data: tickets, comments, users, organizations } = entries[0]!.json.data.tickets;
+    expect([tickets.length, comments.length, users.length, organizations]).toEqual([10, 30, 7, []]);
+    // Destination ids replace AUTHOR_ID 900 (person 0) and 903 (person 3) everywhere, digit for digit.
+    const text = entries[0]!.text;
+    expect(text).toContain(`{"id":${MAX_ID},"name":"Person 0","email":"Person.0@Example.com"}`);
+    expect(text).toContain(`{"id":${ODD_ID},"name":"Person 3","email":"Person.3@Example.com"}`);
+    expect(text).toContain(`"author_id":${MAX_ID}`);
+    expect(text).toContain(`"requester_id":${ODD_ID}`);
+    expect(text).not.toMatch(/"(author_id|requester_id|id)":90[03][,}]/);
+    expect(users.find((user) => user.name === 'Person 1')).toEqual({ id: 901, name: 'Person 1', email: 'Person.1@Example.com' });
+    expect([...new Set(ticketing.requests)].sort()).toEqual([1, 2, 3]);
+  });
+
+  it('logs progress and the summary but never the ticketing password', async () => {
+    const event = await loadImportEvent('success');
+    await put(keyOf(event.source), chatCsv([chatRow(0)]));
+    await handler({ ...event, destination: `s3://${BUCKET}/output/logged.tar` }, lambdaContext());
+    const finished = logs.lines().find((line) => line.message === 'import finished');
+    expect(finished?.summary).toMatchObject({ rows: 1, users_matched: 1 });
+    expect(logs.raw()).not.toContain(PASSWORD);
+  });
+
+  it('runs the event the EventBridge schedule delivers (its input as the whole event)', async () => {
+    const event = await loadImportEvent('scheduled');
+    await put(keyOf(event.source), chatCsv(Array.from({ length: 3 }, (_unused, n) => chatRow(n))));
+    const summary = await handler(event, lambdaContext());
+    expect(summary).toMatchObject({ rows: 3, tickets: 1, comments: 3 });
+    expect(await exists(keyOf(event.destination))).toBe(true);
+  });
+
+  it('rejects the invalid sample event with a clear error and writes nothing', async () => {
+    const event = await loadImportEvent('invalid');
+    const error = await failureOf(handler(event, lambdaContext()));
+    expect(error).toBeInstanceOf(InvalidImportEventError);
+    expect(error?.message).toBe('Invalid import event: "destination" must be an s3://bucket/key URL, got "/tmp/tickets.tar"');
+    // Powertools writes ERROR lines to stderr.
+    expect(logs.raw()).toMatch(/"level":"ERROR","message":"import failed"/);
+  });
+
+  it.each([
+    ['no destination', { source: `s3://${BUCKET}/input/chat.csv` }, /"destination" must be an s3:\/\/bucket\/key string/],
+    ['an empty source (an unset schedule parameter)', { source: '', destination: `s3://${BUCKET}/x.tar` }, /"source" must be/],
+    ['a malformed bucket', { source: 's3://Bad_Bucket/in.csv', destination: `s3://${BUCKET}/x.tar` }, /does not name a valid S3 bucket/],
+    ['not an object', 'import please', /expected \{"source"/],
+  ])('rejects an event with %s', async (_label, event, message) => {
+    const error = await failureOf(handler(event, lambdaContext()));
+    expect(error).toBeInstanceOf(InvalidImportEventError);
+    expect(error?.message).toMatch(message);
+  });
+
+  it('fails naming the missing columns and leaves no object at the destination', async () => {
+    const destination = `s3://${BUCKET}/output/missing-column.tar`;
+    await put('input/missing-column.csv', chatCsv([chatRow(0)], COLUMNS.filter((column) => column !== 'EMAIL' && column !== 'BODY')));
+    const error = await failureOf(handler({ source: `s3://${BUCKET}/input/missing-column.csv`, destination }, lambdaContext()));
+    expect(error).toBeInstanceOf(ImportInputError);
+    expect(error?.message).toMatch(/BODY/);
+    expect(error?.message).toMatch(/EMAIL/);
+    expect(await exists(keyOf(destination))).toBe(false);
+  });
+
+  it('fails clearly when the source object does not exist', async () => {
+    const destination = `s3://${BUCKET}/output/never.tar`;
+    const error = await failureOf(handler({ source: `s3://${BUCKET}/input/absent.csv`, destination }, lambdaContext()));
+    expect(error?.message).toBe(`Source object s3://${BUCKET}/input/absent.csv does not exist`);
+    expect(await exists(keyOf(destination))).toBe(false);
+  });
+
+  it('fails without writing anything when the listing rejects the credentials', async () => {
+    const event = await loadImportEvent('success');
+    await put(keyOf(event.source), chatCsv([chatRow(0)]));
+    const destination = `s3://${BUCKET}/output/unauthorized.tar`;
+    ticketing.failNext(1, { kind: 'status', status: 401 });
+    const error = await failureOf(handler({ source: event.source, destination }, lambdaContext()));
+    expect(error?.message).toMatch(/Ticketing credentials rejected .*\(HTTP 401\)/);
+    expect(await exists(keyOf(destination))).toBe(false);
+    expect(logs.raw()).not.toContain(PASSWORD);
+  });
+});

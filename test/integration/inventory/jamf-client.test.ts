@@ -1,0 +1,149 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { inventoryIdOf } from '../../../lib/devices/record-id.ts';
+import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
+import { JAMF_PAGE_SIZE, makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
+import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions } from '../../support/fake-jamf.ts';
+
+const oauth: JamfAuth = {
+  kind: 'oauth',
+  clientId: DEMO_JAMF_CREDENTIALS.clientId,
+  clientSecret: async () => DEMO_JAMF_CREDENTIALS.clientSecret,
+};
+const longDeadline = () => AbortSignal.timeout(15_000);
+
+let jamf: FakeJamf | undefined;
+afterEach(async () => {
+  await jamf?.close();
+  jamf = undefined;
+});
+
+const setUp = async (fake: FakeJamfOptions, client: Partial<JamfClientOptions> = {}) => {
+  jamf = await startFakeJamf(fake);
+  return makeJamfClient({ baseUrl: jamf.url, auth: oauth, ...client });
+};
+
+const failureOf = async (promise: Promise<unknown>): Promise<UpstreamError> => {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(UpstreamError);
+  return error as UpstreamError;
+};
+
+describe('Jamf client against a Jamf-compatible server', () => {
+  it('sends the exact inventory query: four sections, sort by id, page and one page size', async () => {
+    const client = await setUp({ devices: generateJamfComputers(2500, 1) });
+    await client.fetchAllPages(longDeadline());
+    const log = jamf!.stats().inventoryLog;
+    expect(log.map((entry) => entry.page).sort()).toEqual([0, 1, 2]);
+    for (const entry of log) {
+      expect(entry.sections).toEqual(['GENERAL', 'HARDWARE', 'OPERATING_SYSTEM', 'USER_AND_LOCATION']);
+      expect(entry.sort).toBe('id:asc');
+      expect(entry.pageSize).toBe(JAMF_PAGE_SIZE);
+    }
+  });
+
+  it('keeps reading past a page size Jamf clamps at 2000, using totalCount', async () => {
+    const client = await setUp({ devices: generateJamfComputers(4500, 2) }, { pageSize: 2500 });
+    const records = await client.fetchAllPages(longDeadline());
+    expect(records).toHaveLength(4500);
+    const log = jamf!.stats().inventoryLog;
+    expect(log).toHaveLength(3);
+    expect(log.filter((entry) => entry.page > 0).every((entry) => entry.pageSize === 2000)).toBe(true);
+  });
+
+  it('reads the single page of a small inventory once', async () => {
+    const client = await setUp({ devices: generateJamfComputers(7, 3) });
+    expect(await client.fetchAllPages(longDeadline())).toHaveLength(7);
+    expect(jamf!.stats().inventoryRequests).toBe(1);
+  });
+
+  it('reads an empty inventory as an empty list', async () => {
+    const client = await setUp({ devices: [] });
+    expect(await client.fetchAllPages(longDeadline())).toEqual([]);
+  });
+
+  it('reads the pages enrolled during the read when a later page reports a larger totalCount', async () => {
+    const all = generateJamfComputers(350, 4);
+    // Page 0 announces 200 devices; before page 1 is served, 150 more are enrolled.
+    const client = await setUp(
+      { devices: all.slice(0, 200), beforeInventoryRequest: (n) => n === 2 && jamf!.setDevices(all) },
+      { pageSize: 100 },
+    );
+    const records = await client.fetchAllPages(longDeadline());
+    expect(records).toHaveLength(350);
+    expect(jamf!.stats().inventoryLog.map((entry) => entry.page).sort()).toEqual([0, 1, 2, 3]);
+  });
+
+  it('renews a refused token once for four concurrent pages and reports one auth failure', async () => {
+    let failures = 0;
+    const client = await setUp({ devices: generateJamfComputers(5000, 5), latencyMs: 20 }, { onAuthFailure: () => (failures += 1) });
+    jamf!.invalidateTokensAtRequest(2);
+    const records = await client.fetchAllPages(longDeadline());
+    expect(records).toHaveLength(5000);
+    expect(failures).toBe(1);
+    expect(jamf!.stats().tokenRequests).toBe(2);
+    expect(jamf!.stats().rejectedTokens).toBe(4);
+  });
+
+  it('fails with credentials-rejected when the renewed token is refused too', async () => {
+    let failures = 0;
+    const client = await setUp({ devices: generateJamfComputers(3000, 6), tokenMaxUses: 1 }, { onAuthFailure: () => (failures += 1) });
+    const error = await failureOf(client.fetchAllPages(longDeadline()));
+    expect(error.failure).toBe(UpstreamFailure.CredentialsRejected);
+    expect(jamf!.stats().tokenRequests).toBe(2);
+    expect(failures).toBe(2);
+  });
+
+  it('authenticates with basic credentials for a bearer token', async () => {
+    jamf = await startFakeJamf({ devices: generateJamfComputers(5, 7), username: 'api-reader', password: 'p@ss:word' });
+    const client = makeJamfClient({ baseUrl: jamf.url, auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' } });
+    expect(await client.fetchAllPages(longDeadline())).toHaveLength(5);
+  });
+
+  it('reports an unreachable upstream as unavailable', async () => {
+    jamf = await startFakeJamf();
+    const url = jamf.url;
+    await jamf.close();
+    jamf = undefined;
+    const client = makeJamfClient({ baseUrl: url, auth: oauth });
+    expect((await failureOf(client.fetchAllPages(longDeadline()))).failure).toBe(UpstreamFailure.Unavailable);
+  });
+
+  it('times out a single request that hangs, even with time left overall', async () => {
+    const client = await setUp({ devices: generateJamfComputers(10, 8), pageFaults: { 0: { kind: 'hang' } } }, { requestTimeoutMs: 200 });
+    const started = performance.now();
+    expect((await failureOf(client.fetchAllPages(longDeadline()))).failure).toBe(UpstreamFailure.TimedOut);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it('stops the other pages as soon as one fails', async () => {
+    const client = await setUp({ devices: generateJamfComputers(500, 9), pageFaults: { 1: { kind: 'status', status: 500 }, 2: { kind: 'hang' } } }, { pageSize: 100 });
+    const started = performance.now();
+    expect((await failureOf(client.fetchAllPages(longDeadline()))).failure).toBe(UpstreamFailure.Unavailable);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it('treats a 404 from the token endpoint as a misconfigured INVENTORY_URL', async () => {
+    const client = await setUp({ tokenFault: { kind: 'status', status: 404 } });
+    expect((await failureOf(client.fetchAllPages(longDeadline()))).failure).toBe(UpstreamFailure.Misconfigured);
+  });
+
+  it('refuses a token response without a token, without logging its body', async () => {
+    const client = await setUp({ tokenFault: { kind: 'status', status: 200, body: '{"token_type":"Bearer","leak":"fake-jamf-token-zzz"}' } });
+    const error = await failureOf(client.fetchAllPages(longDeadline()));
+    expect(error.failure).toBe(UpstreamFailure.Unreadable);
+    expect(error.message).not.toContain('fake-jamf-token-zzz');
+  });
+
+  it('returns records each id once in ascending numeric order from a shuffled upstream with repeats', async () => {
+    const base = generateJamfComputers(250, 10);
+    const shuffled = [...base].reverse();
+    shuffled.splice(40, 0, { ...base[3]!, general: { name: 'a repeat' } });
+    const client = await setUp({ devices: shuffled, ignoreSort: true }, { pageSize: 100 });
+    const ids = (await client.fetchAllPages(longDeadline())).map((record) => Number(inventoryIdOf(record)));
+    expect(ids).toEqual(base.map((record) => Number(record.id)));
+  });
+});

@@ -1,0 +1,86 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { text } from 'node:stream/consumers';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openFileSink, openFileSource } from '../../../lib/storage/file-storage.ts';
+import { LocationError } from '../../../lib/storage/location.ts';
+import { StorageError } from '../../../lib/storage/storage.ts';
+
+let directory: string;
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'file-storage-'));
+});
+afterEach(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+const write = (stream: NodeJS.WritableStream, chunk: string) =>
+  new Promise<void>((resolve, reject) => stream.write(chunk, (error) => (error ? reject(error) : resolve())));
+
+describe('openFileSource', () => {
+  it('streams the file', async () => {
+    await writeFile(join(directory, 'in.csv'), 'a,b\n1,2\n');
+    expect(await text(await openFileSource(join(directory, 'in.csv')))).toBe('a,b\n1,2\n');
+  });
+
+  it('fails with a LocationError naming a missing file', async () => {
+    const missing = join(directory, 'nope.csv');
+    await expect(openFileSource(missing)).rejects.toThrow(new LocationError(`Source file ${missing} does not exist`));
+  });
+
+  it('refuses a directory', async () => {
+    await expect(openFileSource(directory)).rejects.toThrow(/is not a regular file/);
+  });
+});
+
+describe('openFileSink', () => {
+  it('shows nothing at the destination until commit, then the complete file and no temporary', async () => {
+    const destination = join(directory, 'out.tar');
+    const sink = await openFileSink(destination);
+    await write(sink.stream, 'first part,');
+    expect(await readdir(directory)).not.toContain('out.tar');
+    sink.stream.end('second part');
+    await sink.commit();
+    expect(await readFile(destination, 'utf8')).toBe('first part,second part');
+    expect(await readdir(directory)).toEqual(['out.tar']);
+  });
+
+  it('leaves no file at all when aborted mid-write', async () => {
+    const sink = await openFileSink(join(directory, 'out.tar'));
+    await write(sink.stream, 'x'.repeat(100_000));
+    await sink.abort(new Error('source broke'));
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it('keeps an existing destination untouched when a new run is aborted', async () => {
+    const destination = join(directory, 'out.tar');
+    await writeFile(destination, 'previous archive');
+    const sink = await openFileSink(destination);
+    await write(sink.stream, 'partial');
+    await sink.abort(new Error('failed'));
+    expect(await readFile(destination, 'utf8')).toBe('previous archive');
+    expect(await readdir(directory)).toEqual(['out.tar']);
+  });
+
+  it('refuses to commit an archive the writer never ended', async () => {
+    const sink = await openFileSink(join(directory, 'out.tar'));
+    await write(sink.stream, 'partial');
+    await expect(sink.commit()).rejects.toThrow(StorageError);
+    await sink.abort(new Error('not ended'));
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it('fails with a LocationError when the destination directory does not exist', async () => {
+    await expect(openFileSink(join(directory, 'missing', 'out.tar'))).rejects.toThrow(/Destination directory .*missing does not exist/);
+  });
+
+  it('replaces an existing destination atomically on commit', async () => {
+    const destination = join(directory, 'out.tar');
+    await writeFile(destination, 'old');
+    const sink = await openFileSink(destination);
+    sink.stream.end('new');
+    await sink.commit();
+    expect(await readFile(destination, 'utf8')).toBe('new');
+  });
+});

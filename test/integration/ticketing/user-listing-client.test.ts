@@ -1,0 +1,191 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { fetchDestinationUsers, type FetchDestinationUsersOptions } from '../../../lib/ticketing/user-listing-client.ts';
+import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts';
+import { generateTicketingUsers, startFakeTicketing, type FakeTicketing, type FakeTicketingOptions } from '../../support/fake-ticketing.ts';
+
+let fake: FakeTicketing | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+const start = async (options: FakeTicketingOptions = {}) => {
+  fake = await startFakeTicketing(options);
+  return fake;
+};
+
+/** Records requested waits instead of sleeping, so retry tests run instantly. */
+const recordingSleep = () => {
+  const waits: number[] = [];
+  return { waits, sleep: async (ms: number) => void waits.push(ms) };
+};
+
+const fetchFrom = (server: FakeTicketing, overrides: Partial<FetchDestinationUsersOptions> = {}) =>
+  fetchDestinationUsers({ baseUrl: server.url, username: server.username, password: server.password, ...overrides });
+
+const failure = async (promise: Promise<unknown>): Promise<TicketingListingError> => {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(TicketingListingError);
+  return error as TicketingListingError;
+};
+
+describe('fetchDestinationUsers', () => {
+  it('reads every page of 250 users (3 pages) into a map keyed by lower-cased email', async () => {
+    const users = generateTicketingUsers(250);
+    const server = await start({ users });
+    const map = await fetchFrom(server);
+    expect(map.size).toBe(250);
+    expect([...server.requests].sort((a, b) => a - b)).toEqual([1, 2, 3]);
+    expect(server.requests[0]).toBe(1);
+    expect(map.get('agent.0@example.com')).toBe(users[0]!.id);
+    expect(map.get('agent.249@example.com')).toBe(users[249]!.id);
+  });
+
+  it('keeps ids above 2^53 exact', async () => {
+    const server = await start({
+      users: [
+        { id: '9223372036854775807', email: 'max@example.com', name: 'Max' },
+        { id: '9007199254740993', email: 'odd@example.com', name: 'Odd' },
+      ],
+    });
+    const map = await fetchFrom(server);
+    expect(map.get('max@example.com')).toBe('9223372036854775807');
+    expect(map.get('odd@example.com')).toBe('9007199254740993');
+  });
+
+  it('reads pages 2..N concurrently but never more than the bound at once', async () => {
+    const server = await start({ users: generateTicketingUsers(1_200) });
+    const map = await fetchFrom(server, { concurrency: 3 });
+    expect(map.size).toBe(1_200);
+    expect(server.requests).toHaveLength(12);
+    expect(server.maxConcurrent()).toBeGreaterThan(1);
+    expect(server.maxConcurrent()).toBeLessThanOrEqual(3);
+  });
+
+  it('follows next_page until null when the listing gives no count', async () => {
+    const server = await start({ users: generateTicketingUsers(230), omitCount: true });
+    const map = await fetchFrom(server);
+    expect(map.size).toBe(230);
+    expect(server.requests).toEqual([1, 2, 3]);
+  });
+
+  it('reads a single page for an empty listing', async () => {
+    const server = await start({ users: [] });
+    expect((await fetchFrom(server)).size).toBe(0);
+    expect(server.requests).toEqual([1]);
+  });
+
+  it('matches emails case-insensitively and keeps the first id when the listing repeats an email', async () => {
+    const server = await start({
+      users: [
+        { id: '11', email: ' Jane.Doe@Example.COM ', name: 'Jane' },
+        { id: '12', email: 'jane.doe@example.com', name: 'Jane again' },
+        { id: '13', email: null, name: 'No email' },
+      ],
+    });
+    const map = await fetchFrom(server);
+    expect([...map.entries()]).toEqual([['jane.doe@example.com', '11']]);
+  });
+
+  it('waits for Retry-After on a 429 and then reads the page', async () => {
+    const server = await start({ users: generateTicketingUsers(150) });
+    server.failNext(2, { kind: 'status', status: 429, retryAfter: '7' });
+    const { waits, sleep } = recordingSleep();
+    const map = await fetchFrom(server, { sleep });
+    expect(map.size).toBe(150);
+    expect(waits).toEqual([7_000]);
+    expect(server.requests.filter((page) => page === 2)).toHaveLength(2);
+  });
+
+  it('fails when rate limiting outlasts the wait budget', async () => {
+    const server = await start({ users: generateTicketingUsers(50) });
+    server.failNext(1, { kind: 'status', status: 429, retryAfter: '30' });
+    server.failNext(1, { kind: 'status', status: 429, retryAfter: '30' });
+    const { sleep } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, maxRateLimitWaitMs: 45_000 }));
+    expect(error.message).toMatch(/rate limited \(HTTP 429\)/);
+  });
+
+  it('retries a 5xx with growing backoff and then succeeds', async () => {
+    const server = await start({ users: generateTicketingUsers(120) });
+    server.failNext(2, { kind: 'status', status: 503 });
+    server.failNext(2, { kind: 'status', status: 500 });
+    const { waits, sleep } = recordingSleep();
+    const map = await fetchFrom(server, { sleep, backoffMs: 100 });
+    expect(map.size).toBe(120);
+    expect(waits).toEqual([100, 200]);
+  });
+
+  it('fails the whole listing when a page keeps answering 5xx (never a partial map)', async () => {
+    const server = await start({ users: generateTicketingUsers(300) });
+    for (let attempt = 0; attempt < 4; attempt += 1) server.failNext(3, { kind: 'status', status: 502 });
+    const { sleep } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, maxRetries: 3 }));
+    expect(error.message).toMatch(/page=3 failed with HTTP 502 \(4 attempts\)/);
+  });
+
+  it('fails clearly when the credentials are rejected, without the password in the message', async () => {
+    const server = await start({ users: generateTicketingUsers(10), password: 'right-password' });
+    const error = await failure(fetchFrom(server, { password: 'Wr0ng-S3cret' }));
+    expect(error.message).toMatch(/credentials rejected .* \(HTTP 401\)/);
+    expect(`${error.message} ${error.publicMessage} ${String(error.cause ?? '')}`).not.toContain('Wr0ng-S3cret');
+    expect(server.requests).toEqual([1]);
+  });
+
+  it('does not retry a 401', async () => {
+    const server = await start({ users: generateTicketingUsers(10) });
+    server.failNext(1, { kind: 'status', status: 401 });
+    const { waits, sleep } = recordingSleep();
+    await failure(fetchFrom(server, { sleep }));
+    expect(waits).toEqual([]);
+  });
+
+  it('fails clearly on a body that is not JSON', async () => {
+    const server = await start({ users: generateTicketingUsers(150) });
+    server.failNext(2, { kind: 'garbage' });
+    const error = await failure(fetchFrom(server));
+    expect(error.message).toMatch(/unreadable: the body is not JSON/);
+  });
+
+  it('fails clearly on JSON of the wrong shape', async () => {
+    const server = await start({ users: generateTicketingUsers(10) });
+    server.failNext(1, { kind: 'wrong-shape' });
+    const error = await failure(fetchFrom(server));
+    expect(error.message).toMatch(/no "users" array/);
+  });
+
+  it('fails on a user whose id is not an integer', async () => {
+    const server = await start({ users: [{ id: '1.5', email: 'a@example.com', name: 'A' }] });
+    const error = await failure(fetchFrom(server));
+    expect(error.message).toMatch(/users\[0\]\.id is not an integer/);
+  });
+
+  it('gives up on a page that does not answer within the timeout, after bounded retries', async () => {
+    const server = await start({ users: generateTicketingUsers(10) });
+    server.failNext(1, { kind: 'hang' });
+    server.failNext(1, { kind: 'hang' });
+    const { sleep } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, timeoutMs: 150, maxRetries: 1 }));
+    expect(error.message).toMatch(/timed out after 150 ms \(2 attempts\)/);
+  });
+
+  it('fails when the listing is unreachable', async () => {
+    const server = await start();
+    const url = server.url;
+    await server.close();
+    fake = undefined;
+    const { sleep } = recordingSleep();
+    const error = await failure(fetchDestinationUsers({ baseUrl: url, username: 'u', password: 'p', sleep, maxRetries: 1 }));
+    expect(error.message).toMatch(/was unreachable/);
+  });
+
+  it('refuses a count that implies more pages than the bound', async () => {
+    const server = await start({ users: generateTicketingUsers(501) });
+    const error = await failure(fetchFrom(server, { maxPages: 5 }));
+    expect(error.message).toMatch(/more than 5 pages/);
+    expect(server.requests).toEqual([1]);
+  });
+});

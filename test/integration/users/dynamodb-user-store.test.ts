@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ConflictError } from '../../../lib/errors.ts';
+import { makeDynamoDbUserStore } from '../../../lib/users/dynamodb-user-store.ts';
+import { StorageError } from '../../../lib/users/user-errors.ts';
+import type { User, UserStore } from '../../../lib/users/user.ts';
+import { createUsersTable, LOCAL_AWS, startDynalite, type Dynalite } from '../../support/dynalite.ts';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+
+const documentClient = (endpoint: string) =>
+  DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint, maxAttempts: 1 }));
+
+const newUser = (email: string): User => ({
+  id: randomUUID(),
+  email,
+  username: email,
+  firstName: 'Jane',
+  lastName: 'Doe',
+  active: true,
+  created: '2026-11-22T10:00:00.000Z',
+  lastUpdated: '2026-11-22T10:00:00.000Z',
+});
+
+describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
+  let dynalite: Dynalite;
+  let proxy: FaultProxy;
+  let direct: DynamoDBDocumentClient;
+  let viaProxy: DynamoDBDocumentClient;
+  let tableName: string;
+  let store: UserStore;
+
+  const items = async () => (await direct.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))).Items ?? [];
+
+  beforeAll(async () => {
+    dynalite = await startDynalite();
+    proxy = await startFaultProxy(dynalite.endpoint);
+    direct = documentClient(dynalite.endpoint);
+    viaProxy = documentClient(proxy.endpoint);
+  });
+  afterAll(async () => {
+    direct.destroy();
+    viaProxy.destroy();
+    await proxy.close();
+    await dynalite.stop();
+  });
+  beforeEach(async () => {
+    tableName = `users-${randomUUID()}`;
+    await createUsersTable({ endpoint: dynalite.endpoint, tableName });
+    store = makeDynamoDbUserStore({ client: viaProxy, tableName });
+    proxy.decide(() => 'pass');
+  });
+  afterEach(() => {
+    proxy.calls.length = 0;
+  });
+
+  it('stores a user and reads it back by id', async () => {
+    const user = newUser('jane@example.com');
+    await store.insert(user);
+    expect(await store.getById(user.id)).toEqual(user);
+  });
+
+  it('returns undefined for an id it does not hold', async () => {
+    expect(await store.getById(randomUUID())).toBeUndefined();
+  });
+
+  it('refuses the same email in another case with a 409 and writes nothing', async () => {
+    await store.insert(newUser('Jane.Doe@Example.com'));
+    const before = await items();
+    const duplicate = newUser('jane.doe@EXAMPLE.COM');
+    const failure = await store.insert(duplicate).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConflictError);
+    expect(failure).toMatchObject({ status: 409 });
+    expect(await items()).toEqual(before);
+    expect(await store.getById(duplicate.id)).toBeUndefined();
+  });
+
+  it('decides uniqueness by conditional writes, never by a read first', async () => {
+    await store.insert(newUser('jane@example.com'));
+    await store.insert(newUser('jane@example.com')).catch(() => undefined);
+    expect(proxy.calls.map((call) => call.operation)).toEqual(['PutItem', 'PutItem', 'PutItem']);
+    expect(proxy.calls.every((call) => call.body.includes('attribute_not_exists(pk)'))).toBe(true);
+  });
+
+  it('lets exactly one of 50 concurrent inserts of one email win', async () => {
+    const attempts = Array.from({ length: 50 }, (_, index) => newUser(index % 2 ? 'race@example.com' : 'RACE@example.com'));
+    const outcomes = await Promise.allSettled(attempts.map((user) => store.insert(user)));
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const rejected = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect(rejected).toHaveLength(49);
+    expect(rejected.every((outcome) => outcome.reason instanceof ConflictError)).toBe(true);
+    const stored = await items();
+    expect(stored.filter((item) => String(item.pk).startsWith('USER#'))).toHaveLength(1);
+    expect(stored.filter((item) => String(item.pk).startsWith('EMAIL#'))).toHaveLength(1);
+  });
+
+  it('removes the email lock when the user write fails, so the email stays free', async () => {
+    proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes('"USER#') ? 'fail' : 'pass'));
+    const user = newUser('lock@example.com');
+    const failure = await store.insert(user).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(StorageError);
+    expect(failure).toMatchObject({ status: 503, publicMessage: 'Service Unavailable' });
+    expect(await items()).toEqual([]);
+    proxy.decide(() => 'pass');
+    await store.insert(newUser('lock@example.com'));
+    expect(await items()).toHaveLength(2);
+  });
+
+  it('removes a user write that landed unseen along with the lock', async () => {
+    proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes('"USER#') ? 'fail-after-forwarding' : 'pass'));
+    const user = newUser('unseen@example.com');
+    await expect(store.insert(user)).rejects.toBeInstanceOf(StorageError);
+    expect(await items()).toEqual([]);
+  });
+
+  it('keeps the lock (never two users for one email) when the user item cannot be removed', async () => {
+    proxy.decide((call) => {
+      if (!call.body.includes('"USER#')) return 'pass';
+      if (call.operation === 'PutItem') return 'fail-after-forwarding';
+      return call.operation === 'DeleteItem' ? 'fail' : 'pass';
+    });
+    const user = newUser('stuck@example.com');
+    const failure = await store.insert(user).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(StorageError);
+    expect(String((failure as Error).message)).toContain('email lock');
+    const stored = await items();
+    expect(stored.map((item) => String(item.pk)).sort()).toEqual(['EMAIL#stuck@example.com', `USER#${user.id}`]);
+    proxy.decide(() => 'pass');
+    await expect(store.insert(newUser('STUCK@example.com'))).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it('cleans up a lock whose write landed although the call failed', async () => {
+    proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes('"EMAIL#') ? 'fail-after-forwarding' : 'pass'));
+    await expect(store.insert(newUser('ghost@example.com'))).rejects.toBeInstanceOf(StorageError);
+    expect(await items()).toEqual([]);
+  });
+
+  it('turns a failing read into a StorageError carrying the cause for the log only', async () => {
+    proxy.decide(() => 'fail');
+    const failure = await store.getById(randomUUID()).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(StorageError);
+    expect((failure as StorageError).publicMessage).toBe('Service Unavailable');
+    expect((failure as StorageError).cause).toBeInstanceOf(Error);
+  });
+
+  it('turns a missing table into a StorageError, not a conflict', async () => {
+    const missing = makeDynamoDbUserStore({ client: viaProxy, tableName: 'no-such-table' });
+    await expect(missing.insert(newUser('x@example.com'))).rejects.toBeInstanceOf(StorageError);
+  });
+});

@@ -1,0 +1,40 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { vi } from 'vitest';
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface UserHandlers {
+  createUser: Handler;
+  getUser: Handler;
+  /** Puts the environment back as it was. */
+  restore: () => void;
+}
+
+/**
+ * Handlers read their configuration on first use, so each scenario sets the environment and then
+ * imports fresh copies of the handler modules.
+ */
+export const loadUserHandlers = async (env: Record<string, string | undefined>): Promise<UserHandlers> => {
+  const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  apply(env);
+  vi.resetModules();
+  const createUser = (await import('../../../functions/create-user.ts')).handler as unknown as Handler;
+  const getUser = (await import('../../../functions/get-user.ts')).handler as unknown as Handler;
+  return { createUser, getUser, restore: () => apply(saved) };
+};
+
+/** The SDK environment of a local DynamoDB endpoint. */
+export const localDynamoEnv = (endpoint: string) => ({
+  AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+  AWS_SESSION_TOKEN: undefined,
+  AWS_PROFILE: undefined,
+});

@@ -1,0 +1,68 @@
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/**
+ * A DynamoDB-compatible server (dynalite, in memory) on a free loopback port, for tests, benchmarks
+ * and `npm start`. No vitest imports.
+ */
+export interface Dynalite {
+  endpoint: string;
+  stop: () => Promise<void>;
+}
+
+type DynaliteFactory = (options: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number }) => Server;
+
+// dynalite is CommonJS without type declarations.
+const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
+
+export const LOCAL_AWS = {
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+} as const;
+
+export const startDynalite = async (): Promise<Dynalite> => {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  let stopped: Promise<void> | undefined;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    stop: () =>
+      (stopped ??= new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // SDK clients keep connections alive; close them so `close` does not wait for their timeout.
+        server.closeAllConnections();
+      })),
+  };
+};
+
+/** Creates the users table with the key schema of infra/users-table.yml and waits until it is ACTIVE. */
+export const createUsersTable = async ({ endpoint, tableName }: { endpoint: string; tableName: string }): Promise<void> => {
+  const client = new DynamoDBClient({ ...LOCAL_AWS, endpoint });
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      if (Table?.TableStatus === 'ACTIVE') return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error(`Table ${tableName} did not become ACTIVE`);
+  } finally {
+    client.destroy();
+  }
+};

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { makeMemoryTier } from '../../../lib/cache/memory-tier.ts';
+import { CacheTier } from '../../../lib/cache/provenance.ts';
+import { deviceListCodec, makeCachedDeviceListSource } from '../../../lib/devices/cached-device-list-source.ts';
+import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
+
+const DEVICES: InventoryDevice[] = [
+  { id: '1', name: 'Mac-1', os_name: 'macOS', os_version: '26.1', os_build: '25B78', supervised: true, managed: true },
+  { id: '2', name: 'Mac-2', os_version: '15.7.2' },
+  { id: '10', udid: 'A-B', os_version: '26.0 (25A354)', email: 'jdoe@example.com' },
+  { id: '11' },
+];
+
+const request = { remainingTimeMs: () => 30_000 };
+
+describe('device list codec (the cluster value)', () => {
+  it('round-trips devices as a versioned JSON envelope', () => {
+    const text = deviceListCodec.encode(DEVICES);
+    expect(JSON.parse(text)).toEqual({ v: 1, devices: DEVICES });
+    expect(deviceListCodec.decode(text)).toEqual(DEVICES);
+  });
+
+  it('holds no latest-OS flag, so it does not depend on the reference', () => {
+    expect(deviceListCodec.encode(DEVICES)).not.toContain('os_is_latest');
+  });
+
+  it.each([
+    ['text that is not JSON', '{"v":1,"devices":[{"id":"1"}'],
+    ['JSON null', 'null'],
+    ['a bare array', '[{"id":"1"}]'],
+    ['another format version', '{"v":2,"devices":[]}'],
+    ['a missing version', '{"devices":[]}'],
+    ['devices that are not an array', '{"v":1,"devices":{"id":"1"}}'],
+    ['a device that is not an object', '{"v":1,"devices":["1"]}'],
+    ['a device without an id', '{"v":1,"devices":[{"name":"x"}]}'],
+    ['a numeric id', '{"v":1,"devices":[{"id":1}]}'],
+    ['an id that is not digits', '{"v":1,"devices":[{"id":"1a"}]}'],
+    ['a null field', '{"v":1,"devices":[{"id":"1","name":null}]}'],
+    ['a text field holding a number', '{"v":1,"devices":[{"id":"1","os_version":26}]}'],
+    ['a flag holding text', '{"v":1,"devices":[{"id":"1","managed":"true"}]}'],
+    ['an unknown field', '{"v":1,"devices":[{"id":"1","os_is_latest":true}]}'],
+  ])('refuses %s', (_label, text) => {
+    expect(deviceListCodec.decode(text)).toBeUndefined();
+  });
+});
+
+describe('cached device list source', () => {
+  it('serves the rendered body from upstream first, then the very same string from memory', async () => {
+    let reads = 0;
+    const source = makeCachedDeviceListSource({
+      readDevices: async () => {
+        reads += 1;
+        return DEVICES;
+      },
+      latestOsVersion: '26.0',
+      ttlSeconds: 60,
+    });
+    const first = await source(request);
+    const second = await source(request);
+    expect(first.tier).toBe(CacheTier.Upstream);
+    expect(second.tier).toBe(CacheTier.Memory);
+    expect(second.json).toBe(first.json);
+    expect(reads).toBe(1);
+    expect((JSON.parse(first.json) as { id: string; os_is_latest: boolean }[]).map((device) => [device.id, device.os_is_latest])).toEqual([
+      ['1', true],
+      ['2', false],
+      ['10', true],
+      ['11', false],
+    ]);
+  });
+
+  it('keeps bodies for different references apart in a shared memory tier', async () => {
+    const memory = makeMemoryTier<string>({ maxEntries: 4 });
+    const readDevices = async () => DEVICES;
+    const older = makeCachedDeviceListSource({ readDevices, latestOsVersion: '15.7', ttlSeconds: 60, memory });
+    const newer = makeCachedDeviceListSource({ readDevices, latestOsVersion: '26.1', ttlSeconds: 60, memory });
+    await older(request);
+    const result = await newer(request);
+    expect(result.tier).toBe(CacheTier.Upstream);
+    expect((JSON.parse(result.json) as { os_is_latest: boolean }[]).map((device) => device.os_is_latest)).toEqual([true, false, false, false]);
+  });
+
+  it('passes the caller request to the upstream read', async () => {
+    let seen: number | undefined;
+    const source = makeCachedDeviceListSource({
+      readDevices: async (incoming) => {
+        seen = incoming.remainingTimeMs();
+        return DEVICES;
+      },
+      latestOsVersion: '26.1',
+      ttlSeconds: 60,
+    });
+    await source({ remainingTimeMs: () => 1_234 });
+    expect(seen).toBe(1_234);
+  });
+});

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { AssetDeduper, buildComment, buildTicket, buildUser } from '../../../lib/import/asset-rules.ts';
+import { columnMapFromHeader, REQUIRED_COLUMNS } from '../../../lib/import/read-csv.ts';
+
+const columns = columnMapFromHeader(REQUIRED_COLUMNS);
+type Cells = Partial<Record<(typeof REQUIRED_COLUMNS)[number], string>>;
+
+const row = (cells: Cells): string[] => REQUIRED_COLUMNS.map((column) => cells[column] ?? '');
+
+const complete: Cells = {
+  TICKET_CREATED_AT: '2024-05-01 12:00:00+02:00',
+  TICKET_REQUESTER_ID: ' 9223372036854775807 ',
+  COMMENT_PART_ID: '11',
+  CONVERSATION_ID: '22',
+  COMMENT_PUBLIC: 'FALSE',
+  BODY: ' <b>hi</b> ',
+  COMMENT_CREATED_AT: '2024-05-01T12:00:00.25Z',
+  AUTHOR_ID: '33',
+  NAME: ' Ann ',
+  EMAIL: ' Ann@Example.com ',
+};
+
+describe('building assets from one row', () => {
+  it('builds the ticket, comment and user of a complete row with canonical values', () => {
+    expect(buildTicket(row(complete), columns)).toEqual({
+      ok: true,
+      value: { id: '22', requester_id: '9223372036854775807', created_at: '2024-05-01T10:00:00Z' },
+    });
+    expect(buildComment(row(complete), columns)).toEqual({
+      ok: true,
+      value: {
+        id: '11',
+        ticket_id: '22',
+        author_id: '33',
+        public: false,
+        html_body: ' <b>hi</b> ',
+        created_at: '2024-05-01T12:00:00.25Z',
+      },
+    });
+    expect(buildUser(row(complete), columns)).toEqual({
+      ok: true,
+      value: { author_id: '33', name: 'Ann', email: 'Ann@Example.com' },
+    });
+  });
+
+  it('considers each asset independently: a row without NAME still makes its ticket and comment', () => {
+    const cells = row({ ...complete, NAME: '' });
+    expect(buildTicket(cells, columns).ok).toBe(true);
+    expect(buildComment(cells, columns).ok).toBe(true);
+    expect(buildUser(cells, columns)).toEqual({ ok: false, reason: 'missing_field' });
+  });
+
+  it.each([
+    ['CONVERSATION_ID', '', 'missing_field'],
+    ['CONVERSATION_ID', '9223372036854775808', 'invalid_field'],
+    ['TICKET_REQUESTER_ID', '  ', 'missing_field'],
+    ['TICKET_REQUESTER_ID', 'abc', 'invalid_field'],
+    ['TICKET_CREATED_AT', '2023-02-29 10:00:00', 'invalid_field'],
+  ] as const)('refuses the ticket when %s is %j (%s)', (column, value, reason) => {
+    expect(buildTicket(row({ ...complete, [column]: value }), columns)).toEqual({ ok: false, reason });
+  });
+
+  it.each([
+    ['COMMENT_PART_ID', '', 'missing_field'],
+    ['COMMENT_PART_ID', '1.0', 'invalid_field'],
+    ['CONVERSATION_ID', 'x', 'invalid_field'],
+    ['AUTHOR_ID', '', 'missing_field'],
+    ['COMMENT_PUBLIC', 'yes', 'invalid_field'],
+    ['COMMENT_PUBLIC', '', 'missing_field'],
+    ['BODY', '', 'missing_field'],
+    ['COMMENT_CREATED_AT', '2024-05-01', 'invalid_field'],
+  ] as const)('refuses the comment when %s is %j (%s)', (column, value, reason) => {
+    expect(buildComment(row({ ...complete, [column]: value }), columns)).toEqual({ ok: false, reason });
+  });
+
+  it.each([
+    ['EMAIL', '', 'missing_field'],
+    ['EMAIL', 'no-at-sign', 'bad_email'],
+    ['EMAIL', 'a@b@c', 'bad_email'],
+    ['NAME', '  ', 'missing_field'],
+    ['AUTHOR_ID', '', 'missing_field'],
+    ['AUTHOR_ID', 'abc', 'invalid_field'],
+  ] as const)('refuses the user when %s is %j (%s)', (column, value, reason) => {
+    expect(buildUser(row({ ...complete, [column]: value }), columns)).toEqual({ ok: false, reason });
+  });
+
+  it('counts a row with both a blank and an unparsable field as missing_field', () => {
+    expect(buildTicket(row({ ...complete, CONVERSATION_ID: '', TICKET_CREATED_AT: 'never' }), columns)).toEqual({
+      ok: false,
+      reason: 'missing_field',
+    });
+  });
+
+  it('treats the cells a short row lacks as missing', () => {
+    expect(buildComment(['2024-05-01 12:00:00', '1', '2'], columns)).toEqual({ ok: false, reason: 'missing_field' });
+  });
+});
+
+describe('AssetDeduper', () => {
+  it('lets the first complete row per key win, after an earlier incomplete one', () => {
+    const deduper = new AssetDeduper();
+    const incomplete = row({ ...complete, TICKET_CREATED_AT: '', COMMENT_PUBLIC: 'maybe', EMAIL: 'broken' });
+    const first = row({ ...complete, TICKET_REQUESTER_ID: '1', BODY: 'first', NAME: 'First' });
+    const second = row({ ...complete, TICKET_REQUESTER_ID: '2', BODY: 'second', NAME: 'Second' });
+    expect(deduper.takeTicket(incomplete, columns)).toBeNull();
+    expect(deduper.takeComment(incomplete, columns)).toBeNull();
+    expect(deduper.takeUser(incomplete, columns)).toBeNull();
+    expect(deduper.takeTicket(first, columns)?.requester_id).toBe('1');
+    expect(deduper.takeComment(first, columns)?.html_body).toBe('first');
+    expect(deduper.takeUser(first, columns)?.name).toBe('First');
+    expect(deduper.takeTicket(second, columns)).toBeNull();
+    expect(deduper.takeComment(second, columns)).toBeNull();
+    expect(deduper.takeUser(second, columns)).toBeNull();
+    expect(deduper.dropped).toEqual({
+      tickets: { missing_field: 1, invalid_field: 0, duplicate: 1 },
+      comments: { missing_field: 0, invalid_field: 1, duplicate: 1 },
+      users: { missing_field: 0, bad_email: 1, invalid_field: 0, duplicate: 1 },
+    });
+  });
+
+  it('compares emails case-insensitively but keeps the winning spelling', () => {
+    const deduper = new AssetDeduper();
+    expect(deduper.takeUser(row({ ...complete, EMAIL: 'Ann@Example.com' }), columns)?.email).toBe('Ann@Example.com');
+    expect(deduper.takeUser(row({ ...complete, EMAIL: 'ann@EXAMPLE.COM', AUTHOR_ID: '99' }), columns)).toBeNull();
+    expect(deduper.dropped.users.duplicate).toBe(1);
+  });
+
+  it('keys tickets by canonical id, so 007 and 7 are the same ticket', () => {
+    const deduper = new AssetDeduper();
+    expect(deduper.takeTicket(row({ ...complete, CONVERSATION_ID: '007' }), columns)?.id).toBe('7');
+    expect(deduper.takeTicket(row({ ...complete, CONVERSATION_ID: '7' }), columns)).toBeNull();
+  });
+});

@@ -1,0 +1,51 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatLocation, LocationError, parseLocation, sameLocation } from '../../../lib/storage/location.ts';
+
+describe('parseLocation', () => {
+  it('reads s3://bucket/key with a key holding slashes', () => {
+    expect(parseLocation('s3://import-local/input/2026/chat.csv')).toEqual({ kind: 's3', bucket: 'import-local', key: 'input/2026/chat.csv' });
+  });
+
+  it('accepts the scheme in upper case and surrounding whitespace', () => {
+    expect(parseLocation('  S3://my.bucket-1/a.tar ')).toEqual({ kind: 's3', bucket: 'my.bucket-1', key: 'a.tar' });
+  });
+
+  it('resolves a relative path against the working directory', () => {
+    expect(parseLocation('out/tickets.tar')).toEqual({ kind: 'file', path: resolve('out/tickets.tar') });
+  });
+
+  it('keeps an absolute path and reads a file: URL', () => {
+    expect(parseLocation('/data/chat.csv')).toEqual({ kind: 'file', path: '/data/chat.csv' });
+    expect(parseLocation('file:///data/chat%20export.csv')).toEqual({ kind: 'file', path: '/data/chat export.csv' });
+  });
+
+  it.each([
+    ['an empty string', '', /is empty/],
+    ['blanks only', '   ', /is empty/],
+    ['a bucket without a key', 's3://bucket', /has no object key/],
+    ['a bucket with an empty key', 's3://bucket/', /has no object key/],
+    ['a key naming a folder', 's3://bucket/output/', /names a folder/],
+    ['an upper-case bucket', 's3://Bucket/key', /valid S3 bucket/],
+    ['a two-letter bucket', 's3://ab/key', /valid S3 bucket/],
+    ['a bucket with consecutive dots', 's3://a..b/key', /valid S3 bucket/],
+    ['a missing slash after the scheme', 's3:/bucket/key', /not an S3 URL/],
+    ['an http URL', 'https://bucket.s3.amazonaws.com/key', /unsupported scheme/],
+    ['a directory path', 'out/', /names a directory/],
+  ])('refuses %s with a clear LocationError', (_label, input, message) => {
+    expect(() => parseLocation(input)).toThrow(LocationError);
+    expect(() => parseLocation(input)).toThrow(message);
+  });
+});
+
+describe('formatLocation and sameLocation', () => {
+  it('formats both kinds back to their text', () => {
+    expect(formatLocation(parseLocation('s3://bucket-a/k/x.csv'))).toBe('s3://bucket-a/k/x.csv');
+    expect(formatLocation(parseLocation('/tmp/x.tar'))).toBe('/tmp/x.tar');
+  });
+
+  it('treats a relative and an absolute spelling of one file as the same location', () => {
+    expect(sameLocation(parseLocation('x.tar'), parseLocation(resolve('x.tar')))).toBe(true);
+    expect(sameLocation(parseLocation('s3://bucket-a/x'), parseLocation('s3://bucket-b/x'))).toBe(false);
+  });
+});

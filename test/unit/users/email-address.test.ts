@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { emailKey, isEmailAddress, MAX_EMAIL_LENGTH, STRICT_EMAIL_PATTERN, STRICT_EMAIL_SOURCE } from '../../../lib/users/email-address.ts';
+
+// Copied from CONTRACT §3 so a drift in the code's copy fails here.
+const CONTRACT_PATTERN =
+  '^(([^<>()\\[\\]\\\\.,;:\\s@"]+(\\.[^<>()\\[\\]\\\\.,;:\\s@"]+)*)|(".+"))@((\\[[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\])|(([a-zA-Z\\-0-9]+\\.)+[a-zA-Z]{2,}))$';
+
+const ADVERSARIAL = [
+  ['dotted runs', 'a.'.repeat(20_000)],
+  ['an unterminated quoted local part', `"${'a'.repeat(50_000)}`],
+  ['a dashed domain without a dot', `a@${'a-'.repeat(30_000)}`],
+  ['repeated quoted segments', `"${'"@a.aa'.repeat(10_000)}`],
+  ['a long run of labels ending badly', `a@${'aa.'.repeat(20_000)}-`],
+] as const;
+
+describe('isEmailAddress', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('uses the contract pattern character for character, without the u flag', () => {
+    expect(STRICT_EMAIL_SOURCE).toBe(CONTRACT_PATTERN);
+    expect(STRICT_EMAIL_PATTERN.source).toBe(CONTRACT_PATTERN);
+    expect(STRICT_EMAIL_PATTERN.flags).toBe('');
+  });
+
+  it.each([
+    'jdoe@example.com',
+    'Jane.Doe@Example.COM',
+    'first.middle.last@sub.example.co.uk',
+    '"john doe"@example.com',
+    '"john@doe"@example.com',
+    'jdoe@[192.168.0.1]',
+    'j+tag@ex-ample.io',
+  ])('accepts %s under the strict pattern', (email) => {
+    expect(isEmailAddress(email, 'strict')).toBe(true);
+  });
+
+  it.each([
+    ['a single-label domain', 'jdoe@intranet'],
+    ['no @', 'jdoe.example.com'],
+    ['an empty local part', '@example.com'],
+    ['an empty domain', 'jdoe@'],
+    ['a space in the local part', 'j doe@example.com'],
+    ['two dots in a row', 'j..doe@example.com'],
+    ['a leading dot', '.jdoe@example.com'],
+    ['a one-letter top-level domain', 'jdoe@example.c'],
+    ['a numeric top-level domain', 'jdoe@example.123'],
+    ['two @', 'j@doe@example.com'],
+    ['an IPv4 literal without brackets', 'jdoe@192.168.0.1'],
+    ['the empty string', ''],
+  ])('refuses %s under the strict pattern', (_label, email) => {
+    expect(isEmailAddress(email, 'strict')).toBe(false);
+  });
+
+  it.each(['jdoe@intranet', 'jdoe@example.com', 'j doe@local host', 'x@y'])('accepts %s with the pattern off', (email) => {
+    expect(isEmailAddress(email, 'off')).toBe(true);
+  });
+
+  it.each([
+    ['no @', 'jdoe'],
+    ['nothing before the @', '@intranet'],
+    ['nothing after the @', 'jdoe@'],
+    ['only blanks before the @', '   @intranet'],
+    ['only blanks after the @', 'jdoe@  '],
+    ['two @', 'a@b@c'],
+    ['the empty string', ''],
+  ])('refuses %s with the pattern off', (_label, email) => {
+    expect(isEmailAddress(email, 'off')).toBe(false);
+  });
+
+  it('accepts exactly 254 characters and refuses 255 in both modes', () => {
+    const at254 = `${'a'.repeat(MAX_EMAIL_LENGTH - '@example.com'.length)}@example.com`;
+    expect(at254).toHaveLength(254);
+    expect(isEmailAddress(at254, 'strict')).toBe(true);
+    expect(isEmailAddress(at254, 'off')).toBe(true);
+    expect(isEmailAddress(`a${at254}`, 'strict')).toBe(false);
+    expect(isEmailAddress(`a${at254}`, 'off')).toBe(false);
+  });
+
+  it.each(ADVERSARIAL)(
+    'refuses %s of tens of KB without ever running the pattern on it',
+    { timeout: 5_000 },
+    (_label, email) => {
+      const test = vi.spyOn(STRICT_EMAIL_PATTERN, 'test');
+      expect(isEmailAddress(email, 'strict')).toBe(false);
+      expect(isEmailAddress(email, 'off')).toBe(false);
+      expect(test).not.toHaveBeenCalled();
+    },
+  );
+
+  it('runs the pattern on inputs within the cap', () => {
+    const test = vi.spyOn(STRICT_EMAIL_PATTERN, 'test');
+    expect(isEmailAddress('a.'.repeat(100), 'strict')).toBe(false);
+    expect(test).toHaveBeenCalledTimes(1);
+  });
+
+  it('compares emails case-insensitively through their key', () => {
+    expect(emailKey('Jane.Doe@Example.COM')).toBe(emailKey('jane.doe@example.com'));
+    expect(emailKey('jane@example.com')).not.toBe(emailKey('john@example.com'));
+  });
+});
