@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import type { Context } from 'aws-lambda';
 import { loadImportConfig, once } from '../lib/config.ts';
 import { makeLogger } from '../lib/http/logger.ts';
-import { makeImportJob, parseImportEvent } from '../lib/import/import-job.ts';
+import { deadlineSignal, makeImportJob, parseImportEvent } from '../lib/import/import-job.ts';
 import type { ImportSummary } from '../lib/import/run-import.ts';
 import { resolveSecret } from '../lib/secrets.ts';
 import { formatLocation } from '../lib/storage/location.ts';
@@ -12,6 +12,8 @@ import { fetchDestinationUsers } from '../lib/ticketing/user-listing-client.ts';
 
 const logger = makeLogger('importTickets');
 const PROGRESS_EVERY_MS = 15_000;
+/** Stop this long before the Lambda timeout, so the multipart upload is still aborted cleanly. */
+const DEADLINE_MARGIN_MS = 10_000;
 
 // Built on the first invocation, so a missing variable is a logged ConfigError naming it.
 const importJob = once(() => {
@@ -22,8 +24,10 @@ const importJob = once(() => {
     ...makeLocationOpeners({ s3: () => s3 }),
     tmpDir: tmpdir(),
     ...(ticketing && {
-      fetchDestinationUsers: async () =>
-        fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password: await resolveSecret(ticketing.password, 'TICKETING_PASSWORD') }),
+      fetchDestinationUsers: async (signal) => {
+        const password = await resolveSecret(ticketing.password, 'TICKETING_PASSWORD');
+        return fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password, ...(signal && { signal }) });
+      },
     }),
   });
 });
@@ -33,12 +37,14 @@ export const handler = async (event: unknown, context?: Context): Promise<Import
   if (context) logger.addContext(context);
   const started = Date.now();
   let lastProgress = started;
+  const deadline = deadlineSignal(context?.getRemainingTimeInMillis(), DEADLINE_MARGIN_MS);
   try {
     const { source, destination } = parseImportEvent(event);
     logger.info('import started', { source: formatLocation(source), destination: formatLocation(destination) });
     const summary = await importJob().run({
       source,
       destination,
+      signal: deadline.signal,
       onProgress: ({ rows, bytesRead }) => {
         if (Date.now() - lastProgress < PROGRESS_EVERY_MS) return;
         lastProgress = Date.now();
@@ -50,5 +56,7 @@ export const handler = async (event: unknown, context?: Context): Promise<Import
   } catch (error) {
     logger.error('import failed', { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), duration_ms: Date.now() - started });
     throw error;
+  } finally {
+    deadline.clear();
   }
 };

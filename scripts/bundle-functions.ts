@@ -12,6 +12,8 @@ export interface BundleReport {
   mapBytes: number;
   /** Bytes of the output contributed per npm package (or `(project)`), largest first. */
   contributors: Array<{ source: string; bytes: number }>;
+  /** What the bundle loads from outside itself at run time (only Node built-ins when nothing is external). */
+  externalImports: string[];
 }
 
 const packageOf = (input: string): string => {
@@ -42,7 +44,15 @@ export const bundleEntry = async (serviceDir: string, entry: FunctionEntry, outR
   const file = join(outdir, basename(entry.entry, '.ts') + BUNDLE_EXTENSION);
   const output = Object.keys(result.metafile.outputs).find((path) => resolve(serviceDir, path) === resolve(file));
   const [bytes, mapBytes] = await Promise.all([stat(file), stat(`${file}.map`)]).then(([code, map]) => [code.size, map.size]);
-  return { name: entry.name, file, bytes: bytes!, mapBytes: mapBytes!, contributors: output ? contributorsOf(result.metafile, output) : [] };
+  const imports = output ? (result.metafile.outputs[output]?.imports ?? []) : [];
+  return {
+    name: entry.name,
+    file,
+    bytes: bytes!,
+    mapBytes: mapBytes!,
+    contributors: output ? contributorsOf(result.metafile, output) : [],
+    externalImports: [...new Set(imports.filter((item) => item.external).map((item) => item.path))].sort(),
+  };
 };
 
 /** Bundles every function of serverless.yml into `<outRoot>/<function>/`, the layout of its deployment zip. */

@@ -1,4 +1,31 @@
-import type { BuildOptions } from 'esbuild';
+import type { BuildOptions, Plugin } from 'esbuild';
+import { builtinModules } from 'node:module';
+
+const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
+const REQUIRED_BUILTIN = 'required-builtin';
+
+/**
+ * Routes every Node built-in import through require(), as CommonJS code loads them. An ESM import of
+ * a built-in makes Node build the module's ESM facade, which reads every export up front, lazy ones
+ * included: `node:http` alone then loads undici (~15 ms of a ~65 ms cold load, see
+ * bench/cold-start.bench.ts). Through require() nothing is read until used; the objects are the same.
+ */
+export const builtinsThroughRequire: Plugin = {
+  name: 'builtins-through-require',
+  setup: (build) => {
+    build.onResolve({ filter: /^(node:)?[a-z_]+(\/[a-z_]+)?$/ }, (args) => {
+      if (!BUILTINS.has(args.path)) return undefined;
+      const name = args.path.startsWith('node:') ? args.path : `node:${args.path}`;
+      // The stand-in module's own require() is the real, external built-in.
+      if (args.namespace === REQUIRED_BUILTIN) return { path: name, external: true };
+      return { path: name, namespace: REQUIRED_BUILTIN };
+    });
+    build.onLoad({ filter: /.*/, namespace: REQUIRED_BUILTIN }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * The esbuild options of every function bundle: the ONE source read by `osls package`/`deploy` and
@@ -12,6 +39,9 @@ import type { BuildOptions } from 'esbuild';
 export const bundleOptions = (): BuildOptions => ({
   bundle: true,
   minify: true,
+  // Error classes name themselves after their class (AppError: `new.target.name`); log lines and
+  // thrown errors must read `ConfigError`, not a minified `fc`.
+  keepNames: true,
   // A linked map keeps the code file small; NODE_OPTIONS=--enable-source-maps turns stack traces back into TypeScript.
   sourcemap: 'linked',
   sourcesContent: false,
@@ -25,6 +55,7 @@ export const bundleOptions = (): BuildOptions => ({
   mainFields: ['module', 'main'],
   external: [],
   legalComments: 'none',
+  plugins: [builtinsThroughRequire],
   outExtension: { '.js': '.mjs' },
 });
 

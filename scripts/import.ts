@@ -3,7 +3,7 @@
 import { tmpdir } from 'node:os';
 import { loadImportConfig } from '../lib/config.ts';
 import { AppError } from '../lib/errors.ts';
-import { makeImportJob } from '../lib/import/import-job.ts';
+import { ImportCancelledError, makeImportJob } from '../lib/import/import-job.ts';
 import { ImportInputError } from '../lib/import/import-input-error.ts';
 import { resolveSecret } from '../lib/secrets.ts';
 import { parseLocation } from '../lib/storage/location.ts';
@@ -19,6 +19,12 @@ const progressLine = (rows: number, bytesRead: number, elapsedMs: number): strin
   const seconds = Math.max(elapsedMs / 1000, 0.001);
   return `${rows} rows · ${(bytesRead / MB).toFixed(1)} MB read · ${(bytesRead / MB / seconds).toFixed(1)} MB/s · ${seconds.toFixed(1)} s`;
 };
+
+/** Bad input, locations, configuration, upstream, AWS and file-system failures get one line; anything else keeps its stack. */
+const isExpected = (error: unknown): boolean =>
+  error instanceof AppError ||
+  error instanceof ImportInputError ||
+  (error instanceof Error && (typeof (error as NodeJS.ErrnoException).code === 'string' || '$metadata' in error || error.name === 'CredentialsProviderError'));
 
 const main = async (args: string[]): Promise<void> => {
   if (args.includes('--help') || args.includes('-h')) {
@@ -38,10 +44,19 @@ const main = async (args: string[]): Promise<void> => {
     ...makeLocationOpeners({ s3: () => (s3 ??= makeS3Client({ forcePathStyle: config.s3ForcePathStyle })) }),
     tmpDir: tmpdir(),
     ...(ticketing && {
-      fetchDestinationUsers: async () =>
-        fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password: await resolveSecret(ticketing.password, 'TICKETING_PASSWORD') }),
+      fetchDestinationUsers: async (signal) => {
+        const password = await resolveSecret(ticketing.password, 'TICKETING_PASSWORD');
+        return fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password, ...(signal && { signal }) });
+      },
     }),
   });
+  // The first Ctrl-C stops the run and cleans the destination up; a second one exits at once.
+  const interrupted = new AbortController();
+  const onSignal = (name: string) => {
+    if (interrupted.signal.aborted) process.exit(130);
+    interrupted.abort(new ImportCancelledError(`interrupted by ${name}; nothing was written`));
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
   const started = Date.now();
   const live = process.stderr.isTTY === true;
   let last = { rows: 0, bytesRead: 0 };
@@ -50,6 +65,7 @@ const main = async (args: string[]): Promise<void> => {
     const summary = await job.run({
       source,
       destination,
+      signal: interrupted.signal,
       onProgress: (progress) => {
         last = progress;
         if (!live || Date.now() - lastDrawn < 250) return;
@@ -68,9 +84,8 @@ try {
   await main(process.argv.slice(2));
 } catch (error) {
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
-  // Expected failures (bad input, bad location, configuration, upstream) get one line; anything else keeps its stack.
-  const expected = error instanceof AppError || error instanceof ImportInputError;
+  const expected = isExpected(error);
   const detail = expected ? (error as Error).message : error instanceof Error ? (error.stack ?? error.message) : String(error);
   process.stderr.write(`import failed: ${detail}\n`);
-  process.exitCode = 1;
+  process.exitCode = error instanceof ImportCancelledError ? 130 : 1;
 }

@@ -51,36 +51,55 @@ export const mapInventoryRecord = (record: unknown): InventoryDevice | undefined
   const hardware = sectionOf(root.hardware);
   const os = sectionOf(root.operatingSystem);
   const user = sectionOf(root.userAndLocation);
-  const candidate: Record<string, string | boolean | undefined> = {
-    id,
-    udid: text(root.udid),
-    name: text(general?.name),
-    serial_number: text(hardware?.serialNumber),
-    model: text(hardware?.model),
-    model_identifier: text(hardware?.modelIdentifier),
-    os_name: text(os?.name),
-    os_version: text(os?.version),
-    os_build: text(os?.build),
-    last_contact_at: text(general?.lastContactTime) ?? text(general?.lastContact),
-    last_inventory_at: text(general?.reportDate),
-    username: text(user?.username),
-    email: text(user?.email),
-    supervised: flag(general?.supervised),
-    managed: flag(sectionOf(general?.remoteManagement)?.managed),
-  };
-  const device: Record<string, string | boolean> = {};
-  for (const [key, value] of Object.entries(candidate)) {
+  const device: Record<string, string | boolean> = { id };
+  const put = (key: keyof InventoryDevice, value: string | boolean | undefined): void => {
     if (value !== undefined) device[key] = value;
-  }
+  };
+  put('udid', text(root.udid));
+  put('name', text(general?.name));
+  put('serial_number', text(hardware?.serialNumber));
+  put('model', text(hardware?.model));
+  put('model_identifier', text(hardware?.modelIdentifier));
+  put('os_name', text(os?.name));
+  put('os_version', text(os?.version));
+  put('os_build', text(os?.build));
+  put('last_contact_at', text(general?.lastContactTime) ?? text(general?.lastContact));
+  put('last_inventory_at', text(general?.reportDate));
+  put('username', text(user?.username));
+  put('email', text(user?.email));
+  put('supervised', flag(general?.supervised));
+  put('managed', flag(sectionOf(general?.remoteManagement)?.managed));
   return device as unknown as InventoryDevice;
 };
 
+/**
+ * One fixed shape in the contract's order, `os_is_latest` after `os_build`. Fields without a value
+ * are undefined here, which JSON.stringify leaves out, so the body never carries null; the fixed
+ * shape is also what keeps rendering 10,000 devices cheap.
+ */
+const flagged = (device: InventoryDevice, latest: boolean) => ({
+  id: device.id,
+  udid: device.udid,
+  name: device.name,
+  serial_number: device.serial_number,
+  model: device.model,
+  model_identifier: device.model_identifier,
+  os_name: device.os_name,
+  os_version: device.os_version,
+  os_build: device.os_build,
+  os_is_latest: latest,
+  last_contact_at: device.last_contact_at,
+  last_inventory_at: device.last_inventory_at,
+  username: device.username,
+  email: device.email,
+  supervised: device.supervised,
+  managed: device.managed,
+});
+
 /** Adds `os_is_latest` right after `os_build`'s position (whether or not `os_build` is present). */
 export const withLatestFlag = (device: InventoryDevice, reference: string | readonly string[]): Device => {
-  const { last_contact_at, last_inventory_at, username, email, supervised, managed, ...head } = device;
-  const tail = { last_contact_at, last_inventory_at, username, email, supervised, managed };
-  const result: Record<string, unknown> = { ...head, os_is_latest: isLatest(device.os_version, reference) };
-  for (const [key, value] of Object.entries(tail)) {
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(flagged(device, isLatest(device.os_version, reference)))) {
     if (value !== undefined) result[key] = value;
   }
   return result as unknown as Device;
@@ -90,5 +109,15 @@ export const withLatestFlag = (device: InventoryDevice, reference: string | read
 export const renderDeviceList = (devices: readonly InventoryDevice[], reference: string): string => {
   // Parsed once for the whole list; an unparsable reference stays text and makes no device latest.
   const parsed = parseVersion(reference) ?? reference;
-  return JSON.stringify(devices.map((device) => withLatestFlag(device, parsed)));
+  // A fleet runs a handful of distinct versions: decide each once.
+  const decided = new Map<string | undefined, boolean>();
+  const latestFor = (version: string | undefined): boolean => {
+    let latest = decided.get(version);
+    if (latest === undefined) {
+      latest = isLatest(version, parsed);
+      decided.set(version, latest);
+    }
+    return latest;
+  };
+  return JSON.stringify(devices.map((device) => flagged(device, latestFor(device.os_version))));
 };

@@ -1,4 +1,5 @@
 import type { DeviceListRequest } from './device-list-source.ts';
+import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
 import { mapInventoryRecord, type InventoryDevice } from './map-inventory-record.ts';
 
 /** The upstream inventory as read-devices needs it (the Jamf client, or anything shaped like it). */
@@ -19,8 +20,11 @@ export const DEADLINE_MARGIN_MS = 1000;
 export const makeReadDevices =
   ({ inventory }: { inventory: InventoryReader }): ReadDevices =>
   async (request) => {
-    const deadline = AbortSignal.timeout(Math.max(0, request.remainingTimeMs() - DEADLINE_MARGIN_MS));
-    const records = await inventory.fetchAllPages(deadline);
+    const budgetMs = request.remainingTimeMs() - DEADLINE_MARGIN_MS;
+    if (budgetMs <= 0) {
+      throw new UpstreamError(UpstreamFailure.TimedOut, { detail: `no time left for an upstream read (${budgetMs + DEADLINE_MARGIN_MS} ms remaining)` });
+    }
+    const records = await inventory.fetchAllPages(AbortSignal.timeout(budgetMs));
     const devices: InventoryDevice[] = [];
     for (const record of records) {
       const device = mapInventoryRecord(record);

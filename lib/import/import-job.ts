@@ -1,12 +1,13 @@
 import { formatLocation, LocationError, parseLocation, sameLocation, type Location } from '../storage/location.ts';
-import type { OpenSink, OpenSource } from '../storage/storage.ts';
+import { AppError } from '../errors.ts';
+import { asError, type OpenSink, type OpenSource, type Sink } from '../storage/storage.ts';
 import { runImport, type ImportSummary, type RunImportOptions } from './run-import.ts';
 
 export interface ImportJobDeps {
   openSource: OpenSource;
   openSink: OpenSink;
   /** Absent: user resolution is disabled (no TICKETING_URL); the summary says so. */
-  fetchDestinationUsers?: () => Promise<ReadonlyMap<string, string>>;
+  fetchDestinationUsers?: (signal: AbortSignal | undefined) => Promise<ReadonlyMap<string, string>>;
   /** Where the pipeline spills to disk (`/tmp` in Lambda). */
   tmpDir?: string;
 }
@@ -15,6 +16,15 @@ export interface ImportJobRun {
   source: Location;
   destination: Location;
   onProgress?: RunImportOptions['onProgress'];
+  /** Aborting stops the run wherever it is and leaves nothing at the destination (Ctrl-C, Lambda deadline). */
+  signal?: AbortSignal;
+}
+
+/** The run was stopped from outside (Ctrl-C, the Lambda deadline) and cleaned up. */
+export class ImportCancelledError extends AppError {
+  constructor(message: string) {
+    super(503, 'Import cancelled', { logMessage: message });
+  }
 }
 
 export interface ImportJob {
@@ -27,20 +37,31 @@ export interface ImportJob {
  * any failure after the sink exists aborts it, so a failed run leaves nothing at the destination.
  */
 export const makeImportJob = (deps: ImportJobDeps): ImportJob => ({
-  run: async ({ source, destination, onProgress }) => {
+  run: async ({ source, destination, onProgress, signal }) => {
     if (sameLocation(source, destination)) {
       throw new LocationError(`Source and destination are the same (${formatLocation(source)})`);
     }
-    const destinationUsers = deps.fetchDestinationUsers ? await deps.fetchDestinationUsers() : undefined;
+    signal?.throwIfAborted();
+    const destinationUsers = deps.fetchDestinationUsers ? await deps.fetchDestinationUsers(signal) : undefined;
+    signal?.throwIfAborted();
     const input = await deps.openSource(source);
-    let sink;
+    let sink: Sink;
     try {
+      signal?.throwIfAborted();
       sink = await deps.openSink(destination);
     } catch (error) {
       input.destroy();
       throw error;
     }
+    // Failing both streams makes the pipeline reject in either of its passes.
+    const stop = () => {
+      const reason = asError(signal?.reason);
+      input.destroy(reason);
+      sink.stream.destroy(reason);
+    };
+    signal?.addEventListener('abort', stop, { once: true });
     try {
+      signal?.throwIfAborted();
       const summary = await runImport({
         input,
         output: sink.stream,
@@ -48,12 +69,15 @@ export const makeImportJob = (deps: ImportJobDeps): ImportJob => ({
         ...(deps.tmpDir === undefined ? {} : { tmpDir: deps.tmpDir }),
         ...(onProgress === undefined ? {} : { onProgress }),
       });
+      signal?.throwIfAborted();
       await sink.commit();
       return summary;
     } catch (error) {
       input.destroy();
       await sink.abort(error);
-      throw error;
+      throw signal?.aborted ? asError(signal.reason) : error;
+    } finally {
+      signal?.removeEventListener('abort', stop);
     }
   },
 });
@@ -86,4 +110,15 @@ export const parseImportEvent = (event: unknown): { source: Location; destinatio
   }
   const record = event as Record<string, unknown>;
   return { source: s3Location(record, 'source'), destination: s3Location(record, 'destination') };
+};
+
+/** A signal that fires `marginMs` before `remainingMs` runs out, so a Lambda run can still clean up. */
+export const deadlineSignal = (remainingMs: number | undefined, marginMs: number): { signal: AbortSignal; clear: () => void } => {
+  const controller = new AbortController();
+  if (remainingMs === undefined) return { signal: controller.signal, clear: () => undefined };
+  const timer = setTimeout(
+    () => controller.abort(new ImportCancelledError(`Import stopped ${marginMs / 1000} s before the Lambda timeout; nothing was written`)),
+    Math.max(remainingMs - marginMs, 0),
+  );
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 };

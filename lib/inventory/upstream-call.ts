@@ -32,6 +32,7 @@ export const callUpstream = async (label: string, url: string, init: RequestInit
   const signal = AbortSignal.any([limits.signal, AbortSignal.timeout(limits.timeoutMs)]);
   try {
     signal.throwIfAborted();
+    // A redirect would carry the Authorization header elsewhere; INVENTORY_URL must name the server itself.
     const response = await fetch(url, { ...init, signal, redirect: 'error' });
     return { status: response.status, headers: response.headers, text: await response.text() };
   } catch (cause) {

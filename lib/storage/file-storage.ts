@@ -20,7 +20,9 @@ export const openFileSource = async (path: string): Promise<Readable> => {
     if (code(error) === 'EACCES') throw new LocationError(`Source file ${path} is not readable`);
     throw new StorageError(`Could not open source file ${path}`, error);
   }
-  if (!(await handle.stat()).isFile()) {
+  // A named pipe is welcome too: `npm run import -- <(zcat export.csv.gz) out.tar`.
+  const kind = await handle.stat();
+  if (!kind.isFile() && !kind.isFIFO()) {
     await handle.close();
     throw new LocationError(`Source ${path} is not a regular file`);
   }

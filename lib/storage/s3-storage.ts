@@ -46,13 +46,13 @@ export const openS3Source = async (client: S3Client, object: S3Object): Promise<
  * otherwise keep draining the archive after one part failed, and the writer would only learn of it
  * at the very end.
  */
-const failingFast = (client: S3Client, body: PassThrough): S3Client =>
+const failingFast = (client: S3Client, fail: (error: unknown) => void): S3Client =>
   new Proxy(client, {
     get: (target, property, receiver) => {
       if (property !== 'send') return Reflect.get(target, property, receiver) as unknown;
       return (...args: Parameters<S3Client['send']>) =>
         (target.send as (...a: unknown[]) => Promise<unknown>).apply(target, args).catch((error: unknown) => {
-          body.destroy(asError(error));
+          fail(error);
           throw error;
         });
     },
@@ -66,10 +66,15 @@ const failingFast = (client: S3Client, body: PassThrough): S3Client =>
  */
 export const openS3Sink = async (client: S3Client, object: S3Object, options: S3SinkOptions = {}): Promise<Sink> => {
   const body = new PassThrough({ highWaterMark: 1024 * 1024 });
+  // The writer sees one clear error naming the object, with the SDK's error as its cause.
+  const uploadFailed = (error: unknown) => {
+    const detail = error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : String(error);
+    return new StorageError(`Upload to ${shown(object)} failed (${detail})`, error);
+  };
   // Failures surface through the writer's pipeline and `commit`; this listener only prevents a crash.
   body.on('error', () => undefined);
   const upload = new Upload({
-    client: failingFast(client, body),
+    client: failingFast(client, (error) => body.destroy(uploadFailed(error))),
     params: { Bucket: object.bucket, Key: object.key, Body: body, ContentType: options.contentType ?? 'application/x-tar' },
     partSize: options.partSizeBytes ?? DEFAULT_PART_BYTES,
     queueSize: options.queueSize ?? DEFAULT_QUEUE_SIZE,
@@ -80,7 +85,7 @@ export const openS3Sink = async (client: S3Client, object: S3Object, options: S3
   const outcome = upload.done().then(
     () => ({ ok: true as const }),
     (error: unknown) => {
-      body.destroy(asError(error));
+      body.destroy(uploadFailed(error));
       return { ok: false as const, error };
     },
   );
@@ -91,7 +96,7 @@ export const openS3Sink = async (client: S3Client, object: S3Object, options: S3
     commit: async () => {
       if (!body.writableEnded) throw new StorageError(`Archive for ${shown(object)} was committed before it was complete`);
       const result = await outcome;
-      if (!result.ok) throw new StorageError(`Upload to ${shown(object)} failed (${errorName(result.error) ?? 'unknown error'})`, result.error);
+      if (!result.ok) throw uploadFailed(result.error);
       committed = true;
     },
     abort: async (reason) => {

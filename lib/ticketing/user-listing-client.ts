@@ -70,7 +70,8 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
     try {
       response = await fetch(url, {
         headers: { authorization: settings.authorization, accept: 'application/json' },
-        redirect: 'error',
+        // A redirect is reported, not followed: basic credentials go to the configured host only.
+        redirect: 'manual',
         signal: AbortSignal.any([settings.signal, AbortSignal.timeout(settings.timeoutMs)]),
       });
     } catch (error) {

@@ -36,7 +36,8 @@ const toUser = (item: Record<string, unknown>): User => ({
  * `attribute_not_exists`, then the user. Local DynamoDB emulators lack TransactWriteItems, so a failed
  * second write is compensated instead: the user item is deleted (its write may have landed unseen),
  * then the lock. If deleting the user fails the lock stays, so a failure can reserve an email but
- * never leave two users with one.
+ * never leave two users with one. Both writes also accept finding their own earlier attempt, so an
+ * SDK retry of a write whose answer was lost is not mistaken for a conflict.
  */
 export const makeDynamoDbUserStore = ({ client, tableName }: DynamoDbUserStoreOptions): UserStore => {
   const deleteLock = async (user: User): Promise<void> => {
@@ -78,7 +79,9 @@ export const makeDynamoDbUserStore = ({ client, tableName }: DynamoDbUserStoreOp
         new PutCommand({
           TableName: tableName,
           Item: { pk: emailLockKey(user.email), userId: user.id, created: user.created },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          // The SDK retries a write whose answer was lost; finding our own lock then is no conflict.
+          ConditionExpression: 'attribute_not_exists(pk) OR userId = :userId',
+          ExpressionAttributeValues: { ':userId': user.id },
         }),
       );
     } catch (error) {
@@ -91,7 +94,9 @@ export const makeDynamoDbUserStore = ({ client, tableName }: DynamoDbUserStoreOp
         new PutCommand({
           TableName: tableName,
           Item: { pk: userItemKey(user.id), ...user, emailKey: emailKey(user.email) },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          // Holding the email lock, an item under our id with our email can only be our own retried write.
+          ConditionExpression: 'attribute_not_exists(pk) OR emailKey = :emailKey',
+          ExpressionAttributeValues: { ':emailKey': emailKey(user.email) },
         }),
       );
     } catch (error) {

@@ -11,11 +11,13 @@ export const STRICT_EMAIL_PATTERN = new RegExp(STRICT_EMAIL_SOURCE);
 
 const hasText = (part: string): boolean => part.trim() !== '';
 
-/** With the pattern off an address still needs exactly one `@` with text on both sides. */
+/**
+ * With the pattern off an address still needs an `@` with text on both sides. The last `@` splits it
+ * (a quoted local part may hold one), so everything the strict pattern admits is admitted here too.
+ */
 const isLooseEmail = (value: string): boolean => {
-  const at = value.indexOf('@');
-  if (at === -1 || value.indexOf('@', at + 1) !== -1) return false;
-  return hasText(value.slice(0, at)) && hasText(value.slice(at + 1));
+  const at = value.lastIndexOf('@');
+  return at !== -1 && hasText(value.slice(0, at)) && hasText(value.slice(at + 1));
 };
 
 /**

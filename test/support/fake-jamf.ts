@@ -103,8 +103,12 @@ const readBody = async (request: IncomingMessage): Promise<string> => {
   return Buffer.concat(chunks).toString('utf8');
 };
 
-const compareIds = (a: JamfComputer, b: JamfComputer): number =>
-  a.id.length === b.id.length ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.id.length - b.id.length;
+// Numeric order on digit strings; a record a test gave no id sorts first.
+const compareIds = (a: JamfComputer, b: JamfComputer): number => {
+  const left = String(a.id ?? '');
+  const right = String(b.id ?? '');
+  return left.length === right.length ? (left < right ? -1 : left > right ? 1 : 0) : left.length - right.length;
+};
 
 export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<FakeJamf> => {
   let devices: readonly JamfComputer[] = options.devices ?? generateJamfComputers(120, 1);

@@ -18,7 +18,8 @@ export type TicketingFault =
   | { kind: 'status'; status: number; retryAfter?: string }
   | { kind: 'garbage' }
   | { kind: 'wrong-shape' }
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  | { kind: 'redirect'; location: string };
 
 export interface FakeTicketingOptions {
   users?: FakeTicketingUser[];
@@ -27,6 +28,8 @@ export interface FakeTicketingOptions {
   pageSize?: number;
   /** Leave `count` out of every page so clients must follow `next_page`. */
   omitCount?: boolean;
+  /** Base URL written into `next_page` links (default: this server). */
+  nextPageBase?: string;
 }
 
 export interface FakeTicketing {
@@ -102,13 +105,17 @@ export const startFakeTicketing = async (options: FakeTicketingOptions = {}): Pr
       hanging.add(response);
       return;
     }
+    if (fault?.kind === 'redirect') {
+      send(response, 302, '', { location: fault.location });
+      return;
+    }
     if (!Number.isInteger(page) || page < 1) {
       send(response, 400, '{"error":"InvalidPageNumber"}');
       return;
     }
     const slice = users.slice((page - 1) * pageSize, page * pageSize);
     const last = page * pageSize >= users.length;
-    const nextPage = last ? 'null' : JSON.stringify(`${baseUrl}/api/v1/users.json?page=${page + 1}`);
+    const nextPage = last ? 'null' : JSON.stringify(`${options.nextPageBase ?? baseUrl}/api/v1/users.json?page=${page + 1}`);
     const count = options.omitCount ? '' : `,"count":${users.length}`;
     send(response, 200, `{"users":[${slice.map(userJson).join(',')}],"next_page":${nextPage},"previous_page":null${count}}`);
   };

@@ -184,18 +184,26 @@ describe('GET /devices through the cache tiers', () => {
   });
 
   it.each([
-    ['text that is not JSON', '{"v":1,"devices":[{"id":"1"'],
-    ['another format version', '{"v":0,"devices":[]}'],
-    ['devices of the wrong shape', '{"v":1,"devices":[{"id":1,"os_is_latest":true}]}'],
-  ])('serves the right devices from upstream when the cluster holds %s, and repairs the entry', async (_label, garbage) => {
+    ['text that is not the cluster format', () => '{"v":1,"devices":[{"id":"1"'],
+    ['another format version', (good: string) => good.replace('{"v":1,', '{"v":2,')],
+    ['a value with one corrupted character', (good: string) => good.replace('"os_build":"X"', '"os_build":"Y"')],
+    ['a truncated value', (good: string) => good.slice(0, Math.floor(good.length / 2))],
+  ])('serves the right devices from upstream when the cluster holds %s, and repairs the entry', async (_label, corrupt) => {
     const reference = await getDevices(await freshContainer());
+    let good: string | null = null;
+    for (let attempt = 0; attempt < 50 && good === null; attempt += 1) {
+      good = await raw.get(DEVICES_CLUSTER_KEY);
+      if (good === null) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const garbage = corrupt(good!);
+    expect(garbage).not.toBe(good);
     await raw.set(DEVICES_CLUSTER_KEY, garbage, 'PX', 60_000);
     const result = await getDevices(await freshContainer());
     expect(result.statusCode).toBe(200);
     expect(result.body).toBe(reference.body);
     let repaired = false;
     for (let attempt = 0; attempt < 50 && !repaired; attempt += 1) {
-      repaired = (await raw.get(DEVICES_CLUSTER_KEY)) !== garbage;
+      repaired = (await raw.get(DEVICES_CLUSTER_KEY)) === good;
       if (!repaired) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(repaired).toBe(true);

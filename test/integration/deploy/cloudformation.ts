@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { inflateRawSync } from 'node:zlib';
 
 /** A CloudFormation value: a literal, a list, or an object that may be an intrinsic function. */
 export type CfnValue = string | number | boolean | null | CfnValue[] | { [key: string]: CfnValue };
@@ -22,6 +23,8 @@ export interface CfnTemplate {
 
 export interface PackagedService {
   template: CfnTemplate;
+  /** The copy of the service that was packaged (sources included), until `cleanup`. */
+  serviceDir: string;
   /** Directory holding the per-function zips. */
   artifactsDir: string;
   cleanup: () => Promise<void>;
@@ -57,7 +60,7 @@ export const packageService = async (params: Record<string, string>, timeoutMs =
       env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: workDir, CI: 'true', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
     });
     const template = JSON.parse(await readFile(join(artifactsDir, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
-    return { template, artifactsDir, cleanup };
+    return { template, serviceDir, artifactsDir, cleanup };
   } catch (error) {
     await cleanup();
     throw error;
@@ -152,24 +155,48 @@ export const roleGrants = (template: CfnTemplate, roleLogicalId: string): Grant[
   return grants;
 };
 
-/** The file names inside a zip, read from its central directory (no unzip tool needed). */
-export const zipEntries = async (file: string): Promise<Array<{ name: string; size: number }>> => {
-  const zip = await readFile(file);
+interface ZipEntry {
+  name: string;
+  size: number;
+  method: number;
+  compressedSize: number;
+  localHeaderOffset: number;
+}
+
+const readZipDirectory = (zip: Buffer, file: string): ZipEntry[] => {
   const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
   if (end < 0) throw new Error(`${file} is not a zip`);
   const count = zip.readUInt16LE(end + 10);
   let offset = zip.readUInt32LE(end + 16);
-  const entries: Array<{ name: string; size: number }> = [];
+  const entries: ZipEntry[] = [];
   for (let index = 0; index < count; index += 1) {
     if (zip.readUInt32LE(offset) !== 0x02014b50) throw new Error(`${file}: bad central directory`);
-    const size = zip.readUInt32LE(offset + 24);
     const nameLength = zip.readUInt16LE(offset + 28);
-    const extraLength = zip.readUInt16LE(offset + 30);
-    const commentLength = zip.readUInt16LE(offset + 32);
-    entries.push({ name: zip.toString('utf8', offset + 46, offset + 46 + nameLength), size });
-    offset += 46 + nameLength + extraLength + commentLength;
+    entries.push({
+      name: zip.toString('utf8', offset + 46, offset + 46 + nameLength),
+      method: zip.readUInt16LE(offset + 10),
+      compressedSize: zip.readUInt32LE(offset + 20),
+      size: zip.readUInt32LE(offset + 24),
+      localHeaderOffset: zip.readUInt32LE(offset + 42),
+    });
+    offset += 46 + nameLength + zip.readUInt16LE(offset + 30) + zip.readUInt16LE(offset + 32);
   }
   return entries;
 };
 
-export const listArtifacts = (dir: string): Promise<string[]> => readdir(dir);
+/** The file names and sizes inside a zip, read from its central directory (no unzip tool needed). */
+export const zipEntries = async (file: string): Promise<Array<{ name: string; size: number }>> =>
+  readZipDirectory(await readFile(file), file).map(({ name, size }) => ({ name, size }));
+
+/** One file's content from a zip (stored or deflated, the two methods deployment zips use). */
+export const zipEntryContent = async (file: string, name: string): Promise<Buffer> => {
+  const zip = await readFile(file);
+  const entry = readZipDirectory(zip, file).find((candidate) => candidate.name === name);
+  if (!entry) throw new Error(`${file} has no ${name}`);
+  const header = entry.localHeaderOffset;
+  const start = header + 30 + zip.readUInt16LE(header + 26) + zip.readUInt16LE(header + 28);
+  const data = zip.subarray(start, start + entry.compressedSize);
+  if (entry.method === 0) return data;
+  if (entry.method === 8) return inflateRawSync(data);
+  throw new Error(`${file}: ${name} uses compression method ${entry.method}`);
+};

@@ -2,7 +2,7 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } 
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '../../../functions/import-tickets.ts';
-import { InvalidImportEventError } from '../../../lib/import/import-job.ts';
+import { ImportCancelledError, InvalidImportEventError } from '../../../lib/import/import-job.ts';
 import { ImportInputError } from '../../../lib/import/run-import.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { generateTicketingUsers, startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
@@ -162,5 +162,16 @@ describe('importTickets handler', () => {
     expect(error?.message).toMatch(/Ticketing credentials rejected .*\(HTTP 401\)/);
     expect(await exists(keyOf(destination))).toBe(false);
     expect(logs.raw()).not.toContain(PASSWORD);
+  });
+
+  it('stops before the Lambda timeout and leaves no object', async () => {
+    const event = await loadImportEvent('success');
+    await put(keyOf(event.source), chatCsv(Array.from({ length: 300 }, (_unused, n) => chatRow(n))));
+    const destination = `s3://${BUCKET}/output/deadline.tar`;
+    // 5 s left is inside the 10 s safety margin: the run is cancelled at once.
+    const error = await failureOf(handler({ source: event.source, destination }, lambdaContext(5_000)));
+    expect(error).toBeInstanceOf(ImportCancelledError);
+    expect(error?.message).toBe('Import stopped 10 s before the Lambda timeout; nothing was written');
+    expect(await exists(keyOf(destination))).toBe(false);
   });
 });

@@ -4,8 +4,8 @@ import {
   CreateMultipartUploadCommand,
   HeadObjectCommand,
   PutObjectCommand,
-  S3Client,
   UploadPartCommand,
+  type S3Client,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { Readable } from 'node:stream';
@@ -15,8 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocationError } from '../../../lib/storage/location.ts';
 import { openS3Sink, openS3Source } from '../../../lib/storage/s3-storage.ts';
 import { StorageError } from '../../../lib/storage/storage.ts';
-import { recordCommands } from '../../support/s3-commands.ts';
-import { createBucket, localS3Client, startS3Server, type S3Server } from '../../support/s3-server.ts';
+import { createBucket, localS3Client, recordCommands, startS3Server, type S3Server } from '../../support/s3-server.ts';
 
 const BUCKET = 'storage-test';
 const MiB = 1024 * 1024;
@@ -161,7 +160,8 @@ describe('openS3Sink', () => {
       })(),
     );
     const failure = await pipeline(source, sink.stream).catch((error: unknown) => error);
-    expect((failure as Error).name).toBe('InternalError');
+    expect(failure).toBeInstanceOf(StorageError);
+    expect(((failure as StorageError).cause as Error).name).toBe('InternalError');
     // The writer stopped soon after the failed part instead of draining all 200 MiB.
     expect(produced).toBeLessThan(40);
     await expect(sink.commit()).rejects.toThrow(StorageError);

@@ -188,4 +188,28 @@ describe('fetchDestinationUsers', () => {
     expect(error.message).toMatch(/more than 5 pages/);
     expect(server.requests).toEqual([1]);
   });
+
+  it('refuses a next_page on another origin rather than send the credentials there', async () => {
+    const server = await start({ users: generateTicketingUsers(150), omitCount: true, nextPageBase: 'http://localhost:1' });
+    const error = await failure(fetchFrom(server));
+    expect(error.message).toBe("User listing's next_page points to another origin (http://localhost:1)");
+    expect(server.requests).toEqual([1]);
+  });
+
+  it('reports a redirect instead of following it', async () => {
+    const server = await start({ users: generateTicketingUsers(10) });
+    server.failNext(1, { kind: 'redirect', location: 'http://localhost:1/login' });
+    const error = await failure(fetchFrom(server));
+    expect(error.message).toMatch(/answered HTTP 302$/);
+  });
+
+  it('accepts Retry-After given as an HTTP date', async () => {
+    const server = await start({ users: generateTicketingUsers(10) });
+    server.failNext(1, { kind: 'status', status: 429, retryAfter: new Date(Date.now() + 60_000).toUTCString() });
+    const { waits, sleep } = recordingSleep();
+    expect((await fetchFrom(server, { sleep })).size).toBe(10);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(55_000);
+    expect(waits[0]).toBeLessThanOrEqual(60_000);
+  });
 });

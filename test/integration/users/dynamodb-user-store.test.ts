@@ -28,6 +28,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
   let proxy: FaultProxy;
   let direct: DynamoDBDocumentClient;
   let viaProxy: DynamoDBDocumentClient;
+  let retryingClient: DynamoDBDocumentClient;
   let tableName: string;
   let store: UserStore;
 
@@ -38,10 +39,14 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     proxy = await startFaultProxy(dynalite.endpoint);
     direct = documentClient(dynalite.endpoint);
     viaProxy = documentClient(proxy.endpoint);
+    retryingClient = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ ...LOCAL_AWS, endpoint: proxy.endpoint, maxAttempts: 3 }),
+    );
   });
   afterAll(async () => {
     direct.destroy();
     viaProxy.destroy();
+    retryingClient.destroy();
     await proxy.close();
     await dynalite.stop();
   });
@@ -134,6 +139,29 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes('"EMAIL#') ? 'fail-after-forwarding' : 'pass'));
     await expect(store.insert(newUser('ghost@example.com'))).rejects.toBeInstanceOf(StorageError);
     expect(await items()).toEqual([]);
+  });
+
+  it.each([
+    ['the email lock', '"EMAIL#'],
+    ['the user item', '"USER#'],
+  ])('completes when the answer to a landed write of %s is lost and the SDK retries it', async (_label, marker) => {
+    const retrying = makeDynamoDbUserStore({ client: retryingClient, tableName });
+    let failed = 0;
+    proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes(marker) && failed++ === 0 ? 'fail-after-forwarding' : 'pass'));
+    const user = newUser('retry@example.com');
+    await retrying.insert(user);
+    expect(failed).toBeGreaterThan(1);
+    expect(await retrying.getById(user.id)).toEqual(user);
+    expect((await items()).map((item) => String(item.pk)).sort()).toEqual(['EMAIL#retry@example.com', `USER#${user.id}`]);
+  });
+
+  it('still refuses a user item whose id is taken by another email', async () => {
+    const first = newUser('first@example.com');
+    await store.insert(first);
+    const clash = { ...newUser('second@example.com'), id: first.id };
+    await expect(store.insert(clash)).rejects.toBeInstanceOf(StorageError);
+    expect(await store.getById(first.id)).toEqual(first);
+    expect((await items()).map((item) => String(item.pk)).sort()).toEqual(['EMAIL#first@example.com', `USER#${first.id}`]);
   });
 
   it('turns a failing read into a StorageError carrying the cause for the log only', async () => {

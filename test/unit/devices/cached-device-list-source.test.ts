@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeMemoryTier } from '../../../lib/cache/memory-tier.ts';
 import { CacheTier } from '../../../lib/cache/provenance.ts';
-import { deviceListCodec, makeCachedDeviceListSource } from '../../../lib/devices/cached-device-list-source.ts';
+import { makeCachedDeviceListSource } from '../../../lib/devices/cached-device-list-source.ts';
 import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 
 const DEVICES: InventoryDevice[] = [
@@ -12,37 +12,6 @@ const DEVICES: InventoryDevice[] = [
 ];
 
 const request = { remainingTimeMs: () => 30_000 };
-
-describe('device list codec (the cluster value)', () => {
-  it('round-trips devices as a versioned JSON envelope', () => {
-    const text = deviceListCodec.encode(DEVICES);
-    expect(JSON.parse(text)).toEqual({ v: 1, devices: DEVICES });
-    expect(deviceListCodec.decode(text)).toEqual(DEVICES);
-  });
-
-  it('holds no latest-OS flag, so it does not depend on the reference', () => {
-    expect(deviceListCodec.encode(DEVICES)).not.toContain('os_is_latest');
-  });
-
-  it.each([
-    ['text that is not JSON', '{"v":1,"devices":[{"id":"1"}'],
-    ['JSON null', 'null'],
-    ['a bare array', '[{"id":"1"}]'],
-    ['another format version', '{"v":2,"devices":[]}'],
-    ['a missing version', '{"devices":[]}'],
-    ['devices that are not an array', '{"v":1,"devices":{"id":"1"}}'],
-    ['a device that is not an object', '{"v":1,"devices":["1"]}'],
-    ['a device without an id', '{"v":1,"devices":[{"name":"x"}]}'],
-    ['a numeric id', '{"v":1,"devices":[{"id":1}]}'],
-    ['an id that is not digits', '{"v":1,"devices":[{"id":"1a"}]}'],
-    ['a null field', '{"v":1,"devices":[{"id":"1","name":null}]}'],
-    ['a text field holding a number', '{"v":1,"devices":[{"id":"1","os_version":26}]}'],
-    ['a flag holding text', '{"v":1,"devices":[{"id":"1","managed":"true"}]}'],
-    ['an unknown field', '{"v":1,"devices":[{"id":"1","os_is_latest":true}]}'],
-  ])('refuses %s', (_label, text) => {
-    expect(deviceListCodec.decode(text)).toBeUndefined();
-  });
-});
 
 describe('cached device list source', () => {
   it('serves the rendered body from upstream first, then the very same string from memory', async () => {

@@ -1,0 +1,109 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleFunctions, type BundleReport } from '../../../scripts/bundle-functions.ts';
+import { createUsersTable, startDynalite, type Dynalite } from '../../support/dynalite.ts';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const run = promisify(execFile);
+const RESULT_MARK = '@@result@@';
+
+/** Loads a bundle in a fresh Node 24 process, as Lambda does, and invokes its handler with one sample event. */
+const invokeBundle = async (
+  bundle: BundleReport,
+  eventFile: string,
+  env: Record<string, string> = {},
+): Promise<{ result?: { statusCode: number; headers?: Record<string, string>; body?: string } & Record<string, unknown>; error?: string }> => {
+  const event = await readFile(join(repoRoot, 'events', eventFile), 'utf8');
+  const script = `
+    const { handler } = await import(${JSON.stringify(pathToFileURL(bundle.file).href)});
+    const context = { awsRequestId: 'bundle-test', functionName: ${JSON.stringify(bundle.name)}, getRemainingTimeInMillis: () => 20000 };
+    let outcome;
+    try { outcome = { result: await handler(JSON.parse(process.env.SAMPLE_EVENT), context) }; }
+    catch (error) { outcome = { error: error.name + ': ' + error.message }; }
+    process.stdout.write('${RESULT_MARK}' + JSON.stringify(outcome));
+    process.exit(0);`;
+  const { stdout } = await run(join(repoRoot, 'node_modules/.bin/node'), ['--enable-source-maps', '--input-type=module', '-e', script], {
+    timeout: 30_000,
+    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'us-east-1', SAMPLE_EVENT: event, ...env },
+  });
+  return JSON.parse(stdout.slice(stdout.lastIndexOf(RESULT_MARK) + RESULT_MARK.length)) as never;
+};
+
+describe('the function bundles (built with the deployment options) work on their own', () => {
+  let outDir: string;
+  let bundles: Map<string, BundleReport>;
+  let dynalite: Dynalite;
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'bundles-'));
+    bundles = new Map((await bundleFunctions(repoRoot, outDir)).map((bundle) => [bundle.name, bundle]));
+    dynalite = await startDynalite();
+  }, 120_000);
+  afterAll(async () => {
+    await dynalite?.stop();
+    if (outDir) await rm(outDir, { recursive: true, force: true });
+  });
+
+  const bundle = (name: string): BundleReport => {
+    const found = bundles.get(name);
+    if (!found) throw new Error(`no bundle ${name}`);
+    return found;
+  };
+
+  it('keeps every bundle under 1 MiB with nothing left to node_modules', async () => {
+    expect([...bundles.keys()].sort()).toEqual(['createUser', 'credentials', 'devices', 'getUser', 'importTickets']);
+    for (const report of bundles.values()) {
+      expect(report.bytes, report.name).toBeLessThan(1024 * 1024);
+      // Only Node built-ins may be loaded from outside the bundle.
+      expect(report.externalImports.filter((name) => !name.startsWith('node:')), report.name).toEqual([]);
+      expect(report.externalImports, report.name).toContain('node:crypto');
+    }
+  });
+
+  it('answers POST /credentials (200 echo, 422 envelope with reason phrase) from the credentials bundle', async () => {
+    const ok = await invokeBundle(bundle('credentials'), 'credentials/success.json');
+    expect(ok.result?.statusCode).toBe(200);
+    expect(JSON.parse(ok.result!.body!)).toEqual({ client_id: 'demo-client', client_secret: 'demo-secret-value' });
+    const invalid = await invokeBundle(bundle('credentials'), 'credentials/invalid-extra-property.json');
+    expect(invalid.result?.statusCode).toBe(422);
+    expect(JSON.parse(invalid.result!.body!).error).toMatchObject({ status: 422, httpMessage: 'Unprocessable Entity' });
+  });
+
+  it('creates a user through the bundled AWS SDK against a DynamoDB-compatible server', async () => {
+    const tableName = `users-${randomUUID()}`;
+    await createUsersTable({ endpoint: dynalite.endpoint, tableName });
+    const created = await invokeBundle(bundle('createUser'), 'createUser/success.json', {
+      USERS_TABLE: tableName,
+      AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+    });
+    expect(created.result?.statusCode).toBe(201);
+    expect(created.result?.headers?.Location).toMatch(/^\/api\/users\/[0-9a-f-]{36}$/);
+  });
+
+  it('answers GET /api/users/{id} with a malformed id 404 from the getUser bundle', async () => {
+    const missing = await invokeBundle(bundle('getUser'), 'getUser/invalid-id.json', { USERS_TABLE: 'users' });
+    expect(missing.result?.statusCode).toBe(404);
+    expect(JSON.parse(missing.result!.body!).error).toMatchObject({ status: 404, httpMessage: 'Not Found' });
+  });
+
+  it('answers GET /devices 500 "Service misconfigured" from the devices bundle when nothing is configured', async () => {
+    const result = await invokeBundle(bundle('devices'), 'devices/success.json');
+    expect(result.result?.statusCode).toBe(500);
+    expect(JSON.parse(result.result!.body!).error).toMatchObject({ status: 500, httpMessage: 'Internal Server Error' });
+  });
+
+  it('loads the importTickets bundle and refuses an event it cannot run', async () => {
+    const result = await invokeBundle(bundle('importTickets'), 'importTickets/invalid.json');
+    expect(result.result).toBeUndefined();
+    // keepNames: the error's class name survives minification (it reaches the logs).
+    expect(result.error).toMatch(/^InvalidImportEventError: Invalid import event/);
+  });
+});

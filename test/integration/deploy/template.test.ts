@@ -1,0 +1,399 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../../lib/http/routes.ts';
+import { bundleFunctions } from '../../../scripts/bundle-functions.ts';
+import {
+  conditionHolds,
+  packageService,
+  refText,
+  resolveConditions,
+  resourcesOfType,
+  roleGrants,
+  zipEntries,
+  zipEntryContent,
+  type CfnTemplate,
+  type CfnValue,
+  type Grant,
+  type PackagedService,
+} from './cloudformation.ts';
+
+const FUNCTIONS = {
+  credentials: { logicalId: 'Credentials', file: 'credentials' },
+  devices: { logicalId: 'Devices', file: 'devices' },
+  createUser: { logicalId: 'CreateUser', file: 'create-user' },
+  getUser: { logicalId: 'GetUser', file: 'get-user' },
+  importTickets: { logicalId: 'ImportTickets', file: 'import-tickets' },
+} as const;
+type FunctionName = keyof typeof FUNCTIONS;
+const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
+
+/** A stage with every optional part switched on. */
+const FULL_PARAMS = {
+  jwtIssuerUrl: 'https://login.example.com/tenant-1/v2.0',
+  jwtAudience: 'api://device-users-import',
+  inventoryUrl: 'https://acme.jamfcloud.com',
+  inventoryClientId: 'jamf-client',
+  inventoryClientSecretSsm: '/dui/test/inventory-client-secret',
+  inventoryUsername: 'jamf-reader',
+  inventoryPasswordSsm: '/dui/test/inventory-password',
+  ticketingUrl: 'https://acme.zendesk.example',
+  ticketingUsername: 'importer@acme.example',
+  ticketingPasswordSsm: '/dui/test/ticketing-password',
+  secretsKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-0000-4000-8000-000000000001',
+  redisUrl: 'rediss://devices-cache.abc123.euw1.cache.amazonaws.com:6379',
+  devicesSecurityGroupIds: 'sg-0aaa,sg-0bbb',
+  devicesSubnetIds: 'subnet-01,subnet-02,subnet-03',
+  importBucketName: 'acme-ticket-imports-test',
+  importSchedule: 'rate(6 hours)',
+  importScheduleEnabled: 'true',
+  importSource: 's3://acme-ticket-imports-test/incoming/chat.csv',
+  importDestination: 's3://acme-ticket-imports-test/archives/tickets.tar',
+  logRetentionDays: '14',
+};
+
+const ENI_ACTIONS = new Set([
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+]);
+const SSM_ARN = (name: string) => `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter${name}`;
+
+const lambdaOf = (template: CfnTemplate, name: FunctionName) => {
+  const resource = template.Resources[`${FUNCTIONS[name].logicalId}LambdaFunction`];
+  if (resource?.Type !== 'AWS::Lambda::Function') throw new Error(`no Lambda function for ${name}`);
+  return resource;
+};
+
+const environmentOf = (template: CfnTemplate, name: FunctionName): Record<string, unknown> =>
+  ((lambdaOf(template, name).Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {});
+
+const roleIdOf = (template: CfnTemplate, name: FunctionName): string => {
+  const role = lambdaOf(template, name).Properties?.Role;
+  expect(refText(role)).toMatch(/^\w+\.Arn$/);
+  return refText(role).replace(/\.Arn$/, '');
+};
+
+const grantsOf = (template: CfnTemplate, name: FunctionName): Grant[] => roleGrants(template, roleIdOf(template, name));
+/** `action on resource` lines, sorted, so a whole role reads (and diffs) at a glance. */
+const grantLines = (grants: Grant[]): string[] => grants.map((grant) => `${grant.action} on ${grant.resource}`).sort();
+const logGrants = (name: FunctionName): string[] =>
+  ['logs:CreateLogStream', 'logs:PutLogEvents'].map((action) => `${action} on ${FUNCTIONS[name].logicalId}LogGroup.Arn`);
+
+describe('osls package: the CloudFormation template', () => {
+  let byDefault: PackagedService;
+  let full: PackagedService;
+
+  beforeAll(async () => {
+    // One package per parameter set, one after the other (the machine is shared).
+    byDefault = await packageService({});
+    full = await packageService(FULL_PARAMS);
+  }, 300_000);
+
+  afterAll(async () => {
+    await byDefault?.cleanup();
+    await full?.cleanup();
+  });
+
+  describe('functions and bundles', () => {
+    it('declares exactly the five functions, each nodejs24.x on arm64 with source maps enabled', () => {
+      const functions = resourcesOfType(byDefault.template, 'AWS::Lambda::Function');
+      expect(functions.map(([, resource]) => resource.Properties?.FunctionName).sort()).toEqual(
+        FUNCTION_NAMES.map((name) => `device-users-import-test-${name}`).sort(),
+      );
+      for (const name of FUNCTION_NAMES) {
+        const properties = lambdaOf(byDefault.template, name).Properties!;
+        expect(properties.Runtime, name).toBe('nodejs24.x');
+        expect(properties.Architectures, name).toEqual(['arm64']);
+        expect(properties.Handler, name).toBe(`functions/${FUNCTIONS[name].file}.handler`);
+        expect(environmentOf(byDefault.template, name).NODE_OPTIONS, name).toBe('--enable-source-maps');
+      }
+    });
+
+    it('packages each function as one minified ESM bundle with its source map and nothing else', async () => {
+      for (const name of FUNCTION_NAMES) {
+        const entries = await zipEntries(join(byDefault.artifactsDir, `${name}.zip`));
+        const file = `functions/${FUNCTIONS[name].file}.mjs`;
+        expect(entries.map((entry) => entry.name).sort(), name).toEqual([file, `${file}.map`]);
+        expect(entries.find((entry) => entry.name === file)!.size, `${name} bundle size`).toBeLessThan(1024 * 1024);
+      }
+    });
+
+    it('bundles for deployment byte for byte what `npm run build` bundles (one set of esbuild options)', async () => {
+      const outDir = await mkdtemp(join(tmpdir(), 'deploy-build-'));
+      try {
+        const built = await bundleFunctions(byDefault.serviceDir, outDir);
+        expect(built.map((report) => report.name).sort()).toEqual([...FUNCTION_NAMES].sort());
+        for (const report of built) {
+          const name = report.name as FunctionName;
+          const deployed = await zipEntryContent(join(byDefault.artifactsDir, `${name}.zip`), `functions/${FUNCTIONS[name].file}.mjs`);
+          expect(deployed.equals(await readFile(report.file)), name).toBe(true);
+        }
+      } finally {
+        await rm(outDir, { recursive: true, force: true });
+      }
+    });
+
+    it('gives every function a log group with the configured retention', () => {
+      for (const [template, days] of [[byDefault.template, 30], [full.template, 14]] as const) {
+        for (const name of FUNCTION_NAMES) {
+          const group = template.Resources[`${FUNCTIONS[name].logicalId}LogGroup`];
+          expect(group?.Properties?.RetentionInDays, name).toBe(days);
+        }
+      }
+    });
+  });
+
+  describe('HTTP API', () => {
+    const routes = (template: CfnTemplate) => resourcesOfType(template, 'AWS::ApiGatewayV2::Route').map(([, route]) => route.Properties!);
+    const integrationFunction = (template: CfnTemplate, target: CfnValue | undefined): string => {
+      // Target: { Fn::Join: ['/', ['integrations', { Ref: <integration> }]] }
+      const [, parts] = (target as { 'Fn::Join': [string, CfnValue[]] })['Fn::Join'];
+      const integrationId = refText(parts[1]);
+      return refText(template.Resources[integrationId]?.Properties?.IntegrationUri).replace(/LambdaFunction\.Arn$/, '');
+    };
+
+    it('routes exactly the API of lib/http/routes.ts plus the $default catch-all, each to its function', () => {
+      const expected: Record<string, string> = {
+        'POST /credentials': 'Credentials',
+        'GET /devices': 'Devices',
+        'POST /api/users': 'CreateUser',
+        'GET /api/users/{id}': 'GetUser',
+        $default: 'Credentials',
+      };
+      expect(Object.keys(expected).filter((key) => key !== '$default').sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
+      const actual = Object.fromEntries(
+        routes(byDefault.template).map((route) => [String(route.RouteKey), integrationFunction(byDefault.template, route.Target)]),
+      );
+      expect(actual).toEqual(expected);
+    });
+
+    it('guards every route, $default included, with the one JWT authorizer', () => {
+      const authorizers = resourcesOfType(full.template, 'AWS::ApiGatewayV2::Authorizer');
+      expect(authorizers).toHaveLength(1);
+      const [authorizerId, authorizer] = authorizers[0]!;
+      expect(authorizer.Properties).toMatchObject({
+        AuthorizerType: 'JWT',
+        IdentitySource: ['$request.header.Authorization'],
+        JwtConfiguration: { Issuer: FULL_PARAMS.jwtIssuerUrl, Audience: [FULL_PARAMS.jwtAudience] },
+      });
+      const all = routes(full.template);
+      expect(all).toHaveLength(5);
+      for (const route of all) {
+        expect(route.AuthorizationType, String(route.RouteKey)).toBe('JWT');
+        expect(refText(route.AuthorizerId), String(route.RouteKey)).toBe(authorizerId);
+      }
+    });
+
+    it('fails closed by default: the placeholder issuer is an https URL on a reserved, unresolvable domain', () => {
+      const [authorizer] = resourcesOfType(byDefault.template, 'AWS::ApiGatewayV2::Authorizer');
+      const issuer = new URL(String((authorizer?.[1].Properties?.JwtConfiguration as { Issuer?: string } | undefined)?.Issuer));
+      expect(issuer.protocol).toBe('https:');
+      expect(issuer.hostname).toMatch(/\.invalid$/);
+    });
+  });
+
+  describe('import schedule', () => {
+    const ruleOf = (template: CfnTemplate) => {
+      const rules = resourcesOfType(template, 'AWS::Events::Rule');
+      expect(rules).toHaveLength(1);
+      return rules[0]![1].Properties as { ScheduleExpression: string; State: string; Targets: Array<{ Arn: unknown; Input: string }> };
+    };
+
+    it('invokes importTickets on the configured rate with {source, destination} when enabled', () => {
+      const rule = ruleOf(full.template);
+      expect(rule.ScheduleExpression).toBe('rate(6 hours)');
+      expect(rule.State).toBe('ENABLED');
+      expect(rule.Targets).toHaveLength(1);
+      expect(refText(rule.Targets[0]!.Arn as never)).toBe('ImportTicketsLambdaFunction.Arn');
+      expect(JSON.parse(rule.Targets[0]!.Input)).toEqual({ source: FULL_PARAMS.importSource, destination: FULL_PARAMS.importDestination });
+    });
+
+    it('is disabled by default', () => {
+      expect(ruleOf(byDefault.template)).toMatchObject({ ScheduleExpression: 'rate(1 day)', State: 'DISABLED' });
+    });
+  });
+
+  describe('least-privilege IAM, one role per function', () => {
+    it('gives each function its own role, trusted by Lambda only, and no shared default role', () => {
+      const roles = resourcesOfType(byDefault.template, 'AWS::IAM::Role');
+      const used = FUNCTION_NAMES.map((name) => roleIdOf(byDefault.template, name));
+      expect(new Set(used).size).toBe(5);
+      expect(roles.map(([id]) => id).sort()).toEqual([...used].sort());
+      expect(resourcesOfType(byDefault.template, 'AWS::IAM::Policy')).toEqual([]);
+      for (const [id, role] of roles) {
+        expect(role.Properties?.AssumeRolePolicyDocument, id).toEqual({
+          Version: '2012-10-17',
+          Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }],
+        });
+      }
+    });
+
+    it('allows without optional parts only logs, the users table calls and the import bucket object calls', () => {
+      const template = byDefault.template;
+      expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
+      expect(grantLines(grantsOf(template, 'devices'))).toEqual(logGrants('devices'));
+      expect(grantLines(grantsOf(template, 'createUser'))).toEqual(
+        [...logGrants('createUser'), 'dynamodb:PutItem on UsersTable.Arn', 'dynamodb:DeleteItem on UsersTable.Arn'].sort(),
+      );
+      expect(grantLines(grantsOf(template, 'getUser'))).toEqual([...logGrants('getUser'), 'dynamodb:GetItem on UsersTable.Arn'].sort());
+      expect(grantLines(grantsOf(template, 'importTickets'))).toEqual(
+        [
+          ...logGrants('importTickets'),
+          ...['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'].map(
+            (action) => `${action} on \${ImportBucket.Arn}/*`,
+          ),
+        ].sort(),
+      );
+    });
+
+    it('adds exactly the named SSM parameters, the KMS key via SSM only, and ENI rights for devices in a VPC', () => {
+      const template = full.template;
+      expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
+      expect(grantLines(grantsOf(template, 'getUser'))).toEqual([...logGrants('getUser'), 'dynamodb:GetItem on UsersTable.Arn'].sort());
+      expect(grantLines(grantsOf(template, 'devices'))).toEqual(
+        [
+          ...logGrants('devices'),
+          `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.inventoryClientSecretSsm)}`,
+          `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.inventoryPasswordSsm)}`,
+          `kms:Decrypt on ${FULL_PARAMS.secretsKmsKeyArn}`,
+          ...[...ENI_ACTIONS].map((action) => `${action} on *`),
+        ].sort(),
+      );
+      const importLines = grantLines(grantsOf(template, 'importTickets'));
+      expect(importLines).toContain(`ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.ticketingPasswordSsm)}`);
+      expect(importLines).toContain(`kms:Decrypt on ${FULL_PARAMS.secretsKmsKeyArn}`);
+      expect(importLines.filter((line) => line.startsWith('ssm:'))).toHaveLength(1);
+      for (const name of ['devices', 'importTickets'] as const) {
+        const decrypt = grantsOf(template, name).find((grant) => grant.action === 'kms:Decrypt');
+        expect(decrypt?.condition, name).toEqual({ StringEquals: { 'kms:ViaService': { 'Fn::Sub': 'ssm.${AWS::Region}.amazonaws.com' } } });
+      }
+    });
+
+    it('never grants a wildcard action, a wildcard resource for data, or another function\'s log group', () => {
+      for (const template of [byDefault.template, full.template]) {
+        for (const name of FUNCTION_NAMES) {
+          for (const grant of grantsOf(template, name)) {
+            expect(grant.action, name).not.toContain('*');
+            if (grant.resource === '*' || grant.resource.endsWith(':*') || grant.resource.endsWith(':parameter')) {
+              expect(ENI_ACTIONS.has(grant.action), `${name}: ${grant.action} on ${grant.resource}`).toBe(true);
+            }
+            if (grant.action.startsWith('logs:')) expect(grant.resource, name).toBe(`${FUNCTIONS[name].logicalId}LogGroup.Arn`);
+          }
+        }
+      }
+    });
+  });
+
+  describe('optional VPC for the devices function', () => {
+    it('has no VPC at all when no security group or subnet is configured', () => {
+      expect(conditionHolds(byDefault.template, 'DevicesInVpc')).toBe(false);
+      for (const name of FUNCTION_NAMES) {
+        expect(resolveConditions(byDefault.template, lambdaOf(byDefault.template, name).Properties?.VpcConfig), name).toBeUndefined();
+      }
+    });
+
+    it('joins the configured subnets and security groups when given, and only the devices function does', () => {
+      expect(resolveConditions(full.template, lambdaOf(full.template, 'devices').Properties?.VpcConfig)).toEqual({
+        SecurityGroupIds: { 'Fn::Split': [',', FULL_PARAMS.devicesSecurityGroupIds] },
+        SubnetIds: { 'Fn::Split': [',', FULL_PARAMS.devicesSubnetIds] },
+      });
+      for (const name of FUNCTION_NAMES.filter((fn) => fn !== 'devices')) {
+        expect(lambdaOf(full.template, name).Properties?.VpcConfig, name).toBeUndefined();
+      }
+    });
+  });
+
+  describe('configuration and secrets', () => {
+    const CONTRACT_VARIABLES: Record<FunctionName, string[]> = {
+      credentials: [],
+      devices: [
+        'INVENTORY_URL',
+        'INVENTORY_CLIENT_ID',
+        'INVENTORY_CLIENT_SECRET_SSM',
+        'INVENTORY_USERNAME',
+        'INVENTORY_PASSWORD_SSM',
+        'LATEST_OS_VERSION',
+        'DEVICES_CACHE_TTL_SECONDS',
+        'REDIS_URL',
+      ],
+      createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN'],
+      getUser: ['USERS_TABLE'],
+      importTickets: ['TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM'],
+    };
+    const RUNTIME_VARIABLES = ['NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE'];
+
+    it('sets each function exactly its CONTRACT §6 variables, from the stage parameters', () => {
+      for (const name of FUNCTION_NAMES) {
+        expect(Object.keys(environmentOf(full.template, name)).sort(), name).toEqual([...RUNTIME_VARIABLES, ...CONTRACT_VARIABLES[name]].sort());
+      }
+      expect(environmentOf(full.template, 'devices')).toMatchObject({
+        INVENTORY_URL: FULL_PARAMS.inventoryUrl,
+        INVENTORY_CLIENT_SECRET_SSM: FULL_PARAMS.inventoryClientSecretSsm,
+        REDIS_URL: FULL_PARAMS.redisUrl,
+        LATEST_OS_VERSION: '26.1',
+        DEVICES_CACHE_TTL_SECONDS: '60',
+      });
+      expect(environmentOf(full.template, 'importTickets').TICKETING_PASSWORD_SSM).toBe(FULL_PARAMS.ticketingPasswordSsm);
+      expect(refText(environmentOf(full.template, 'createUser').USERS_TABLE as never)).toBe('UsersTable');
+      expect(refText(environmentOf(full.template, 'getUser').USERS_TABLE as never)).toBe('UsersTable');
+    });
+
+    it('holds no plain secret: secrets only as SSM parameter names, no credentials inside URLs', () => {
+      for (const template of [byDefault.template, full.template]) {
+        for (const name of FUNCTION_NAMES) {
+          for (const [variable, value] of Object.entries(environmentOf(template, name))) {
+            if (/SECRET|PASSWORD|TOKEN|PRIVATE|API_KEY/.test(variable)) {
+              expect(variable, `${name}.${variable}`).toMatch(/_SSM$/);
+              expect(String(value), `${name}.${variable}`).toMatch(/^(|\/[\w./-]+)$/);
+            }
+            if (typeof value === 'string' && /^[a-z]+:\/\//.test(value)) {
+              const url = new URL(value);
+              expect(url.username + url.password, `${name}.${variable} carries credentials`).toBe('');
+            }
+          }
+        }
+      }
+    });
+  });
+
+  describe('data resources', () => {
+    it('keeps the users table with point-in-time recovery, encrypted, retained on stack deletion', () => {
+      const table = byDefault.template.Resources.UsersTable!;
+      expect(table.Type).toBe('AWS::DynamoDB::Table');
+      expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(table.Properties?.SSESpecification).toEqual({ SSEEnabled: true });
+    });
+
+    it('blocks every kind of public access to the import bucket, encrypts it and refuses plain HTTP', () => {
+      const bucket = byDefault.template.Resources.ImportBucket!;
+      expect(bucket.Properties?.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(JSON.stringify(bucket.Properties?.BucketEncryption)).toContain('SSEAlgorithm');
+      const policies = resourcesOfType(byDefault.template, 'AWS::S3::BucketPolicy').filter(
+        ([, resource]) => refText(resource.Properties?.Bucket) === 'ImportBucket',
+      );
+      expect(policies).toHaveLength(1);
+      const document = policies[0]![1].Properties?.PolicyDocument as { Statement: CfnValue[] };
+      expect(document.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': false } } }),
+      );
+    });
+
+    it('names the import bucket only when a name is configured', () => {
+      expect(resolveConditions(byDefault.template, byDefault.template.Resources.ImportBucket!.Properties)).not.toHaveProperty('BucketName');
+      expect(resolveConditions(full.template, full.template.Resources.ImportBucket!.Properties)).toHaveProperty(
+        'BucketName',
+        FULL_PARAMS.importBucketName,
+      );
+    });
+  });
+});

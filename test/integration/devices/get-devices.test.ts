@@ -1,0 +1,295 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions, type JamfComputer } from '../../support/fake-jamf.ts';
+import { lambdaContext, loadEvent } from '../../support/http-events.ts';
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+type DeviceJson = Record<string, unknown> & { id: string; os_is_latest: boolean };
+
+const VARIABLES = [
+  'INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'INVENTORY_USERNAME', 'INVENTORY_PASSWORD',
+  'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'REDIS_URL',
+];
+const BASIC = { username: 'jamf-api-reader', password: 'basic-password-do-not-log' };
+const TOKEN_PREFIX = 'fake-jamf-token-';
+
+let saved: Record<string, string | undefined>;
+let logs: CapturedLogs;
+let jamf: FakeJamf | undefined;
+
+beforeEach(() => {
+  saved = Object.fromEntries(VARIABLES.map((name) => [name, process.env[name]]));
+  for (const name of VARIABLES) delete process.env[name];
+  logs = captureStdout();
+});
+
+afterEach(async () => {
+  logs.restore();
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+  await jamf?.close();
+  jamf = undefined;
+});
+
+/** A fresh handler module (its lazily loaded config and source) under the given environment. */
+const loadHandler = async (env: Record<string, string>): Promise<Handler> => {
+  Object.assign(process.env, env);
+  vi.resetModules();
+  return ((await import('../../../functions/devices.ts')) as { handler: Handler }).handler;
+};
+
+const oauthEnv = (url: string) => ({
+  INVENTORY_URL: url,
+  INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
+  INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
+  LATEST_OS_VERSION: '26.1',
+});
+
+const withJamf = async (options: FakeJamfOptions, env: (url: string) => Record<string, string> = oauthEnv) => {
+  jamf = await startFakeJamf(options);
+  return loadHandler(env(jamf.url));
+};
+
+const getDevices = async (handler: Handler, remainingMs = 20_000) => handler(await loadEvent('devices/success.json'), lambdaContext(remainingMs));
+
+const devicesOf = (result: APIGatewayProxyStructuredResultV2) => JSON.parse(result.body!) as DeviceJson[];
+const errorOf = (result: APIGatewayProxyStructuredResultV2) =>
+  (JSON.parse(result.body!) as { error: { message: string; status: number; httpMessage: string } }).error;
+const metricLines = () => logs.lines().filter((line) => '_aws' in line);
+
+const expectAscendingUnique = (ids: string[]) => {
+  for (let index = 1; index < ids.length; index += 1) expect(BigInt(ids[index]!) > BigInt(ids[index - 1]!)).toBe(true);
+};
+
+const expectNoSecrets = () => {
+  const raw = logs.raw();
+  expect(raw).not.toContain(DEMO_JAMF_CREDENTIALS.clientSecret);
+  expect(raw).not.toContain(BASIC.password);
+  expect(raw).not.toContain(TOKEN_PREFIX);
+};
+
+/** Exactly one access line, with cache_tier "upstream", and (unless a metric was due) nothing else on stdout. */
+const expectOneAccessLine = (status: number, { metric = false } = {}) => {
+  const lines = accessLines(logs);
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ http_method: 'GET', path: '/devices', status_code: status, cache_tier: 'upstream' });
+  expect(logs.lines()).toHaveLength(metric ? 2 : 1);
+  return lines[0]!;
+};
+
+describe('GET /devices over a Jamf Pro inventory', () => {
+  it('reads all 4,500 devices over OAuth with the sample event, mapped and flagged', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(4500, 11), latencyMs: 50 });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(200);
+    expect(result.headers?.['Content-Type']).toBe('application/json');
+    const devices = devicesOf(result);
+    expect(devices).toHaveLength(4500);
+    expectAscendingUnique(devices.map((device) => device.id));
+    for (const device of devices) {
+      expect(typeof device.os_is_latest).toBe('boolean');
+      expect(Object.values(device)).not.toContain(null);
+      expect(Object.values(device)).not.toContain('');
+    }
+    const latest = devices.filter((device) => device.os_is_latest).map((device) => device.os_version);
+    expect(new Set(latest)).toEqual(new Set(['26.1']));
+    const stats = jamf!.stats();
+    expect(stats.inventoryLog.map((entry) => entry.page).sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(stats.maxConcurrentInventory).toBeLessThanOrEqual(4);
+    expect(stats.maxConcurrentInventory).toBeGreaterThan(1);
+    expectOneAccessLine(200);
+    expectNoSecrets();
+  });
+
+  it('authenticates with basic credentials when no OAuth client is configured', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(30, 12), ...BASIC }, (url) => ({
+      INVENTORY_URL: url,
+      INVENTORY_USERNAME: BASIC.username,
+      INVENTORY_PASSWORD: BASIC.password,
+      LATEST_OS_VERSION: '15.10',
+    }));
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(200);
+    const devices = devicesOf(result);
+    expect(devices).toHaveLength(30);
+    for (const device of devices.filter((entry) => entry.os_version === '15.9')) expect(device.os_is_latest).toBe(false);
+    for (const device of devices.filter((entry) => entry.os_version === '26.0 (25A354)')) expect(device.os_is_latest).toBe(true);
+    expectOneAccessLine(200);
+    expectNoSecrets();
+  });
+
+  it('reads every device when Jamf clamps the page size below the one requested', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(4500, 13), maxPageSize: 400 });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(200);
+    expect(devicesOf(result)).toHaveLength(4500);
+    const later = jamf!.stats().inventoryLog.filter((entry) => entry.page > 0);
+    expect(later).toHaveLength(Math.ceil(4500 / 400) - 1);
+    expect(later.every((entry) => entry.pageSize === 400)).toBe(true);
+  });
+
+  it('returns each id once in ascending numeric order when upstream shuffles and repeats records', async () => {
+    const base = generateJamfComputers(2500, 14);
+    const shuffled: JamfComputer[] = [...base].sort((a, b) => (Number(a.id) * 7919) % 2503 - (Number(b.id) * 7919) % 2503);
+    shuffled.splice(1500, 0, { ...base[0]! }, { ...base[1999]! });
+    const handler = await withJamf({ devices: shuffled, ignoreSort: true });
+    const devices = devicesOf(await getDevices(handler));
+    expect(devices.map((device) => device.id)).toEqual(base.map((record) => record.id));
+  });
+
+  it('drops records without an id and keeps the rest', async () => {
+    const base = generateJamfComputers(5, 15);
+    const withoutId = { ...base[2]!, id: undefined } as unknown as JamfComputer;
+    const handler = await withJamf({ devices: [base[0]!, withoutId, base[4]!] });
+    const devices = devicesOf(await getDevices(handler));
+    expect(devices.map((device) => device.id)).toEqual([base[0]!.id, base[4]!.id]);
+  });
+
+  it('re-authenticates once when the token expires mid-read, succeeds and emits UpstreamAuthFailures', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(4500, 16), latencyMs: 10 });
+    jamf!.invalidateTokensAtRequest(3);
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(200);
+    expect(devicesOf(result)).toHaveLength(4500);
+    expect(jamf!.stats().tokenRequests).toBe(2);
+    const metrics = metricLines();
+    expect(metrics).toHaveLength(1);
+    expect(metrics[0]).toMatchObject({ UpstreamAuthFailures: 1, service: 'devices' });
+    expect(JSON.stringify(metrics[0])).toContain('"Name":"UpstreamAuthFailures"');
+    expectOneAccessLine(200, { metric: true });
+    expectNoSecrets();
+  });
+
+  it('fails with 502 when the renewed token is refused as well', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(2500, 17), pageFaults: { 1: { kind: 'unauthorized' } } });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(502);
+    expect(errorOf(result)).toMatchObject({ status: 502, httpMessage: 'Bad Gateway' });
+    expect(jamf!.stats().tokenRequests).toBe(2);
+    expect(metricLines()).toHaveLength(1);
+    const line = expectOneAccessLine(502, { metric: true });
+    expect(JSON.stringify(line.error)).toContain('credentials-rejected');
+    expectNoSecrets();
+  });
+
+  it('fails with 502 when the token endpoint refuses the client secret, and never logs it', async () => {
+    const handler = await withJamf({ clientSecret: 'the-real-secret' });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(502);
+    expect(errorOf(result).message).toBe('The device inventory rejected the service credentials');
+    expect(jamf!.stats().inventoryRequests).toBe(0);
+    expect(metricLines()).toHaveLength(0);
+    expectOneAccessLine(502);
+    expectNoSecrets();
+  });
+
+  it.each([
+    ['a 500 on one page', { kind: 'status', status: 500 } as const, 502, 'unavailable'],
+    ['a 503 on one page', { kind: 'status', status: 503 } as const, 502, 'unavailable'],
+    ['malformed JSON on one page', { kind: 'malformed' } as const, 502, 'unreadable'],
+    ['JSON of the wrong shape on one page', { kind: 'wrong-shape' } as const, 502, 'unreadable'],
+  ])('answers %s with %i and no partial list', async (_label, fault, status, variant) => {
+    const handler = await withJamf({ devices: generateJamfComputers(4500, 18), pageFaults: { 3: fault } });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(status);
+    const error = errorOf(result);
+    expect(error.status).toBe(status);
+    expect(Array.isArray(JSON.parse(result.body!))).toBe(false);
+    const line = expectOneAccessLine(status);
+    expect(JSON.stringify(line.error)).toContain(variant);
+    expect(result.body).not.toContain('127.0.0.1');
+    expect(result.body).not.toContain('computers-inventory');
+    expectNoSecrets();
+  });
+
+  it('answers 504 within the Lambda deadline when a page hangs', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(2500, 19), pageFaults: { 2: { kind: 'hang' } } });
+    const started = performance.now();
+    const result = await getDevices(handler, 2500);
+    const elapsed = performance.now() - started;
+    expect(result.statusCode).toBe(504);
+    expect(errorOf(result)).toMatchObject({ status: 504, httpMessage: 'Gateway Timeout' });
+    expect(elapsed).toBeLessThan(2500);
+    expectOneAccessLine(504);
+  });
+
+  it('answers 504 at once when the Lambda has no time left for a read', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(10, 20) });
+    const result = await getDevices(handler, 500);
+    expect(result.statusCode).toBe(504);
+    expect(jamf!.stats().inventoryRequests).toBe(0);
+  });
+
+  it('answers 503 with upstream Retry-After when rate limited', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(2500, 21), pageFaults: { 1: { kind: 'rate-limited', retryAfter: '17' } } });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['Retry-After']).toBe('17');
+    expect(errorOf(result)).toMatchObject({ status: 503, httpMessage: 'Service Unavailable' });
+    expectOneAccessLine(503);
+  });
+
+  it('answers 503 with a default Retry-After when upstream gives none', async () => {
+    const handler = await withJamf({ tokenFault: { kind: 'rate-limited' } });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers?.['Retry-After']).toBe('5');
+  });
+
+  it('answers 502 when the inventory is unreachable', async () => {
+    jamf = await startFakeJamf();
+    const url = jamf.url;
+    await jamf.close();
+    jamf = undefined;
+    const handler = await loadHandler(oauthEnv(url));
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(502);
+    expectOneAccessLine(502);
+  });
+
+  it.each([
+    ['INVENTORY_URL', (url: string) => ({ ...oauthEnv(url), INVENTORY_URL: '' })],
+    ['LATEST_OS_VERSION', (url: string) => ({ ...oauthEnv(url), LATEST_OS_VERSION: '' })],
+    ['INVENTORY_CLIENT_SECRET', (url: string) => ({ ...oauthEnv(url), INVENTORY_CLIENT_SECRET: '' })],
+    ['INVENTORY_CLIENT_ID', (url: string) => ({ INVENTORY_URL: url, LATEST_OS_VERSION: '26.1' })],
+  ])('answers 500 with a generic message when %s is missing, naming it only in the log', async (variable, env) => {
+    const handler = await withJamf({}, env);
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(500);
+    expect(errorOf(result)).toEqual({ message: 'Service misconfigured', status: 500, httpMessage: 'Internal Server Error' });
+    expect(result.body).not.toContain(variable);
+    const line = expectOneAccessLine(500);
+    expect(JSON.stringify(line.error)).toContain(variable);
+    expect(jamf!.stats().tokenRequests).toBe(0);
+  });
+
+  it('answers 500 naming LATEST_OS_VERSION in the log when it is not a version', async () => {
+    const handler = await withJamf({}, (url) => ({ ...oauthEnv(url), LATEST_OS_VERSION: 'latest' }));
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(500);
+    expect(JSON.stringify(expectOneAccessLine(500).error)).toContain('LATEST_OS_VERSION');
+  });
+
+  it('answers POST /devices with 405 and Allow: GET (sample event)', async () => {
+    const handler = await withJamf({});
+    const result = await handler(await loadEvent('devices/wrong-method.json'), lambdaContext());
+    expect(result.statusCode).toBe(405);
+    expect(result.headers?.Allow).toBe('GET');
+    expect(errorOf(result)).toMatchObject({ status: 405, httpMessage: 'Method Not Allowed' });
+    expect(jamf!.stats().tokenRequests).toBe(0);
+  });
+
+  it('answers a second request from the container without another upstream read', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(20, 22) });
+    const first = await getDevices(handler);
+    const second = await getDevices(handler);
+    expect(second.statusCode).toBe(200);
+    expect(second.body).toBe(first.body);
+    expect(jamf!.stats().tokenRequests).toBe(1);
+    expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'memory']);
+    expect(logs.lines()).toHaveLength(2);
+  });
+});

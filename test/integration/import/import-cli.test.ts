@@ -1,0 +1,168 @@
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
+import { createBucket, localS3Client, startS3Server, type S3Server } from '../../support/s3-server.ts';
+import { chatCsv, chatRow, COLUMNS, csvLine, readArchive } from './chat-fixture.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const NODE = join(ROOT, 'node_modules/.bin/node');
+
+/** The environment without any import configuration of the machine running the tests. */
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (name.startsWith('TICKETING_') || name.startsWith('AWS_')) delete env[name];
+  return env;
+};
+
+const runCli = (args: string[], env: NodeJS.ProcessEnv = baseEnv()) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(NODE, ['scripts/import.ts', ...args], { cwd: ROOT, env, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+
+let directory: string;
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'import-cli-'));
+});
+afterEach(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('npm run import (scripts/import.ts)', () => {
+  it('converts a local CSV into a local TAR and prints one JSON summary on stdout', async () => {
+    const input = join(directory, 'in.csv');
+    const output = join(directory, 'out.tar');
+    await writeFile(input, chatCsv(Array.from({ length: 120 }, (_unused, n) => chatRow(n))));
+    const result = await runCli([input, output]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ rows: 120, tickets: 40, comments: 120, users: 7, batches: 2, users_matched: 0, user_resolution: 'disabled' });
+    expect(result.stderr).toMatch(/done: 120 rows/);
+    const entries = await readArchive(await readFile(output));
+    expect(entries.map((entry) => entry.name)).toEqual(['backup_tickets_100.json', 'backup_tickets_200.json']);
+  });
+
+  it('exits non-zero with one clear line and no output file when a column is missing', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv([chatRow(0)], COLUMNS.filter((column) => column !== 'COMMENT_PUBLIC')));
+    const result = await runCli([input, join(directory, 'out.tar')]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^import failed: .*COMMENT_PUBLIC/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('exits non-zero naming a source file that does not exist', async () => {
+    const missing = join(directory, 'missing.csv');
+    const result = await runCli([missing, join(directory, 'out.tar')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(`import failed: Source file ${missing} does not exist`);
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it('stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive nor its temporary file', async () => {
+    const fifo = join(directory, 'in.csv');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const child = spawn(NODE, ['scripts/import.ts', fifo, join(directory, 'out.tar')], { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let running = true;
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => {
+        running = false;
+        resolve(code);
+      }),
+    );
+    // A slow producer: rows keep trickling in until the CLI goes away (EPIPE) or the bound is hit.
+    const writer = await open(fifo, 'w');
+    const producing = (async () => {
+      await writer.write(csvLine(COLUMNS));
+      for (let n = 0; running && n < 2_000; n += 1) {
+        await writer.write(csvLine(COLUMNS.map((column) => chatRow(n)[column])));
+        await delay(10);
+      }
+    })().catch(() => undefined);
+    try {
+      // The CLI is mid-read once its temporary archive exists.
+      for (let attempt = 0; attempt < 200 && !(await readdir(directory)).some((name) => name.endsWith('.partial')); attempt += 1) await delay(25);
+      expect((await readdir(directory)).some((name) => name.endsWith('.partial'))).toBe(true);
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+    } finally {
+      running = false;
+      await producing;
+      await writer.close().catch(() => undefined);
+    }
+    expect(stderr.trim()).toBe('import failed: interrupted by SIGINT; nothing was written');
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('exits 2 with the usage when the arguments are wrong', async () => {
+    const result = await runCli([join(directory, 'only-one.csv')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/usage: npm run import -- <source/);
+  });
+
+  it('exits non-zero naming a missing variable when the listing is half configured', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv([chatRow(0)]));
+    const result = await runCli([input, join(directory, 'out.tar')], { ...baseEnv(), TICKETING_URL: 'http://127.0.0.1:9/' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('import failed: Configuration error: TICKETING_USERNAME is required but not set');
+  });
+
+  it('rejects a malformed S3 location before doing anything', async () => {
+    const result = await runCli(['s3://Not_A_Bucket/in.csv', join(directory, 'out.tar')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('import failed: "s3://Not_A_Bucket/in.csv" does not name a valid S3 bucket (expected s3://bucket/key)');
+  });
+});
+
+describe('npm run import between S3 objects with a ticketing listing', () => {
+  let s3Server: S3Server;
+  let ticketing: FakeTicketing;
+  let s3: S3Client;
+  beforeAll(async () => {
+    s3Server = await startS3Server();
+    await createBucket({ endpoint: s3Server.endpoint, bucket: 'cli-bucket' });
+    ticketing = await startFakeTicketing({ users: [{ id: '123456789012345678', email: 'person.4@example.com', name: 'P4' }] });
+    s3 = localS3Client(s3Server.endpoint);
+  });
+  afterAll(async () => {
+    s3.destroy();
+    await ticketing.close();
+    await s3Server.stop();
+  });
+
+  it('reads s3://…, resolves users and writes s3://…', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: 'cli-bucket', Key: 'in/chat.csv', Body: chatCsv(Array.from({ length: 14 }, (_unused, n) => chatRow(n))) }));
+    const env = {
+      ...baseEnv(),
+      AWS_ENDPOINT_URL_S3: s3Server.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      TICKETING_URL: ticketing.url,
+      TICKETING_USERNAME: ticketing.username,
+      TICKETING_PASSWORD: ticketing.password,
+    };
+    const result = await runCli(['s3://cli-bucket/in/chat.csv', 's3://cli-bucket/out/tickets.tar'], env);
+    expect(result.stderr).not.toContain(ticketing.password);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ rows: 14, users: 7, users_matched: 1, user_resolution: 'destination' });
+    const tar = await (await s3.send(new GetObjectCommand({ Bucket: 'cli-bucket', Key: 'out/tickets.tar' }))).Body!.transformToByteArray();
+    const [entry] = await readArchive(tar);
+    expect(entry?.text).toContain('{"id":123456789012345678,"name":"Person 4","email":"Person.4@Example.com"}');
+  });
+});
