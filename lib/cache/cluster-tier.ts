@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { makeTierHealth, type TierHealth, type TierHealthLogger } from './tier-health.ts';
 
 /** A value read from the cluster tier, with how long the cluster will still keep it. */
@@ -93,7 +93,7 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const health = makeTierHealth('cluster', options.logger);
-  const client = new Redis(options.url, {
+  const redisOptions: RedisOptions = {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -103,16 +103,25 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     // once while ioredis reconnects, instead of each waiting out its command timeout.
     socketTimeout: commandTimeoutMs * 4,
     retryStrategy: (attempt) => reconnectDelayMs(attempt),
-  });
-  // Connection errors surface through the lookups (and the one transition line); without a
-  // listener ioredis would print every reconnect failure.
-  client.on('error', () => undefined);
+  };
+  // ioredis is loaded on the first lookup, not at init: it costs tens of milliseconds to load, and
+  // containers without REDIS_URL never need it.
+  let connection: Promise<Redis> | undefined;
+  const clientOf = (): Promise<Redis> =>
+    (connection ??= import('ioredis').then(({ Redis: RedisClient }) => {
+      const client = new RedisClient(options.url, redisOptions);
+      // Connection errors surface through the lookups (and the one transition line); without a
+      // listener ioredis would print every reconnect failure.
+      client.on('error', () => undefined);
+      return client;
+    }));
 
   return {
     read: async (key, decode) => {
       let text: string | null;
       let pttl: number;
       try {
+        const client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
         [text, pttl] = await withinMs(Promise.all([client.get(key), client.pttl(key)]), commandTimeoutMs + 50, 'cluster read');
       } catch (error) {
@@ -139,6 +148,7 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     },
     write: async (key, text, ttlMs) => {
       try {
+        const client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
         await withinMs(client.set(key, text, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs + 50, 'cluster write');
         health.succeeded();
@@ -147,6 +157,8 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
       }
     },
     close: async () => {
+      const client = await connection?.catch(() => undefined);
+      if (client === undefined) return;
       try {
         if (client.status === 'ready') await withinMs(client.quit(), 500, 'cluster close');
       } catch {

@@ -51,6 +51,9 @@ export const makeTarWriter = (output: Writable, mtime: Date = new Date()): TarWr
   /** Settles with `work`, or rejects as soon as the output or the archive fails. */
   const guarded = <T>(work: (resolve: (value: T) => void, reject: (error: Error) => void) => void): Promise<T> =>
     new Promise<T>((resolve, reject) => {
+      // A destroyed output announces its error only on the next tick: look at its state first.
+      if (output.errored) fail(output.errored);
+      else if (output.destroyed) onOutputClose();
       if (failure !== undefined) {
         reject(failure);
         return;

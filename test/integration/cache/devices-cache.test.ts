@@ -125,6 +125,7 @@ describe('GET /devices through the cache tiers', () => {
     await getDevices(await freshContainer());
     const lines = accessLines(logs);
     expect(logs.lines()).toHaveLength(4);
+    expect(logs.raw().trim().split('\n')).toHaveLength(4);
     expect(lines.map((line) => [line.http_method, line.path, line.status_code])).toEqual([
       ['GET', '/devices', 200],
       ['GET', '/devices', 200],
@@ -167,6 +168,8 @@ describe('GET /devices through the cache tiers', () => {
     expect(ms).toBeLessThan(3_000);
     expect((await getDevices(devices)).statusCode).toBe(200);
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'upstream', 'memory']);
+    // The failed lookup and the failed background write are reported once, as one transition.
+    expect(logs.raw().match(/cache tier degraded/g)).toHaveLength(1);
   });
 
   it('still answers 200 with the right devices in bounded time while Redis hangs (SIGSTOP)', async () => {
@@ -181,6 +184,7 @@ describe('GET /devices through the cache tiers', () => {
     expect(result.body).toBe(warm.body);
     expect(ms).toBeLessThan(3_000);
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'upstream']);
+    expect(logs.raw().match(/cache tier degraded/g)).toHaveLength(1);
   });
 
   it.each([

@@ -121,14 +121,18 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expectNoSecrets();
   });
 
-  it('reads every device when Jamf clamps the page size below the one requested', async () => {
-    const handler = await withJamf({ devices: generateJamfComputers(4500, 13), maxPageSize: 400 });
+  it('reads every device when Jamf clamps the page size, never more than 4 pages at once', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(4500, 13), maxPageSize: 400, latencyMs: 30 });
     const result = await getDevices(handler);
     expect(result.statusCode).toBe(200);
     expect(devicesOf(result)).toHaveLength(4500);
-    const later = jamf!.stats().inventoryLog.filter((entry) => entry.page > 0);
-    expect(later).toHaveLength(Math.ceil(4500 / 400) - 1);
+    const stats = jamf!.stats();
+    const later = stats.inventoryLog.filter((entry) => entry.page > 0);
+    // 12 pages of 400: page 0, then 11 more with 4 in flight at most.
+    expect(later.map((entry) => entry.page).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(later.every((entry) => entry.pageSize === 400)).toBe(true);
+    expect(stats.maxConcurrentInventory).toBeLessThanOrEqual(4);
+    expect(stats.maxConcurrentInventory).toBeGreaterThan(1);
   });
 
   it('returns each id once in ascending numeric order when upstream shuffles and repeats records', async () => {

@@ -37,6 +37,9 @@ describe('Jamf client against a Jamf-compatible server', () => {
     const client = await setUp({ devices: generateJamfComputers(2500, 1) });
     await client.fetchAllPages(longDeadline());
     const log = jamf!.stats().inventoryLog;
+    expect(log[0]!.query).toBe(
+      'section=GENERAL&section=HARDWARE&section=OPERATING_SYSTEM&section=USER_AND_LOCATION&sort=id:asc&page=0&page-size=1000',
+    );
     expect(log.map((entry) => entry.page).sort()).toEqual([0, 1, 2]);
     for (const entry of log) {
       expect(entry.sections).toEqual(['GENERAL', 'HARDWARE', 'OPERATING_SYSTEM', 'USER_AND_LOCATION']);
