@@ -12,7 +12,7 @@ import { readFunctionEntries } from '../scripts/function-entries.ts';
  * rounds. Rounds interleave the bundles in a shuffled order so the shared machine's noise lands on all
  * of them alike. Aims: every bundle < 1 MiB and < 2x the hello-world load time (whole process).
  */
-const ROUNDS = 15;
+const ROUNDS = 21;
 const SIZE_AIM_BYTES = 1024 * 1024;
 const LOAD_RATIO_AIM = 2;
 const serviceDir = fileURLToPath(new URL('..', import.meta.url));

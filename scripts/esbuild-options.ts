@@ -54,7 +54,8 @@ export const bundleOptions = (): BuildOptions => ({
   },
   mainFields: ['module', 'main'],
   external: [],
-  legalComments: 'none',
+  // Dependencies' license notices stay with the code they cover.
+  legalComments: 'eof',
   plugins: [builtinsThroughRequire],
   outExtension: { '.js': '.mjs' },
 });

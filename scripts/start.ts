@@ -56,6 +56,11 @@ const shutdown = async (reason: string, exitCode: number): Promise<never> => {
   return process.exit(exitCode);
 };
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal, 0));
+// `npm start` runs us under a shell that does not pass signals on; if it goes, so do we (and our children).
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) void shutdown('parent process exited', 0);
+}, 1_000).unref();
 
 say(`local stack${envFile ? ` (variables from ${envFile} and the environment)` : ''}; defaults in use — set the variable to replace one:`);
 for (const line of defaults.notes) say(line);

@@ -1,4 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
+import { ConfigError } from '../errors.ts';
 import { makeTierHealth, type TierHealth, type TierHealthLogger } from './tier-health.ts';
 
 /** A value read from the cluster tier, with how long the cluster will still keep it. */
@@ -82,14 +83,37 @@ const waitUntilReady = (client: Redis, health: TierHealth, budgetMs: number): Pr
   });
 };
 
+const TIMED_OUT = /timed out|took longer than/i;
+
+/**
+ * After a timeout the connection is suspect (a Lambda thawed with a socket that died while frozen,
+ * a hung server): drop it now and let ioredis reconnect in the background, so the next lookups fail
+ * at once instead of each waiting out its own timeout.
+ */
+const dropIfTimedOut = (client: Redis | undefined, error: unknown): void => {
+  if (client?.status === 'ready' && error instanceof Error && TIMED_OUT.test(error.message)) client.disconnect(true);
+};
+
 const remainingTtl = (pttl: number): number | undefined => {
   if (pttl === -1) return undefined;
   // -2: the key expired between GET and PTTL; serve what was read, but keep nothing of it.
   return Math.max(pttl, 0);
 };
 
+/** A misconfigured cache is an operator error to report loudly, not a cache to skip quietly. */
+const checkRedisUrl = (url: string): void => {
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    throw new ConfigError('REDIS_URL', 'is not a valid URL');
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// (TLS) URL');
+};
+
 /** The cluster tier over ioredis (ElastiCache / Valkey / Redis), one connection per container. */
 export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterTier => {
+  checkRedisUrl(options.url);
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const health = makeTierHealth('cluster', options.logger);
@@ -99,8 +123,7 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     maxRetriesPerRequest: 0,
     commandTimeout: commandTimeoutMs,
     connectTimeout: connectTimeoutMs,
-    // A server that stops answering (e.g. hung) has its socket dropped, so later lookups fail at
-    // once while ioredis reconnects, instead of each waiting out its command timeout.
+    // A silent socket is dropped even when no lookup is waiting on it (e.g. the ready check).
     socketTimeout: commandTimeoutMs * 4,
     retryStrategy: (attempt) => reconnectDelayMs(attempt),
   };
@@ -120,11 +143,13 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     read: async (key, decode) => {
       let text: string | null;
       let pttl: number;
+      let client: Redis | undefined;
       try {
-        const client = await clientOf();
+        client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
         [text, pttl] = await withinMs(Promise.all([client.get(key), client.pttl(key)]), commandTimeoutMs + 50, 'cluster read');
       } catch (error) {
+        dropIfTimedOut(client, error);
         health.failed('unavailable', error);
         return undefined;
       }
@@ -147,12 +172,14 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
       return { value, remainingTtlMs: remainingTtl(pttl) };
     },
     write: async (key, text, ttlMs) => {
+      let client: Redis | undefined;
       try {
-        const client = await clientOf();
+        client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
         await withinMs(client.set(key, text, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs + 50, 'cluster write');
         health.succeeded();
       } catch (error) {
+        dropIfTimedOut(client, error);
         health.failed('unavailable', error);
       }
     },

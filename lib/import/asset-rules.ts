@@ -1,3 +1,4 @@
+import { Int64Set, ownedCopy } from './int64-set.ts';
 import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from './parse-fields.ts';
 import type { ColumnMap, CsvRow } from './read-csv.ts';
 
@@ -110,9 +111,9 @@ export type DropCounts = Record<string, number>;
 const zeroCounts = (reasons: readonly string[]): DropCounts => Object.fromEntries(reasons.map((reason) => [reason, 0]));
 
 /**
- * "First complete row per key wins" for the three assets. Holds only the keys seen (canonical id
- * text; lower-cased emails) and the drop counts: the winning records go straight to the caller, who
- * spills them, so memory grows with distinct keys only.
+ * "First complete row per key wins" for the three assets. Holds only the keys seen (ids in compact
+ * Int64Sets; lower-cased emails, copied off the input chunk) and the drop counts: the winning records
+ * go straight to the caller, who spills them, so memory grows with distinct keys only.
  */
 export class AssetDeduper {
   readonly dropped = {
@@ -120,37 +121,42 @@ export class AssetDeduper {
     comments: zeroCounts(COMMENT_DROP_REASONS),
     users: zeroCounts(USER_DROP_REASONS),
   };
-  private readonly ticketIds = new Set<string>();
-  private readonly commentIds = new Set<string>();
+  private readonly ticketIds = new Int64Set();
+  private readonly commentIds = new Int64Set();
   private readonly userEmails = new Set<string>();
 
   /** The ticket this row contributes, or null (the reason is counted). */
   takeTicket(row: CsvRow, columns: ColumnMap): Ticket | null {
     const built = buildTicket(row, columns);
-    return this.keep(built, this.dropped.tickets, this.ticketIds, built.ok ? built.value.id : '');
+    return this.keep(built, this.dropped.tickets, (ticket) => this.ticketIds.add(ticket.id));
   }
 
   takeComment(row: CsvRow, columns: ColumnMap): Comment | null {
     const built = buildComment(row, columns);
-    return this.keep(built, this.dropped.comments, this.commentIds, built.ok ? built.value.id : '');
+    return this.keep(built, this.dropped.comments, (comment) => this.commentIds.add(comment.id));
   }
 
   /** Users are keyed by email compared case-insensitively; the email keeps the row's spelling. */
   takeUser(row: CsvRow, columns: ColumnMap): UserRow | null {
     const built = buildUser(row, columns);
-    return this.keep(built, this.dropped.users, this.userEmails, built.ok ? built.value.email.toLowerCase() : '');
+    return this.keep(built, this.dropped.users, (user) => {
+      const key = user.email.toLowerCase();
+      if (this.userEmails.has(key)) return false;
+      this.userEmails.add(ownedCopy(key));
+      return true;
+    });
   }
 
-  private keep<T>(built: Built<T>, dropped: DropCounts, seen: Set<string>, key: string): T | null {
+  /** `claim` records the key and says whether it was new. */
+  private keep<T>(built: Built<T>, dropped: DropCounts, claim: (value: T) => boolean): T | null {
     if (!built.ok) {
       dropped[built.reason] = (dropped[built.reason] ?? 0) + 1;
       return null;
     }
-    if (seen.has(key)) {
+    if (!claim(built.value)) {
       dropped.duplicate = (dropped.duplicate ?? 0) + 1;
       return null;
     }
-    seen.add(key);
     return built.value;
   }
 }

@@ -37,7 +37,7 @@ export interface ReadCsvOptions {
   maxRowChars?: number;
 }
 
-const DEFAULT_CHUNK_CHARS = 1 << 20;
+const DEFAULT_CHUNK_CHARS = 32 * 1024;
 const DEFAULT_MAX_ROW_CHARS = 16 << 20;
 
 /** Maps the header to column positions; a missing required column fails naming every one missing. */

@@ -1,4 +1,5 @@
 import type { UserRow } from './asset-rules.ts';
+import { ownedCopy } from './int64-set.ts';
 import { parseInt64 } from './parse-fields.ts';
 
 /** A winning user with its final id. */
@@ -35,7 +36,7 @@ export class UserResolver {
   /** Call for each winning user row, in order. */
   resolve(user: UserRow): ResolvedUser {
     const destinationId = this.destinationIdFor(user.email);
-    if (!this.decided.has(user.author_id)) this.decided.set(user.author_id, destinationId);
+    if (!this.decided.has(user.author_id)) this.decided.set(ownedCopy(user.author_id), destinationId);
     if (destinationId === null) return { id: user.author_id, name: user.name, email: user.email };
     this.matched += 1;
     return { id: destinationId, name: user.name, email: user.email };

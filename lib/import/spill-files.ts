@@ -19,7 +19,7 @@ export const renderRemappable = (line: string, remap: (reference: string) => str
   return line.slice(first + 1, second) + remap(line.slice(0, first)) + line.slice(second + 1);
 };
 
-const FLUSH_CHARS = 256 * 1024;
+const FLUSH_CHARS = 32 * 1024;
 
 /** Buffers lines and writes them in large pieces; `flush` waits for the disk when it lags behind. */
 export class SpillWriter {
@@ -70,7 +70,7 @@ export class SpillReader {
   private ended = false;
 
   constructor(path: string) {
-    this.stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+    this.stream = createReadStream(path, { highWaterMark: 32 * 1024 });
     this.chunks = this.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   }
 

@@ -1,4 +1,4 @@
-import { callUpstream, parseJsonBody, statusError, type CallLimits } from './upstream-call.ts';
+import { callUpstream, loggableBase, parseJsonBody, statusError, type CallLimits } from './upstream-call.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /** How the service proves itself to Jamf Pro; secrets are fetched only when a token is needed. */
@@ -17,7 +17,7 @@ const tokenFrom = (body: unknown, field: 'access_token' | 'token'): string | und
  * as they hold the token.
  */
 export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: CallLimits): Promise<string> => {
-  const label = auth.kind === 'oauth' ? 'POST /api/oauth/token' : 'POST /api/v1/auth/token';
+  const label = `POST ${loggableBase(baseUrl)}${auth.kind === 'oauth' ? '/api/oauth/token' : '/api/v1/auth/token'}`;
   const response =
     auth.kind === 'oauth'
       ? await callUpstream(

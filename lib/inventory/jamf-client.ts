@@ -1,7 +1,7 @@
 import { dedupeAndSortById } from '../devices/record-id.ts';
 import { requestToken, type JamfAuth } from './jamf-auth.ts';
 import { runBounded } from './run-bounded.ts';
-import { callUpstream, excerpt, parseJsonBody, statusError, type CallLimits } from './upstream-call.ts';
+import { callUpstream, excerpt, loggableBase, parseJsonBody, statusError, type CallLimits } from './upstream-call.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /**
@@ -62,7 +62,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const authenticate = (signal: AbortSignal) => requestToken(options.baseUrl, options.auth, limitsOf(signal));
 
   const fetchPage = async (token: string, page: number, size: number, signal: AbortSignal): Promise<JamfPageResult> => {
-    const label = `GET /api/v3/computers-inventory page ${page} (page-size ${size})`;
+    const label = `GET ${loggableBase(options.baseUrl)}/api/v3/computers-inventory page ${page} (page-size ${size})`;
     const response = await callUpstream(
       label,
       `${options.baseUrl}/api/v3/computers-inventory?${inventoryQuery(page, size)}`,

@@ -21,6 +21,18 @@ export const excerpt = (text: string): string => {
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
 };
 
+/** The base URL as the log may show it: any user:password in it removed. */
+export const loggableBase = (baseUrl: string): string => {
+  try {
+    const url = new URL(baseUrl);
+    url.username = '';
+    url.password = '';
+    return url.toString().replace(/\/+$/, '');
+  } catch {
+    return '(invalid INVENTORY_URL)';
+  }
+};
+
 const isAbort = (error: unknown): boolean =>
   error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
 

@@ -8,6 +8,9 @@ export const DEFAULT_LATEST_OS_VERSION = '26.1';
 export const DEFAULT_USERS_TABLE = 'users-local';
 export const DEFAULT_IMPORT_BUCKET = 'import-local';
 export const DEMO_COMPUTER_COUNT = 300;
+/** Where the sample importTickets events read from: seeded with a generated chat export. */
+export const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' } as const;
+const DEMO_CHAT_ROWS = 250;
 const LOCAL_REGION = 'us-east-1';
 
 const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
@@ -63,7 +66,7 @@ export const describeConfigured = (env: Env, names: readonly string[]): string[]
 export const startEmbeddedDefaults = async (
   env: Env,
   needs: ReadonlySet<LocalService>,
-  options: { buckets?: readonly string[] } = {},
+  options: { buckets?: readonly string[]; chatSources?: readonly { bucket: string; key: string }[] } = {},
 ): Promise<EmbeddedDefaults> => {
   const plan = planDefaults(env, needs);
   const stoppers: (() => Promise<void>)[] = [];
@@ -108,8 +111,11 @@ export const startEmbeddedDefaults = async (
       stoppers.push(() => s3.stop());
       const buckets = [...new Set([DEFAULT_IMPORT_BUCKET, ...(options.buckets ?? [])])];
       for (const bucket of buckets) await createBucket({ endpoint: s3.endpoint, bucket });
+      const sources = (options.chatSources ?? [DEMO_CHAT_SOURCE]).filter((source) => buckets.includes(source.bucket));
+      for (const source of sources) await seedChatExport(s3.endpoint, source);
       overlay.AWS_ENDPOINT_URL_S3 = s3.endpoint;
       notes.push(`  ${'AWS_ENDPOINT_URL_S3'.padEnd(26)} ${s3.endpoint} — local S3-compatible store (in memory), bucket${buckets.length > 1 ? 's' : ''} ${buckets.map((b) => `"${b}"`).join(', ')}`);
+      for (const source of sources) notes.push(`  ${''.padEnd(26)} s3://${source.bucket}/${source.key} — DEMO DATA: ${DEMO_CHAT_ROWS} generated chat rows`);
     }
     if (needs.has('inventory')) {
       if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(`  ${'LATEST_OS_VERSION'.padEnd(26)} ${plan.values.LATEST_OS_VERSION} (default)`);
@@ -121,4 +127,20 @@ export const startEmbeddedDefaults = async (
     throw error;
   }
   return { env: overlay, notes, stop };
+};
+
+/** Puts a small generated chat export where an import reads it, so the sample events work offline. */
+const seedChatExport = async (endpoint: string, target: { bucket: string; key: string }): Promise<void> => {
+  const [{ localS3Client }, { chatCsvChunks }, { PutObjectCommand }] = await Promise.all([
+    import('../../test/support/s3-server.ts'),
+    import('../../bench/generate-chat-csv.ts'),
+    import('@aws-sdk/client-s3'),
+  ]);
+  const client = localS3Client(endpoint);
+  try {
+    const body = [...chatCsvChunks({ rows: DEMO_CHAT_ROWS, seed: 7 })].join('');
+    await client.send(new PutObjectCommand({ Bucket: target.bucket, Key: target.key, Body: body, ContentType: 'text/csv' }));
+  } finally {
+    client.destroy();
+  }
 };

@@ -8,7 +8,9 @@ import { join } from 'node:path';
  * project gives every stack its own build folder, so two stacks (or a stack and a packaging run)
  * never overwrite or delete each other's bundles.
  */
-const NOT_LINKED = new Set(['.git', '.esbuild', '.serverless', '.serverless-offline', '.build', 'dist', 'coverage']);
+// Build output of other runs, and what no bundle imports: the bundler's file watcher (live reload)
+// then ignores edits to tests, benchmarks and sample events.
+const NOT_LINKED = new Set(['.git', '.esbuild', '.serverless', '.serverless-offline', '.build', 'dist', 'coverage', 'test', 'bench', 'events']);
 /** The framework only recognises a service directory whose descriptor is a regular file. */
 const COPIED = new Set(['serverless.yml']);
 

@@ -225,6 +225,17 @@ describe('GET /devices through the cache tiers', () => {
     expect(await raw.exists(DEVICES_CLUSTER_KEY)).toBe(0);
   });
 
+  it('answers 500 with a generic message and logs the variable when REDIS_URL is not a Redis URL', async () => {
+    process.env.REDIS_URL = 'https://user:hunter2-password@cache.example.internal';
+    const result = await getDevices(await freshContainer());
+    expect(result.statusCode).toBe(500);
+    expect(JSON.parse(result.body!).error).toMatchObject({ status: 500, message: 'Service misconfigured' });
+    const [line] = accessLines(logs);
+    expect(JSON.stringify(line?.error)).toContain('REDIS_URL');
+    expect(logs.raw()).not.toContain('hunter2-password');
+    expect(upstreamReads()).toBe(0);
+  });
+
   it('caches nothing from a failed upstream read and reads upstream again on the next request', async () => {
     const devices = await freshContainer();
     jamf.setPageFault(0, { kind: 'status', status: 500, times: 1 });

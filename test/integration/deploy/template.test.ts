@@ -138,13 +138,14 @@ describe('osls package: the CloudFormation template', () => {
       }
     });
 
-    it('gives every function a log group with the configured retention', () => {
+    it('gives every function and the API access log a log group with the configured retention', () => {
       for (const [template, days] of [[byDefault.template, 30], [full.template, 14]] as const) {
-        for (const name of FUNCTION_NAMES) {
-          const group = template.Resources[`${FUNCTIONS[name].logicalId}LogGroup`];
-          expect(group?.Properties?.RetentionInDays, name).toBe(days);
-        }
+        const groups = resourcesOfType(template, 'AWS::Logs::LogGroup');
+        expect(groups.map(([id]) => id).sort()).toEqual([...FUNCTION_NAMES.map((name) => `${FUNCTIONS[name].logicalId}LogGroup`), 'HttpApiLogGroup'].sort());
+        for (const [id, group] of groups) expect(group.Properties?.RetentionInDays, id).toBe(days);
       }
+      const stage = full.template.Resources.HttpApiStage?.Properties as { AccessLogSettings?: { DestinationArn: CfnValue } } | undefined;
+      expect(refText(stage?.AccessLogSettings?.DestinationArn)).toBe('HttpApiLogGroup.Arn');
     });
   });
 

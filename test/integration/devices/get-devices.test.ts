@@ -203,7 +203,9 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(error.status).toBe(status);
     expect(Array.isArray(JSON.parse(result.body!))).toBe(false);
     const line = expectOneAccessLine(status);
+    // The operator's view: which upstream call failed and how, on the access line only.
     expect(JSON.stringify(line.error)).toContain(variant);
+    expect(JSON.stringify(line.error)).toContain(`${jamf!.url}/api/v3/computers-inventory page 3`);
     expect(result.body).not.toContain('127.0.0.1');
     expect(result.body).not.toContain('computers-inventory');
     expectNoSecrets();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it, vi } from 'vitest';
 import { ROUTES } from '../../../lib/http/routes.ts';
@@ -191,6 +192,15 @@ describe('openapi.yaml', () => {
       expectDocumented(request, result);
     });
 
+    it('answers 504 as documented when the inventory does not answer within the invocation budget', async () => {
+      faulty.setPageFault(0, { kind: 'hang' });
+      const devices = await loadHandler('devices', jamfEnv(faulty.url));
+      const result = await devices(httpEvent('GET', '/devices'), lambdaContext(1_500));
+      faulty.setPageFault(0, undefined);
+      expect(result.statusCode).toBe(504);
+      expectDocumented(request, result);
+    });
+
     it('answers 500 in the envelope when misconfigured', async () => {
       const devices = await loadHandler('devices', jamfEnv(undefined));
       const result = await devices(httpEvent('GET', '/devices'), lambdaContext());
@@ -259,6 +269,26 @@ describe('openapi.yaml', () => {
     ] as const)('answers %s with %i as documented', async (_label, status, send) => {
       const result = await send();
       expect(result.statusCode).toBe(status);
+      expectDocumented(postRequest, result);
+    });
+
+    it('answers 503 as documented when the user store cannot be reached', async () => {
+      const closedPort = await new Promise<number>((resolve) => {
+        const server = createServer().listen(0, '127.0.0.1', () => {
+          const { port } = server.address() as AddressInfo;
+          server.close(() => resolve(port));
+        });
+      });
+      const unreachable = await loadHandler('create-user', { AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${closedPort}` });
+      const body = JSON.stringify({ email: 'z@example.com', firstName: 'Z', lastName: 'Z' });
+      // The handler builds its client on the first request: the endpoint goes back only afterwards.
+      let result: APIGatewayProxyStructuredResultV2;
+      try {
+        result = await unreachable(httpEvent('POST', '/api/users', { body, headers: JSON_HEADERS }), lambdaContext());
+      } finally {
+        process.env.AWS_ENDPOINT_URL_DYNAMODB = dynalite.endpoint;
+      }
+      expect(result.statusCode).toBe(503);
       expectDocumented(postRequest, result);
     });
 

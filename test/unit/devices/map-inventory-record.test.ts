@@ -162,6 +162,14 @@ describe('withLatestFlag and renderDeviceList', () => {
     expect(Object.keys(parsed[0]!)).toEqual(RESPONSE_ORDER);
   });
 
+  it('renders each device exactly as withLatestFlag serializes it (the cache relies on it)', () => {
+    const devices = generateJamfComputers(200, 77).map((record) => mapInventoryRecord(record)!);
+    for (const reference of ['26.1', '15.10', '26.0 (25A354)', 'not-a-version']) {
+      const expected = `[${devices.map((entry) => JSON.stringify(withLatestFlag(entry, reference))).join(',')}]`;
+      expect(renderDeviceList(devices, reference)).toBe(expected);
+    }
+  });
+
   it('renders an empty inventory as an empty array', () => {
     expect(renderDeviceList([], '26.1')).toBe('[]');
   });

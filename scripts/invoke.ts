@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Context } from 'aws-lambda';
+import { startEmbeddedDefaults } from './local/embedded-defaults.ts';
+import { loadLocalEnvFile } from './local/env-file.ts';
+import { findEventFile, functionNames, invokeTarget, s3LocationsOf } from './local/invoke-target.ts';
+
+/**
+ * `npm run invoke -- <function> <event.json>`: runs one handler (its TypeScript module, on Node 24)
+ * with one sample event, on the same embedded defaults as `npm start`. The handler's log lines go to
+ * stdout as they happen; the result follows as JSON. Exit 0 when the handler returned, 1 when it
+ * threw, 2 for a usage error.
+ */
+const root = fileURLToPath(new URL('..', import.meta.url));
+const usageError = (message: string): never => {
+  process.stderr.write(`invoke: ${message}\nusage: npm run invoke -- <function> <event.json>\n`);
+  process.exit(2);
+};
+
+const [name, eventArg] = process.argv.slice(2);
+const template = await readFile(join(root, 'serverless.yml'), 'utf8');
+if (name === undefined || eventArg === undefined) usageError('a function name and an event file are required');
+const target = invokeTarget(root, template, name!) ?? usageError(`unknown function "${name}" (known: ${functionNames(template).join(', ')})`);
+const eventPath = findEventFile(root, target.name, eventArg!) ?? usageError(`event file "${eventArg}" not found (looked as given, in events/ and in events/${target.name}/)`);
+if (!(await stat(eventPath)).isFile()) usageError(`${eventPath} is not a file`);
+let event: unknown;
+try {
+  event = JSON.parse(await readFile(eventPath, 'utf8'));
+} catch (error) {
+  usageError(`${eventPath} is not JSON: ${(error as Error).message}`);
+}
+
+loadLocalEnvFile(root);
+const locations = s3LocationsOf(event);
+const defaults = await startEmbeddedDefaults(process.env, target.needs, { buckets: locations.buckets, chatSources: locations.sources });
+if (defaults.notes.length > 0) process.stderr.write(`invoke: embedded defaults in use:\n${defaults.notes.join('\n')}\n`);
+Object.assign(process.env, defaults.env);
+
+const deadline = Date.now() + target.timeoutSeconds * 1_000;
+const context: Context = {
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: target.name,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${target.name}`,
+  memoryLimitInMB: '1024',
+  awsRequestId: randomUUID(),
+  logGroupName: `/aws/lambda/${target.name}`,
+  logStreamName: 'local',
+  getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};
+
+let exitCode = 0;
+try {
+  const module = (await import(pathToFileURL(target.modulePath).href)) as Record<string, unknown>;
+  const handler = module[target.exportName];
+  if (typeof handler !== 'function') throw new Error(`${target.modulePath} exports no function "${target.exportName}"`);
+  const result: unknown = await handler(event, context);
+  process.stdout.write(`${JSON.stringify(result ?? null, null, 2)}\n`);
+} catch (error) {
+  exitCode = 1;
+  process.stderr.write(`invoke: ${target.name} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`);
+} finally {
+  await defaults.stop().catch(() => undefined);
+}
+// Handlers keep clients (HTTP keep-alive, SDK sockets) open, as they would in a warm Lambda.
+process.exit(exitCode);

@@ -1,0 +1,184 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTRACT_VARIABLES } from '../../scripts/local/offline-command.ts';
+import { freePort, isPortFree } from '../../scripts/local/ports.ts';
+import { groupAlive } from '../../scripts/local/process-group.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Bundling five functions with esbuild takes a while on two shared cores. */
+const READY_TIMEOUT_MS = 150_000;
+
+interface RunningStart {
+  child: ChildProcess;
+  output: () => string;
+  errors: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `node scripts/start.ts` in its own process group, on embedded defaults only (no .env, no contract variables). */
+const runStart = (port: number): RunningStart => {
+  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
+  for (const name of [...CONTRACT_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+  const child = spawn(process.execPath, ['scripts/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let errors = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, errors: () => errors, exited };
+};
+
+const waitFor = async <T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; attempt < 10_000 && Date.now() < deadline; attempt += 1) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+};
+
+const accessLines = (output: string): Record<string, unknown>[] =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.includes('"message":"request"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+const json = { 'content-type': 'application/json', accept: 'application/json' };
+
+describe('npm start serves the whole API over HTTP on embedded defaults', () => {
+  let port: number;
+  let url: string;
+  let stack: RunningStart;
+  let offlineGroup: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    stack = runStart(port);
+    const ready = await Promise.race([
+      waitFor(() => /^ready: (http:\/\/\S+)$/m.exec(stack.output())?.[1], READY_TIMEOUT_MS, 'the ready line'),
+      stack.exited.then((code) => {
+        throw new Error(`start exited (${code}) before it was ready:\n${stack.errors()}\n${stack.output().slice(-3000)}`);
+      }),
+    ]);
+    url = ready;
+    offlineGroup = Number(/serverless-offline starting \(process group (\d+)\)/.exec(stack.output())?.[1]);
+  }, READY_TIMEOUT_MS + 20_000);
+
+  afterAll(async () => {
+    // Only if a test failed before the SIGTERM test stopped it.
+    for (const group of [stack?.child.pid, offlineGroup]) {
+      if (group !== undefined && Number.isInteger(group) && groupAlive(group)) process.kill(-group, 'SIGKILL');
+    }
+  });
+
+  it('prints the URL on 127.0.0.1:$PORT and says the inventory is demo data', () => {
+    expect(url).toBe(`http://127.0.0.1:${port}`);
+    expect(stack.output()).toMatch(/INVENTORY_URL .*DEMO DATA/);
+    expect(stack.output()).toMatch(/REDIS_URL .*memory cache only/);
+    expect(Number.isInteger(offlineGroup)).toBe(true);
+  });
+
+  it('answers GET /devices from the demo inventory: ascending unique ids, boolean os_is_latest', async () => {
+    const response = await fetch(`${url}/devices`);
+    expect(response.status).toBe(200);
+    const devices = (await response.json()) as { id: string; os_is_latest: unknown }[];
+    expect(devices.length).toBeGreaterThan(100);
+    const ids = devices.map((device) => BigInt(device.id));
+    expect(ids.every((id, index) => index === 0 || id > ids[index - 1]!)).toBe(true);
+    expect(devices.every((device) => typeof device.os_is_latest === 'boolean')).toBe(true);
+    expect(new Set(devices.map((device) => device.os_is_latest))).toEqual(new Set([true, false]));
+    // The handler's access-log line reaches start's stdout, with the cache tier.
+    const line = await waitFor(() => accessLines(stack.output()).find((entry) => entry.path === '/devices'), 5_000, 'the /devices access line');
+    expect(line).toMatchObject({ http_method: 'GET', status_code: 200, cache_tier: 'upstream' });
+  });
+
+  it('echoes POST /credentials and keeps the secret out of its output', async () => {
+    const body = { client_id: 'e2e-client', client_secret: `e2e-secret-${randomUUID()}` };
+    const response = await fetch(`${url}/credentials`, { method: 'POST', headers: json, body: JSON.stringify(body) });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(body);
+    await waitFor(() => accessLines(stack.output()).find((entry) => entry.path === '/credentials'), 5_000, 'the /credentials access line');
+    expect(stack.output() + stack.errors()).not.toContain(body.client_secret);
+  });
+
+  it('creates a user (201 + Location), reads it back (200) and refuses the same email in other case (409)', async () => {
+    const email = `e2e.${randomUUID().slice(0, 8)}@example.com`;
+    const created = await fetch(`${url}/api/users`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email, first_name: 'Grace', lastName: 'Hopper' }),
+    });
+    expect(created.status).toBe(201);
+    const user = (await created.json()) as { id: string; email: string; firstName: string };
+    expect(user).toMatchObject({ email, username: email, firstName: 'Grace', lastName: 'Hopper', active: true });
+    expect(created.headers.get('location')).toBe(`/api/users/${user.id}`);
+
+    const read = await fetch(`${url}${created.headers.get('location')}`, { headers: { accept: 'application/json' } });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toEqual(user);
+
+    const duplicate = await fetch(`${url}/api/users`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email: email.toUpperCase(), firstName: 'Other', lastName: 'Person' }),
+    });
+    expect(duplicate.status).toBe(409);
+    expect(((await duplicate.json()) as { error: { status: number } }).error.status).toBe(409);
+  });
+
+  it('answers an invalid user with the 422 envelope naming the failed field', async () => {
+    const response = await fetch(`${url}/api/users`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email: 'jdoe@intranet', firstName: 'J', lastName: 'Doe' }),
+    });
+    expect(response.status).toBe(422);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const { error } = (await response.json()) as { error: { message: string; status: number; httpMessage: string; details: { path: string }[] } };
+    expect(error).toMatchObject({
+      message: 'Request validation failed: Parameter (user) failed schema validation',
+      status: 422,
+      httpMessage: 'Unprocessable Entity',
+    });
+    expect(error.details.map((detail) => detail.path)).toContain('/email');
+  });
+
+  it('answers an unknown user id with 404 and an unknown route with the 404 envelope', async () => {
+    const missingUser = await fetch(`${url}/api/users/${randomUUID()}`, { headers: { accept: 'application/json' } });
+    expect(missingUser.status).toBe(404);
+    const unknown = await fetch(`${url}/no/such/route`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: { message: expect.any(String), status: 404, httpMessage: 'Not Found' } });
+  });
+
+  it('answers a known path with another method with 405 and Allow', async () => {
+    const response = await fetch(`${url}/devices`, { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toContain('GET');
+    expect(((await response.json()) as { error: { httpMessage: string } }).error.httpMessage).toBe('Method Not Allowed');
+  });
+
+  it('refuses a second start on the same port at once, with a clear message', async () => {
+    const second = runStart(port);
+    const code = await Promise.race([second.exited, sleep(20_000).then(() => 'still running')]);
+    if (code === 'still running') process.kill(-second.child.pid!, 'SIGKILL');
+    expect(code).toBe(1);
+    expect(second.errors()).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect(second.output()).not.toMatch(/serverless-offline starting/);
+    // The first stack is unaffected.
+    expect((await fetch(`${url}/no/such/route`)).status).toBe(404);
+  }, 30_000);
+
+  it('stops on SIGTERM: both process groups end and the port is free again', async () => {
+    stack.child.kill('SIGTERM');
+    const code = await Promise.race([stack.exited, sleep(25_000).then(() => 'still running')]);
+    expect(code).toBe(0);
+    expect(stack.output()).toMatch(/^stopped$/m);
+    await waitFor(() => (groupAlive(stack.child.pid!) || groupAlive(offlineGroup) ? undefined : true), 5_000, 'the process groups to end');
+    expect(await isPortFree(port)).toBe(true);
+  }, 35_000);
+});
