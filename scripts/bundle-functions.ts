@@ -1,4 +1,4 @@
-import { build, type Metafile } from 'esbuild';
+import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { BUNDLE_EXTENSION, bundleOptions } from './esbuild-options.ts';
@@ -31,10 +31,17 @@ const contributorsOf = (metafile: Metafile, output: string): BundleReport['contr
 };
 
 /** Bundles one entry exactly as serverless-esbuild does: the same options, output next to its path. */
-export const bundleEntry = async (serviceDir: string, entry: FunctionEntry, outRoot: string): Promise<BundleReport> => {
+export const bundleEntry = async (
+  serviceDir: string,
+  entry: FunctionEntry,
+  outRoot: string,
+  /** Only for reference bundles outside the service (the bench's baselines), e.g. `nodePaths`. */
+  extra: Pick<BuildOptions, 'nodePaths'> = {},
+): Promise<BundleReport> => {
   const outdir = join(outRoot, entry.name, dirname(entry.entry));
   const result = await build({
     ...bundleOptions(),
+    ...extra,
     absWorkingDir: serviceDir,
     entryPoints: [entry.entry],
     outdir,

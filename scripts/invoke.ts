@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
@@ -24,7 +24,6 @@ const template = await readFile(join(root, 'serverless.yml'), 'utf8');
 if (name === undefined || eventArg === undefined) usageError('a function name and an event file are required');
 const target = invokeTarget(root, template, name!) ?? usageError(`unknown function "${name}" (known: ${functionNames(template).join(', ')})`);
 const eventPath = findEventFile(root, target.name, eventArg!) ?? usageError(`event file "${eventArg}" not found (looked as given, in events/ and in events/${target.name}/)`);
-if (!(await stat(eventPath)).isFile()) usageError(`${eventPath} is not a file`);
 let event: unknown;
 try {
   event = JSON.parse(await readFile(eventPath, 'utf8'));
@@ -32,7 +31,11 @@ try {
   usageError(`${eventPath} is not JSON: ${(error as Error).message}`);
 }
 
-loadLocalEnvFile(root);
+try {
+  loadLocalEnvFile(root);
+} catch (error) {
+  usageError((error as Error).message);
+}
 const locations = s3LocationsOf(event);
 const defaults = await startEmbeddedDefaults(process.env, target.needs, { buckets: locations.buckets, chatSources: locations.sources });
 if (defaults.notes.length > 0) process.stderr.write(`invoke: embedded defaults in use:\n${defaults.notes.join('\n')}\n`);

@@ -21,10 +21,9 @@ const fail = (message: string): never => {
   process.exit(1);
 };
 
-const envFile = loadLocalEnvFile(root);
-const port = (() => {
+const [envFile, port] = (() => {
   try {
-    return parsePort(process.env.PORT, 3000);
+    return [loadLocalEnvFile(root), parsePort(process.env.PORT, 3000)] as const;
   } catch (error) {
     return fail((error as Error).message);
   }
@@ -32,15 +31,15 @@ const port = (() => {
 const url = `http://${LOOPBACK}:${port}`;
 
 // Before anything starts: a busy port is a clear, immediate failure.
-if (!(await isPortFree(port))) {
+if (!(await isPortFree(port).catch((error: unknown) => fail((error as Error).message)))) {
   fail(`port ${port} on ${LOOPBACK} is already in use (another \`npm start\`?). Stop it or choose another port: PORT=<port> npm start`);
 }
 
 const defaults = await startEmbeddedDefaults(process.env, ALL_SERVICES).catch((error: unknown) =>
   fail(`could not start the embedded defaults: ${(error as Error).message}`),
 );
-let shadow: ShadowService | undefined;
-let osls: ProcessGroup | undefined;
+// Filled in as they start, so a signal at any point stops exactly what is running.
+const running: { shadow?: ShadowService; osls?: ProcessGroup } = {};
 let stopping = false;
 
 const shutdown = async (reason: string, exitCode: number): Promise<never> => {
@@ -48,9 +47,9 @@ const shutdown = async (reason: string, exitCode: number): Promise<never> => {
     stopping = true;
     say(`stopping (${reason})…`);
     setTimeout(() => process.exit(exitCode || 1), SHUTDOWN_LIMIT_MS).unref();
-    await osls?.stop().catch(() => undefined);
+    await running.osls?.stop().catch(() => undefined);
     await defaults.stop().catch((error: unknown) => process.stderr.write(`start: stopping a local server failed: ${(error as Error).message}\n`));
-    await shadow?.remove().catch(() => undefined);
+    await running.shadow?.remove().catch(() => undefined);
     say('stopped');
   }
   return process.exit(exitCode);
@@ -67,9 +66,9 @@ for (const line of defaults.notes) say(line);
 for (const line of describeConfigured(process.env, CONTRACT_VARIABLES)) say(line);
 
 const env = { ...process.env, ...defaults.env };
-shadow = await createShadowService(root, `device-users-offline-${port}`);
+const shadow = (running.shadow = await createShadowService(root, `device-users-offline-${port}`));
 const command = offlineCommand({ root, port, env, params: paramVariables(await readFile(join(root, 'serverless.yml'), 'utf8')) });
-osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'inherit', 'inherit'] });
+const osls = (running.osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'inherit', 'inherit'] }));
 say(`serverless-offline starting (process group ${osls.pid}); bundling with esbuild…`);
 void osls.exited.then((code) => {
   if (!stopping) void shutdown(`serverless-offline exited (${code})`, 1);

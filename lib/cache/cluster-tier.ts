@@ -14,9 +14,9 @@ export interface ClusterRead<T> {
  * refusing or garbage-returning cluster reads as a miss and a lost write, within a bounded wait.
  */
 export interface ClusterTier {
-  /** `decode` returns undefined (or throws) for text this code did not write: that is a miss. */
-  read: <T>(key: string, decode: (text: string) => T | undefined) => Promise<ClusterRead<T> | undefined>;
-  write: (key: string, text: string, ttlMs: number) => Promise<void>;
+  /** `decode` returns undefined (or throws) for bytes this code did not write: that is a miss. */
+  read: <T>(key: string, decode: (bytes: Buffer) => T | undefined) => Promise<ClusterRead<T> | undefined>;
+  write: (key: string, bytes: Buffer, ttlMs: number) => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -141,25 +141,25 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
 
   return {
     read: async (key, decode) => {
-      let text: string | null;
+      let bytes: Buffer | null;
       let pttl: number;
       let client: Redis | undefined;
       try {
         client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
-        [text, pttl] = await withinMs(Promise.all([client.get(key), client.pttl(key)]), commandTimeoutMs + 50, 'cluster read');
+        [bytes, pttl] = await withinMs(Promise.all([client.getBuffer(key), client.pttl(key)]), commandTimeoutMs + 50, 'cluster read');
       } catch (error) {
         dropIfTimedOut(client, error);
         health.failed('unavailable', error);
         return undefined;
       }
-      if (text === null) {
+      if (bytes === null) {
         health.succeeded();
         return undefined;
       }
       let value: ReturnType<typeof decode>;
       try {
-        value = decode(text);
+        value = decode(bytes);
       } catch (error) {
         health.failed('unreadable value', error);
         return undefined;
@@ -171,12 +171,12 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
       health.succeeded();
       return { value, remainingTtlMs: remainingTtl(pttl) };
     },
-    write: async (key, text, ttlMs) => {
+    write: async (key, bytes, ttlMs) => {
       let client: Redis | undefined;
       try {
         client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
-        await withinMs(client.set(key, text, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs + 50, 'cluster write');
+        await withinMs(client.set(key, bytes, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs + 50, 'cluster write');
         health.succeeded();
       } catch (error) {
         dropIfTimedOut(client, error);

@@ -8,9 +8,9 @@ import { CacheTier } from './provenance.ts';
  * into the memory form by the same `present` as an upstream fill.
  */
 export interface ClusterCodec<Loaded> {
-  encode: (loaded: Loaded) => string;
-  /** Undefined for text this code did not write (garbage, another format version). */
-  decode: (text: string) => Loaded | undefined;
+  encode: (loaded: Loaded) => Buffer;
+  /** Undefined for bytes this code did not write (garbage, another format version). */
+  decode: (bytes: Buffer) => Loaded | undefined;
 }
 
 export interface TieredCacheOptions<Loaded, Value, Request> {
@@ -49,21 +49,23 @@ export const makeTieredCache = <Loaded, Value, Request>(
   const memoryKey = options.memoryKey ?? ((key: string) => key);
   const inFlight = new Map<string, Promise<CacheResult<Value>>>();
   const decodeAndPresent = cluster
-    ? (text: string): Value | undefined => {
-        const loaded = cluster.codec.decode(text);
+    ? (bytes: Buffer): Value | undefined => {
+        const loaded = cluster.codec.decode(bytes);
         return loaded === undefined ? undefined : present(loaded);
       }
     : undefined;
 
-  // Off the request path: the write has its own bounded wait inside the tier and never rejects.
+  // The write is not awaited (it has its own bounded wait inside the tier and never rejects), but
+  // the encoding happens before answering: work left for after the response may sit frozen with the
+  // Lambda container until its next invocation.
   const writeBehind = (target: NonNullable<typeof cluster>, key: string, loaded: Loaded): void => {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = target.codec.encode(loaded);
+      bytes = target.codec.encode(loaded);
     } catch {
-      return;
+      return; // the request already has its value; only the shared copy is lost
     }
-    void target.tier.write(key, text, ttlMs);
+    void target.tier.write(key, bytes, ttlMs);
   };
 
   const miss = async (key: string, localKey: string, request: Request): Promise<CacheResult<Value>> => {

@@ -1,6 +1,6 @@
 import { Int64Set, ownedCopy } from './int64-set.ts';
 import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from './parse-fields.ts';
-import type { ColumnMap, CsvRow } from './read-csv.ts';
+import type { ColumnMap, CsvRow, RequiredColumn } from './read-csv.ts';
 
 /**
  * CONTRACT §5 "Assets": every row is considered for each asset on its own. A row whose fields for
@@ -38,72 +38,91 @@ export const COMMENT_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicat
 export const USER_DROP_REASONS = ['missing_field', 'bad_email', 'invalid_field', 'duplicate'] as const;
 export type DropReason = 'missing_field' | 'invalid_field' | 'bad_email' | 'duplicate';
 
+/** Every cell of a row parsed once (CONVERSATION_ID and AUTHOR_ID serve two assets each). */
+export interface ParsedRow {
+  conversationId: string | null;
+  requesterId: string | null;
+  commentPartId: string | null;
+  authorId: string | null;
+  isPublic: boolean | null;
+  body: string | null;
+  ticketCreatedAt: string | null;
+  commentCreatedAt: string | null;
+  name: string | null;
+  email: string | null;
+}
+
+export const parseRow = (row: CsvRow, columns: ColumnMap): ParsedRow => ({
+  conversationId: parseInt64(row[columns.CONVERSATION_ID]),
+  requesterId: parseInt64(row[columns.TICKET_REQUESTER_ID]),
+  commentPartId: parseInt64(row[columns.COMMENT_PART_ID]),
+  authorId: parseInt64(row[columns.AUTHOR_ID]),
+  isPublic: parseBoolean(row[columns.COMMENT_PUBLIC]),
+  body: parseBody(row[columns.BODY]),
+  ticketCreatedAt: parseTimestamp(row[columns.TICKET_CREATED_AT]),
+  commentCreatedAt: parseTimestamp(row[columns.COMMENT_CREATED_AT]),
+  name: parseName(row[columns.NAME]),
+  email: parseEmail(row[columns.EMAIL]),
+});
+
+export const ticketOf = (parsed: ParsedRow): Ticket | null =>
+  parsed.conversationId === null || parsed.requesterId === null || parsed.ticketCreatedAt === null
+    ? null
+    : { id: parsed.conversationId, requester_id: parsed.requesterId, created_at: parsed.ticketCreatedAt };
+
+export const commentOf = (parsed: ParsedRow): Comment | null =>
+  parsed.commentPartId === null || parsed.conversationId === null || parsed.authorId === null ||
+  parsed.isPublic === null || parsed.body === null || parsed.commentCreatedAt === null
+    ? null
+    : {
+        id: parsed.commentPartId,
+        ticket_id: parsed.conversationId,
+        author_id: parsed.authorId,
+        public: parsed.isPublic,
+        html_body: parsed.body,
+        created_at: parsed.commentCreatedAt,
+      };
+
+export const userOf = (parsed: ParsedRow): UserRow | null =>
+  parsed.authorId === null || parsed.name === null || parsed.email === null
+    ? null
+    : { author_id: parsed.authorId, name: parsed.name, email: parsed.email };
+
 /**
- * Why an incomplete row was refused: a blank required cell wins over an unparsable one
- * (`missing_field` before `invalid_field`), so each refused row counts under exactly one reason.
+ * Why an incomplete row was refused, worked out only for refused rows: a blank required cell wins
+ * over an unparsable one (`missing_field` before `bad_email` before `invalid_field`), so each refused
+ * row counts under exactly one reason. BODY is only ever refused for being empty.
  */
-const faultOf = (raws: readonly (string | undefined)[]): DropReason =>
-  raws.some(isBlank) ? 'missing_field' : 'invalid_field';
+const TICKET_COLUMNS = ['CONVERSATION_ID', 'TICKET_REQUESTER_ID', 'TICKET_CREATED_AT'] as const;
+const COMMENT_COLUMNS = ['COMMENT_PART_ID', 'CONVERSATION_ID', 'AUTHOR_ID', 'COMMENT_PUBLIC', 'BODY', 'COMMENT_CREATED_AT'] as const;
+const USER_COLUMNS = ['AUTHOR_ID', 'NAME', 'EMAIL'] as const;
+
+const faultOf = (row: CsvRow, columns: ColumnMap, required: readonly RequiredColumn[], parsed: ParsedRow): DropReason => {
+  if (required.some((column) => (column === 'BODY' ? parsed.body === null : isBlank(row[columns[column]])))) {
+    return 'missing_field';
+  }
+  if (required.includes('EMAIL') && parsed.email === null) return 'bad_email';
+  return 'invalid_field';
+};
 
 export type Built<T> = { ok: true; value: T } | { ok: false; reason: DropReason };
 
+const built = <T>(value: T | null, row: CsvRow, columns: ColumnMap, required: readonly RequiredColumn[], parsed: ParsedRow): Built<T> =>
+  value === null ? { ok: false, reason: faultOf(row, columns, required, parsed) } : { ok: true, value };
+
 export const buildTicket = (row: CsvRow, columns: ColumnMap): Built<Ticket> => {
-  const rawId = row[columns.CONVERSATION_ID];
-  const rawRequester = row[columns.TICKET_REQUESTER_ID];
-  const rawCreated = row[columns.TICKET_CREATED_AT];
-  const id = parseInt64(rawId);
-  const requester = parseInt64(rawRequester);
-  const created = parseTimestamp(rawCreated);
-  if (id === null || requester === null || created === null) {
-    const failed = [id === null ? rawId : 'ok', requester === null ? rawRequester : 'ok', created === null ? rawCreated : 'ok'];
-    return { ok: false, reason: faultOf(failed) };
-  }
-  return { ok: true, value: { id, requester_id: requester, created_at: created } };
+  const parsed = parseRow(row, columns);
+  return built(ticketOf(parsed), row, columns, TICKET_COLUMNS, parsed);
 };
 
 export const buildComment = (row: CsvRow, columns: ColumnMap): Built<Comment> => {
-  const rawId = row[columns.COMMENT_PART_ID];
-  const rawTicket = row[columns.CONVERSATION_ID];
-  const rawAuthor = row[columns.AUTHOR_ID];
-  const rawPublic = row[columns.COMMENT_PUBLIC];
-  const rawBody = row[columns.BODY];
-  const rawCreated = row[columns.COMMENT_CREATED_AT];
-  const id = parseInt64(rawId);
-  const ticket = parseInt64(rawTicket);
-  const author = parseInt64(rawAuthor);
-  const isPublic = parseBoolean(rawPublic);
-  const body = parseBody(rawBody);
-  const created = parseTimestamp(rawCreated);
-  if (id === null || ticket === null || author === null || isPublic === null || body === null || created === null) {
-    const failed = [
-      id === null ? rawId : 'ok',
-      ticket === null ? rawTicket : 'ok',
-      author === null ? rawAuthor : 'ok',
-      isPublic === null ? rawPublic : 'ok',
-      // A body is only ever refused for being empty.
-      body === null ? undefined : 'ok',
-      created === null ? rawCreated : 'ok',
-    ];
-    return { ok: false, reason: faultOf(failed) };
-  }
-  return {
-    ok: true,
-    value: { id, ticket_id: ticket, author_id: author, public: isPublic, html_body: body, created_at: created },
-  };
+  const parsed = parseRow(row, columns);
+  return built(commentOf(parsed), row, columns, COMMENT_COLUMNS, parsed);
 };
 
 export const buildUser = (row: CsvRow, columns: ColumnMap): Built<UserRow> => {
-  const rawAuthor = row[columns.AUTHOR_ID];
-  const rawName = row[columns.NAME];
-  const rawEmail = row[columns.EMAIL];
-  const author = parseInt64(rawAuthor);
-  const name = parseName(rawName);
-  const email = parseEmail(rawEmail);
-  if (author === null || name === null || email === null) {
-    if (isBlank(rawAuthor) || isBlank(rawName) || isBlank(rawEmail)) return { ok: false, reason: 'missing_field' };
-    return { ok: false, reason: email === null ? 'bad_email' : 'invalid_field' };
-  }
-  return { ok: true, value: { author_id: author, name, email } };
+  const parsed = parseRow(row, columns);
+  return built(userOf(parsed), row, columns, USER_COLUMNS, parsed);
 };
 
 export type DropCounts = Record<string, number>;
@@ -125,38 +144,38 @@ export class AssetDeduper {
   private readonly commentIds = new Int64Set();
   private readonly userEmails = new Set<string>();
 
-  /** The ticket this row contributes, or null (the reason is counted). */
-  takeTicket(row: CsvRow, columns: ColumnMap): Ticket | null {
-    const built = buildTicket(row, columns);
-    return this.keep(built, this.dropped.tickets, (ticket) => this.ticketIds.add(ticket.id));
-  }
+  /** What the last `takeRow` contributed to each asset (null: nothing, the reason is counted). */
+  ticket: Ticket | null = null;
+  comment: Comment | null = null;
+  user: UserRow | null = null;
 
-  takeComment(row: CsvRow, columns: ColumnMap): Comment | null {
-    const built = buildComment(row, columns);
-    return this.keep(built, this.dropped.comments, (comment) => this.commentIds.add(comment.id));
-  }
+  /** Considers one row for all three assets; the winners land in `ticket`, `comment`, `user`. */
+  takeRow(row: CsvRow, columns: ColumnMap): void {
+    const parsed = parseRow(row, columns);
+    const ticket = ticketOf(parsed);
+    this.ticket = ticket;
+    if (ticket === null) this.drop(this.dropped.tickets, faultOf(row, columns, TICKET_COLUMNS, parsed));
+    else if (!this.ticketIds.add(ticket.id)) this.ticket = this.drop(this.dropped.tickets, 'duplicate');
 
-  /** Users are keyed by email compared case-insensitively; the email keeps the row's spelling. */
-  takeUser(row: CsvRow, columns: ColumnMap): UserRow | null {
-    const built = buildUser(row, columns);
-    return this.keep(built, this.dropped.users, (user) => {
+    const comment = commentOf(parsed);
+    this.comment = comment;
+    if (comment === null) this.drop(this.dropped.comments, faultOf(row, columns, COMMENT_COLUMNS, parsed));
+    else if (!this.commentIds.add(comment.id)) this.comment = this.drop(this.dropped.comments, 'duplicate');
+
+    const user = userOf(parsed);
+    this.user = user;
+    if (user === null) {
+      this.drop(this.dropped.users, faultOf(row, columns, USER_COLUMNS, parsed));
+    } else {
+      // Users are keyed by email compared case-insensitively; the email keeps the row's spelling.
       const key = user.email.toLowerCase();
-      if (this.userEmails.has(key)) return false;
-      this.userEmails.add(ownedCopy(key));
-      return true;
-    });
+      if (this.userEmails.has(key)) this.user = this.drop(this.dropped.users, 'duplicate');
+      else this.userEmails.add(ownedCopy(key));
+    }
   }
 
-  /** `claim` records the key and says whether it was new. */
-  private keep<T>(built: Built<T>, dropped: DropCounts, claim: (value: T) => boolean): T | null {
-    if (!built.ok) {
-      dropped[built.reason] = (dropped[built.reason] ?? 0) + 1;
-      return null;
-    }
-    if (!claim(built.value)) {
-      dropped.duplicate = (dropped.duplicate ?? 0) + 1;
-      return null;
-    }
-    return built.value;
+  private drop(counts: DropCounts, reason: DropReason): null {
+    counts[reason] = (counts[reason] ?? 0) + 1;
+    return null;
   }
 }

@@ -4,7 +4,6 @@
  * they run once per cell on the hot path.
  */
 
-const INT64 = /^([+-]?)0*(\d+)$/;
 const INT64_MAX = '9223372036854775807';
 const INT64_MIN_MAGNITUDE = '9223372036854775808';
 
@@ -17,13 +16,23 @@ export const isBlank = (raw: string | undefined): boolean => raw === undefined |
  */
 export const parseInt64 = (raw: string | undefined): string | null => {
   if (raw === undefined) return null;
-  const match = INT64.exec(raw.trim());
-  if (match === null) return null;
-  const negative = match[1] === '-';
-  const digits = match[2]!;
-  if (digits.length > 19) return null;
+  const text = raw.trim();
+  const length = text.length;
+  const first = text.charCodeAt(0);
+  const negative = first === 45; // '-'
+  let start = negative || first === 43 ? 1 : 0; // '-' or '+'
+  if (start === length) return null;
+  for (let index = start; index < length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code < 48 || code > 57) return null;
+  }
+  while (start < length - 1 && text.charCodeAt(start) === 48) start += 1;
+  const digitCount = length - start;
+  if (digitCount > 19) return null;
+  // The canonical text is usually the cell itself: no copy on the hot path.
+  const digits = start === 0 ? text : text.slice(start);
   // Same length decimal strings compare like the numbers they spell.
-  if (digits.length === 19 && digits > (negative ? INT64_MIN_MAGNITUDE : INT64_MAX)) return null;
+  if (digitCount === 19 && digits > (negative ? INT64_MIN_MAGNITUDE : INT64_MAX)) return null;
   if (digits === '0') return '0';
   return negative ? `-${digits}` : digits;
 };
@@ -43,8 +52,6 @@ export const parseBoolean = (raw: string | undefined): boolean | null => {
   }
 };
 
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
-
 const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
@@ -54,36 +61,71 @@ export const daysInMonth = (year: number, month: number): number =>
 
 const pad = (value: number, width: number): string => String(value).padStart(width, '0');
 
+/** Two ASCII digits at `at` as a number, or -1. */
+const twoDigits = (text: string, at: number): number => {
+  const tens = text.charCodeAt(at) - 48;
+  const ones = text.charCodeAt(at + 1) - 48;
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1;
+};
+
 /**
  * `YYYY-MM-DD[T ]HH:MM:SS[.fff…]` with optional `Z` or `±HH:MM` (none = UTC) → UTC
  * `YYYY-MM-DDTHH:MM:SS[.fff…]Z`, the fraction digits kept exactly as given. Offsets are applied by
  * arithmetic on the parts (not through Date, which would drop digits beyond milliseconds and map
  * years 0–99 to the 1900s). Out-of-range parts, or a result outside years 0000–9999, give null.
+ * Scanned by character code rather than a regular expression: it runs twice per CSV row.
  */
 export const parseTimestamp = (raw: string | undefined): string | null => {
   if (raw === undefined) return null;
-  const match = TIMESTAMP.exec(raw.trim());
-  if (match === null) return null;
-  let year = Number(match[1]);
-  let month = Number(match[2]);
-  let day = Number(match[3]);
-  const hour = Number(match[4]);
-  const minute = Number(match[5]);
-  const second = Number(match[6]);
-  const fraction = match[7] ?? '';
-  const offset = match[8];
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-
-  let minuteOfDay = hour * 60 + minute;
-  if (offset !== undefined && offset !== 'Z') {
-    const offsetHours = Number(offset.slice(1, 3));
-    const offsetMinutes = Number(offset.slice(4, 6));
-    if (offsetHours > 23 || offsetMinutes > 59) return null;
-    const sign = offset[0] === '-' ? -1 : 1;
-    // Local time = UTC + offset, so UTC = local − offset.
-    minuteOfDay -= sign * (offsetHours * 60 + offsetMinutes);
+  const text = raw.trim();
+  const length = text.length;
+  if (length < 19) return null;
+  const century = twoDigits(text, 0);
+  const yearInCentury = twoDigits(text, 2);
+  let month = twoDigits(text, 5);
+  let day = twoDigits(text, 8);
+  const hour = twoDigits(text, 11);
+  const minute = twoDigits(text, 14);
+  const second = twoDigits(text, 17);
+  const separator = text.charCodeAt(10);
+  if (
+    century < 0 || yearInCentury < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+    minute < 0 || minute > 59 || second < 0 || second > 59 ||
+    text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || (separator !== 84 && separator !== 32) ||
+    text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58
+  ) {
+    return null;
   }
+  let year = century * 100 + yearInCentury;
+  if (day > daysInMonth(year, month)) return null;
+
+  // Optional fraction: a dot and at least one digit.
+  let fractionEnd = 19;
+  if (text.charCodeAt(19) === 46) {
+    fractionEnd = 20;
+    while (fractionEnd < length) {
+      const code = text.charCodeAt(fractionEnd);
+      if (code < 48 || code > 57) break;
+      fractionEnd += 1;
+    }
+    if (fractionEnd === 20) return null;
+  }
+  const time = text.slice(11, fractionEnd);
+  if (fractionEnd === length || (fractionEnd === length - 1 && text.charCodeAt(fractionEnd) === 90)) {
+    return `${text.slice(0, 10)}T${time}Z`;
+  }
+
+  // ±HH:MM offset: UTC = local − offset.
+  const sign = text.charCodeAt(fractionEnd);
+  const offsetHours = twoDigits(text, fractionEnd + 1);
+  const offsetMinutes = twoDigits(text, fractionEnd + 4);
+  if (
+    fractionEnd + 6 !== length || (sign !== 43 && sign !== 45) || text.charCodeAt(fractionEnd + 3) !== 58 ||
+    offsetHours < 0 || offsetHours > 23 || offsetMinutes < 0 || offsetMinutes > 59
+  ) {
+    return null;
+  }
+  let minuteOfDay = hour * 60 + minute - (sign === 45 ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
   if (minuteOfDay < 0) {
     minuteOfDay += 24 * 60;
     day -= 1;
@@ -110,7 +152,7 @@ export const parseTimestamp = (raw: string | undefined): string | null => {
   if (year < 0 || year > 9999) return null;
   const utcHour = Math.floor(minuteOfDay / 60);
   const utcMinute = minuteOfDay % 60;
-  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T${pad(utcHour, 2)}:${pad(utcMinute, 2)}:${pad(second, 2)}${fraction}Z`;
+  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T${pad(utcHour, 2)}:${pad(utcMinute, 2)}${time.slice(5)}Z`;
 };
 
 /** BODY is kept byte for byte; only an empty cell is null (whitespace is content here). */

@@ -1,4 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
 import Papa from 'papaparse';
 import { ImportInputError } from './import-input-error.ts';
 
@@ -39,6 +38,7 @@ export interface ReadCsvOptions {
 
 const DEFAULT_CHUNK_CHARS = 32 * 1024;
 const DEFAULT_MAX_ROW_CHARS = 16 << 20;
+const DECODE_SLICE_BYTES = 32 * 1024;
 
 /** Maps the header to column positions; a missing required column fails naming every one missing. */
 export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
@@ -65,15 +65,15 @@ const detectNewline = (text: string): '\n' | '\r\n' => {
 
 /**
  * Streams a UTF-8 CSV (BOM tolerated, CRLF or LF, quoted commas/quotes/newlines) through
- * papaparse's chunk parser: the text is decoded with a StringDecoder (so a multi-byte character split
- * across input chunks survives), parsed a chunk at a time, and the unfinished last row is carried
+ * papaparse's chunk parser: the text is decoded with a streaming TextDecoder (so a multi-byte character
+ * split across input chunks survives), parsed a chunk at a time, and the unfinished last row is carried
  * into the next chunk. Blank lines are not rows. Throws ImportInputError for an empty input, a header
  * lacking required columns, or a quoted field that never closes.
  */
 export const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
   const maxRowChars = options.maxRowChars ?? DEFAULT_MAX_ROW_CHARS;
-  const decoder = new StringDecoder('utf8');
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   let pending = '';
   let bytesRead = 0;
   let started = false;
@@ -112,26 +112,36 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
     if (dataRows.length > 0) await options.onRows(dataRows);
   };
 
-  for await (const chunk of input) {
-    if (typeof chunk === 'string') {
-      bytesRead += Buffer.byteLength(chunk);
-      pending += chunk;
-    } else {
-      bytesRead += chunk.length;
-      pending += decoder.write(chunk);
-    }
+  const consume = async (text: string): Promise<void> => {
+    pending += text;
     if (!started && pending.length > 0) {
       started = true;
       if (pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
     }
-    options.onBytes?.(bytesRead);
     // The newline is guessed from the header row, so wait until it is complete.
-    if (parser === undefined && !pending.includes('\n') && pending.length <= maxRowChars) continue;
+    if (parser === undefined && !pending.includes('\n') && pending.length <= maxRowChars) return;
     if (pending.length >= chunkChars || (parser === undefined && pending.includes('\n'))) {
       await parseAvailable(false);
     }
+  };
+
+  for await (const chunk of input) {
+    if (typeof chunk === 'string') {
+      bytesRead += Buffer.byteLength(chunk);
+      options.onBytes?.(bytesRead);
+      await consume(chunk);
+      continue;
+    }
+    // Decoded a slice at a time: strings stay small enough to die young in V8's new space instead
+    // of piling up as megabyte-sized garbage in the large-object space (sources read 1 MB chunks).
+    for (let start = 0; start < chunk.length; start += DECODE_SLICE_BYTES) {
+      const slice = chunk.subarray(start, start + DECODE_SLICE_BYTES);
+      bytesRead += slice.length;
+      options.onBytes?.(bytesRead);
+      await consume(decoder.decode(slice, { stream: true }));
+    }
   }
-  pending += decoder.end();
+  pending += decoder.decode();
   if (!started && pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
   if (pending.length > 0) await parseAvailable(true);
   if (!headerSeen) {

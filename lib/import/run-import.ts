@@ -39,6 +39,9 @@ export interface ImportSummary {
   dropped: { tickets: Record<string, number>; comments: Record<string, number>; users: Record<string, number> };
 }
 
+/** Progress is reported every this many rows, and once when the CSV has been read. */
+const PROGRESS_EVERY_ROWS = 10_000;
+
 interface Spills<T> {
   tickets: T;
   comments: T;
@@ -76,6 +79,7 @@ export const runImport = async (options: RunImportOptions): Promise<ImportSummar
     writers = spill;
     let columns: ColumnMap | undefined;
     let bytesRead = 0;
+    let reportedRows = 0;
     await readCsv(options.input.iterator({ destroyOnReturn: false }), {
       onHeader: (found) => {
         columns = found;
@@ -86,18 +90,26 @@ export const runImport = async (options: RunImportOptions): Promise<ImportSummar
       onRows: async (rows) => {
         const map = columns!;
         for (const row of rows) {
-          const ticket = deduper.takeTicket(row, map);
-          if (ticket !== null) spill.tickets.append(remappableLine(ticketJson(ticket)));
-          const comment = deduper.takeComment(row, map);
-          if (comment !== null) spill.comments.append(remappableLine(commentJson(comment)));
-          const user = deduper.takeUser(row, map);
-          if (user !== null) spill.users.append(userJson(resolver.resolve(user)));
-          if (ticket !== null) counts.tickets += 1;
-          if (comment !== null) counts.comments += 1;
-          if (user !== null) counts.users += 1;
+          deduper.takeRow(row, map);
+          const { ticket, comment, user } = deduper;
+          if (ticket !== null) {
+            spill.tickets.append(remappableLine(ticketJson(ticket)));
+            counts.tickets += 1;
+          }
+          if (comment !== null) {
+            spill.comments.append(remappableLine(commentJson(comment)));
+            counts.comments += 1;
+          }
+          if (user !== null) {
+            spill.users.append(userJson(resolver.resolve(user)));
+            counts.users += 1;
+          }
         }
         counts.rows += rows.length;
-        options.onProgress?.({ rows: counts.rows, bytesRead });
+        if (counts.rows - reportedRows >= PROGRESS_EVERY_ROWS) {
+          reportedRows = counts.rows;
+          options.onProgress?.({ rows: counts.rows, bytesRead });
+        }
         await Promise.all([spill.tickets.flush(), spill.comments.flush(), spill.users.flush()]);
       },
     });

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import type { LocalService } from './embedded-defaults.ts';
@@ -48,7 +48,7 @@ export const functionNames = (templateText: string): string[] =>
 /** An event file as given, or relative to `events/` or `events/<function>/` (`.json` optional). */
 export const findEventFile = (root: string, functionName: string, given: string): string | undefined => {
   const candidates = [resolve(given), join(root, 'events', given), join(root, 'events', functionName, given)];
-  return candidates.flatMap((path) => [path, `${path}.json`]).find((path) => existsSync(path) && !path.endsWith('/'));
+  return candidates.flatMap((path) => [path, `${path}.json`]).find((path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true);
 };
 
 /** The S3 buckets and the source object an import event names (the local store creates and seeds them). */

@@ -7,7 +7,8 @@ export const isPortFree = (port: number, host = LOOPBACK): Promise<boolean> =>
   new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE' || error.code === 'EACCES') resolve(false);
+      if (error.code === 'EADDRINUSE') resolve(false);
+      else if (error.code === 'EACCES') reject(new Error(`not allowed to listen on ${host}:${port} (a privileged port?)`));
       else reject(error);
     });
     probe.listen({ port, host, exclusive: true }, () => {

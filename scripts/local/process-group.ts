@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -36,13 +35,12 @@ export const groupAlive = (pid: number): boolean => {
 
 export const spawnGroup = (command: string, args: string[], options: SpawnOptions): ProcessGroup => {
   const child = spawn(command, args, { ...options, detached: true });
-  if (child.pid === undefined) throw new Error(`could not start ${command}`);
-  const pid = child.pid;
   const exited = new Promise<number | string>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+    child.once('error', (error) => resolve(`failed to start: ${error.message}`));
   });
-  const spawnFailed = once(child, 'error');
-  spawnFailed.catch(() => undefined);
+  if (child.pid === undefined) throw new Error(`could not start ${command}`);
+  const pid = child.pid;
   let stopping: Promise<void> | undefined;
   const stop = (graceMs = 5_000): Promise<void> =>
     (stopping ??= (async () => {

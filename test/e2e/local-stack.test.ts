@@ -18,10 +18,14 @@ interface RunningStart {
   exited: Promise<number | null>;
 }
 
-/** `node scripts/start.ts` in its own process group, on embedded defaults only (no .env, no contract variables). */
+/** One variable set in the environment replaces its default (and reaches the handler through the template). */
+const LATEST_OS_VERSION = '26.0';
+
+/** `node scripts/start.ts` in its own process group: no .env, no contract variable but LATEST_OS_VERSION. */
 const runStart = (port: number): RunningStart => {
   const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
   for (const name of [...CONTRACT_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+  env.LATEST_OS_VERSION = LATEST_OS_VERSION;
   const child = spawn(process.execPath, ['scripts/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';
@@ -79,18 +83,24 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(url).toBe(`http://127.0.0.1:${port}`);
     expect(stack.output()).toMatch(/INVENTORY_URL .*DEMO DATA/);
     expect(stack.output()).toMatch(/REDIS_URL .*memory cache only/);
+    expect(stack.output()).toMatch(/LATEST_OS_VERSION +26\.0 \(from the environment\)/);
     expect(Number.isInteger(offlineGroup)).toBe(true);
   });
 
   it('answers GET /devices from the demo inventory: ascending unique ids, boolean os_is_latest', async () => {
     const response = await fetch(`${url}/devices`);
     expect(response.status).toBe(200);
-    const devices = (await response.json()) as { id: string; os_is_latest: unknown }[];
+    const devices = (await response.json()) as { id: string; os_version?: string; os_is_latest: unknown }[];
     expect(devices.length).toBeGreaterThan(100);
     const ids = devices.map((device) => BigInt(device.id));
     expect(ids.every((id, index) => index === 0 || id > ids[index - 1]!)).toBe(true);
     expect(devices.every((device) => typeof device.os_is_latest === 'boolean')).toBe(true);
     expect(new Set(devices.map((device) => device.os_is_latest))).toEqual(new Set([true, false]));
+    // LATEST_OS_VERSION=26.0 from the environment, not the 26.1 default: 26.0 counts as latest.
+    const on260 = devices.filter((device) => /^26\.0\b/.test(device.os_version ?? ''));
+    expect(on260.length).toBeGreaterThan(0);
+    expect(on260.every((device) => device.os_is_latest === true)).toBe(true);
+    expect(devices.filter((device) => /^15\./.test(device.os_version ?? '')).every((device) => device.os_is_latest === false)).toBe(true);
     // The handler's access-log line reaches start's stdout, with the cache tier.
     const line = await waitFor(() => accessLines(stack.output()).find((entry) => entry.path === '/devices'), 5_000, 'the /devices access line');
     expect(line).toMatchObject({ http_method: 'GET', status_code: 200, cache_tier: 'upstream' });

@@ -12,8 +12,8 @@ const recordingLogger = () => {
   };
 };
 
-const asNumbers = (text: string): number[] | undefined => {
-  const parsed = JSON.parse(text) as unknown;
+const asNumbers = (bytes: Buffer): number[] | undefined => {
+  const parsed = JSON.parse(bytes.toString('utf8')) as unknown;
   return Array.isArray(parsed) && parsed.every((item) => typeof item === 'number') ? parsed : undefined;
 };
 
@@ -64,7 +64,7 @@ describe('Redis cluster tier', () => {
   });
 
   it('stores a value with SET … PX and reads it back with its remaining TTL', async () => {
-    await tier.write('k', '[1,2]', 30_000);
+    await tier.write('k', Buffer.from('[1,2]'), 30_000);
     const pttl = await raw.pttl('k');
     expect(pttl).toBeGreaterThan(29_000);
     expect(pttl).toBeLessThanOrEqual(30_000);
@@ -81,7 +81,7 @@ describe('Redis cluster tier', () => {
   });
 
   it('lets Redis expire the value after its TTL', async () => {
-    await tier.write('k', '[1]', 150);
+    await tier.write('k', Buffer.from('[1]'), 150);
     expect((await tier.read('k', asNumbers))?.value).toEqual([1]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await tier.read('k', asNumbers)).toBeUndefined();
@@ -106,18 +106,18 @@ describe('Redis cluster tier', () => {
   it('reports recovery once when a good value replaces garbage', async () => {
     await raw.set('k', 'garbage', 'PX', 30_000);
     await tier.read('k', asNumbers);
-    await tier.write('k', '[5]', 30_000);
+    await tier.write('k', Buffer.from('[5]'), 30_000);
     expect((await tier.read('k', asNumbers))?.value).toEqual([5]);
     expect(logger.lines.map((line) => line.fields.cache_tier_state)).toEqual(['degraded', 'healthy']);
   });
 
   it('misses fast while Redis is down, reports it once, and recovers on its own when Redis returns', async () => {
-    await tier.write('k', '[1]', 30_000);
+    await tier.write('k', Buffer.from('[1]'), 30_000);
     await server.kill();
     const outage = await elapsed(async () => {
       const reads = [];
       for (let attempt = 0; attempt < 10; attempt += 1) reads.push(await tier.read('k', asNumbers));
-      await tier.write('k', '[2]', 30_000);
+      await tier.write('k', Buffer.from('[2]'), 30_000);
       return reads;
     });
     expect(outage.result.every((read) => read === undefined)).toBe(true);
@@ -131,7 +131,7 @@ describe('Redis cluster tier', () => {
   });
 
   it('gives up on a hung Redis within the command timeout, and later lookups fail at once', async () => {
-    await tier.write('k', '[1]', 30_000);
+    await tier.write('k', Buffer.from('[1]'), 30_000);
     server.pause();
     const first = await elapsed(() => tier.read('k', asNumbers));
     expect(first.result).toBeUndefined();
@@ -141,7 +141,7 @@ describe('Redis cluster tier', () => {
     const later = await elapsed(async () => {
       const reads = [];
       for (let attempt = 0; attempt < 5; attempt += 1) reads.push(await tier.read('k', asNumbers));
-      await tier.write('k', '[2]', 30_000);
+      await tier.write('k', Buffer.from('[2]'), 30_000);
       return reads;
     });
     expect(later.result.every((read) => read === undefined)).toBe(true);

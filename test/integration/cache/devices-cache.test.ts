@@ -56,6 +56,12 @@ describe('GET /devices through the cache tiers', () => {
   let jamf: FakeJamf;
   let logs: CapturedLogs;
   const upstreamReads = () => jamf.stats().tokenRequests;
+  /** The cluster write is not awaited by the request: wait (bounded) until it has landed. */
+  const clusterWritten = async (): Promise<void> => {
+    for (let attempt = 0; attempt < 100 && (await raw.exists(DEVICES_CLUSTER_KEY)) === 0; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
 
   beforeAll(async () => {
     redis = await startRedisServer();
@@ -101,6 +107,7 @@ describe('GET /devices through the cache tiers', () => {
     const first = await freshContainer();
     const a = await getDevices(first);
     const b = await getDevices(first);
+    await clusterWritten();
     const second = await freshContainer();
     const c = await getDevices(second);
     const d = await getDevices(second);
@@ -122,6 +129,7 @@ describe('GET /devices through the cache tiers', () => {
       httpEvent('POST', '/credentials', { body: JSON.stringify({ client_id: 'a', client_secret: 'b' }) }),
       lambdaContext(),
     );
+    await clusterWritten();
     await getDevices(await freshContainer());
     const lines = accessLines(logs);
     expect(logs.lines()).toHaveLength(4);
@@ -151,6 +159,7 @@ describe('GET /devices through the cache tiers', () => {
     process.env.LATEST_OS_VERSION = '15.7';
     const before = await getDevices(await freshContainer());
     expect(flagsOf(before.body!)).toEqual([['1', true], ['2', true], ['3', true], ['4', false]]);
+    await clusterWritten();
     process.env.LATEST_OS_VERSION = '26.1';
     const after = await getDevices(await freshContainer());
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'cluster']);
@@ -160,6 +169,7 @@ describe('GET /devices through the cache tiers', () => {
 
   it('still answers 200 with the right devices, from upstream and in bounded time, after Redis is killed', async () => {
     const warm = await getDevices(await freshContainer());
+    await clusterWritten();
     await redis.kill();
     const devices = await freshContainer();
     const { result, ms } = await timed(() => getDevices(devices));
@@ -174,10 +184,7 @@ describe('GET /devices through the cache tiers', () => {
 
   it('still answers 200 with the right devices in bounded time while Redis hangs (SIGSTOP)', async () => {
     const warm = await getDevices(await freshContainer());
-    // Let the background cluster write land before freezing the server.
-    for (let attempt = 0; attempt < 50 && (await raw.exists(DEVICES_CLUSTER_KEY)) === 0; attempt += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await clusterWritten();
     redis.pause();
     const { result, ms } = await timed(async () => getDevices(await freshContainer()));
     expect(result.statusCode).toBe(200);
@@ -187,27 +194,33 @@ describe('GET /devices through the cache tiers', () => {
     expect(logs.raw().match(/cache tier degraded/g)).toHaveLength(1);
   });
 
+  const flipByte = (value: Buffer, at: number): Buffer => {
+    const copy = Buffer.from(value);
+    copy[at] = copy[at]! ^ 0xff;
+    return copy;
+  };
+
   it.each([
-    ['text that is not the cluster format', () => '{"v":1,"devices":[{"id":"1"'],
-    ['another format version', (good: string) => good.replace('{"v":1,', '{"v":2,')],
-    ['a value with one corrupted character', (good: string) => good.replace('"os_build":"X"', '"os_build":"Y"')],
-    ['a truncated value', (good: string) => good.slice(0, Math.floor(good.length / 2))],
+    ['bytes that are not the cluster format', () => Buffer.from('{"v":1,"devices":[{"id":"1"')],
+    ['another format version', (good: Buffer) => Buffer.concat([Buffer.from('{"v":2,'), good.subarray('{"v":1,'.length)])],
+    ['a value with one corrupted byte', (good: Buffer) => flipByte(good, good.length - 50)],
+    ['a truncated value', (good: Buffer) => good.subarray(0, Math.floor(good.length / 2))],
   ])('serves the right devices from upstream when the cluster holds %s, and repairs the entry', async (_label, corrupt) => {
     const reference = await getDevices(await freshContainer());
-    let good: string | null = null;
+    let good: Buffer | null = null;
     for (let attempt = 0; attempt < 50 && good === null; attempt += 1) {
-      good = await raw.get(DEVICES_CLUSTER_KEY);
+      good = await raw.getBuffer(DEVICES_CLUSTER_KEY);
       if (good === null) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const garbage = corrupt(good!);
-    expect(garbage).not.toBe(good);
+    expect(garbage.equals(good!)).toBe(false);
     await raw.set(DEVICES_CLUSTER_KEY, garbage, 'PX', 60_000);
     const result = await getDevices(await freshContainer());
     expect(result.statusCode).toBe(200);
     expect(result.body).toBe(reference.body);
     let repaired = false;
     for (let attempt = 0; attempt < 50 && !repaired; attempt += 1) {
-      repaired = (await raw.get(DEVICES_CLUSTER_KEY)) === good;
+      repaired = (await raw.getBuffer(DEVICES_CLUSTER_KEY))?.equals(good!) === true;
       if (!repaired) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(repaired).toBe(true);

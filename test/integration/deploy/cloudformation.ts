@@ -14,6 +14,8 @@ export interface CfnResource {
   Properties?: Record<string, CfnValue>;
   DependsOn?: string | string[];
   Condition?: string;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
 }
 
 export interface CfnTemplate {

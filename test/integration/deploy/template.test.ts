@@ -368,10 +368,12 @@ describe('osls package: the CloudFormation template', () => {
       expect(table.Type).toBe('AWS::DynamoDB::Table');
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       expect(table.Properties?.SSESpecification).toEqual({ SSEEnabled: true });
+      expect([table.DeletionPolicy, table.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
     });
 
-    it('blocks every kind of public access to the import bucket, encrypts it and refuses plain HTTP', () => {
+    it('blocks every kind of public access to the import bucket, encrypts it, refuses plain HTTP and keeps it on stack deletion', () => {
       const bucket = byDefault.template.Resources.ImportBucket!;
+      expect([bucket.DeletionPolicy, bucket.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
       expect(bucket.Properties?.PublicAccessBlockConfiguration).toEqual({
         BlockPublicAcls: true,
         BlockPublicPolicy: true,

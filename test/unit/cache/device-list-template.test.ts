@@ -1,3 +1,4 @@
+import { crc32, zstdCompressSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -63,9 +64,8 @@ describe('device list template', () => {
   });
 
   it('holds no decision, so two references render different flags from the same cluster value', () => {
-    const text = deviceListTemplateCodec.encode(prepareDeviceList(DEVICES));
-    expect(text).not.toMatch(/os_is_latest":(true|false)/);
-    const template = deviceListTemplateCodec.decode(text)!;
+    const template = deviceListTemplateCodec.decode(deviceListTemplateCodec.encode(prepareDeviceList(DEVICES)))!;
+    expect(template.lines).not.toMatch(/os_is_latest":(true|false)/);
     const flags = (reference: string) =>
       (JSON.parse(renderDeviceListTemplate(template, reference)) as { os_is_latest: boolean }[]).map((item) => item.os_is_latest);
     expect(flags('15.7')).toEqual([true, true, true, false]);
@@ -79,31 +79,43 @@ describe('device list template', () => {
     expect(renderDeviceListTemplate(decoded!, '26.1')).toBe('[]');
   });
 
+  /** A value in the cluster format with any header fields and lines, checksum and length right. */
+  const forge = (lines: string, fields: Record<string, unknown> = {}, compress = true): Buffer => {
+    const raw = Buffer.from(lines, 'utf8');
+    const header = JSON.stringify({ v: 1, n: 1, bytes: raw.length, crc32: crc32(raw), ...fields });
+    return Buffer.concat([Buffer.from(`${header}\n`), compress ? zstdCompressSync(raw) : raw]);
+  };
   const good = deviceListTemplateCodec.encode(prepareDeviceList(DEVICES));
-  const newline = good.indexOf('\n');
-  const header = JSON.parse(good.slice(0, newline)) as { v: number; n: number; crc32: number };
-  const payload = good.slice(newline + 1);
-  const withHeader = (fields: Record<string, unknown>, body = payload) => `${JSON.stringify({ ...header, ...fields })}\n${body}`;
+  const goodLines = prepareDeviceList(DEVICES).lines;
+  const flipped = Buffer.from(good);
+  flipped[flipped.length - 20] = flipped[flipped.length - 20]! ^ 0xff;
+
+  it('stores the lines compressed, well below their own size', () => {
+    expect(good.length).toBeLessThan(Buffer.byteLength(goodLines));
+    expect(good.includes(Buffer.from('"os_name"'))).toBe(false);
+  });
 
   it.each([
-    ['an empty string', ''],
-    ['text that is not the format', 'hello world'],
-    ['a JSON array (an older, parsed format)', '[{"id":"1"}]'],
-    ['a header that is not JSON', `{"v":1,${good.slice(newline)}`],
-    ['another format version', withHeader({ v: 2 })],
-    ['a negative device count', withHeader({ n: -1 })],
-    ['a missing checksum', withHeader({ crc32: undefined })],
-    ['a truncated value', good.slice(0, good.length - 10)],
-    ['one changed character', good.slice(0, good.length - 3) + 'X' + good.slice(good.length - 2)],
+    ['no bytes', Buffer.alloc(0)],
+    ['text that is not the format', Buffer.from('hello world')],
+    ['a JSON array (an older, parsed format)', Buffer.from('[{"id":"1"}]')],
+    ['a header that is not JSON', Buffer.concat([Buffer.from('{"v":1,'), good.subarray(good.indexOf(0x0a))])],
+    ['another format version', forge(goodLines, { v: 2, n: DEVICES.length })],
+    ['a negative device count', forge(goodLines, { n: -1 })],
+    ['a missing checksum', forge(goodLines, { n: DEVICES.length, crc32: undefined })],
+    ['a wrong checksum', forge(goodLines, { n: DEVICES.length, crc32: 12345 })],
+    ['a length that does not match the lines', forge(goodLines, { n: DEVICES.length, bytes: Buffer.byteLength(goodLines) + 1 })],
+    ['uncompressed lines', forge(goodLines, { n: DEVICES.length }, false)],
+    ['an overlong first line', Buffer.concat([Buffer.from(' '.repeat(300)), good])],
+    ['a truncated value', good.subarray(0, good.length - 10)],
+    ['one changed byte', flipped],
   ])('refuses %s', (_label, value) => {
     expect(deviceListTemplateCodec.decode(value)).toBeUndefined();
   });
 
-  it('renders nothing from lines without the device structure, even when the checksum matches', async () => {
-    const { crc32 } = await import('node:zlib');
-    const forged = (lines: string, n: number) => `${JSON.stringify({ v: 1, n, crc32: crc32(lines) })}\n${lines}`;
-    const render = (value: string) => renderDeviceListTemplate(deviceListTemplateCodec.decode(value)!, '26.1');
-    expect(render(forged('"26.1"\t{"id":"1","os_is_latest":\t}', 1))).toBe('[{"id":"1","os_is_latest":true}]');
+  it('renders nothing from lines without the device structure, even when length and checksum match', () => {
+    const render = (value: Buffer) => renderDeviceListTemplate(deviceListTemplateCodec.decode(value)!, '26.1');
+    expect(render(forge('"26.1"\t{"id":"1","os_is_latest":\t}'))).toBe('[{"id":"1","os_is_latest":true}]');
     for (const [lines, n] of [
       ['"26.1"\t{"id":"1"}\t}', 1],
       ['26.1\t{"id":"1","os_is_latest":\t}', 1],
@@ -116,7 +128,7 @@ describe('device list template', () => {
       ['"26.1"\t{"id":"1","os_is_latest":\t}\n"26.1"\t{"id":"2","os_is_latest":\t}', 1],
       ['"26.1"\t{"id":"1","os_is_latest":\t}', 0],
     ] as const) {
-      expect(() => render(forged(lines, n)), lines).toThrow(/malformed/);
+      expect(() => render(forge(lines, { n })), lines).toThrow(/malformed/);
     }
   });
 });

@@ -9,7 +9,7 @@ import { makeTieredCache, type ClusterCodec } from '../../../lib/cache/tiered-ca
  * miss). The Redis adapter itself is tested against a real redis-server in test/integration/cache.
  */
 const mapCluster = (now: () => number) => {
-  const entries = new Map<string, { text: string; expiresAt: number }>();
+  const entries = new Map<string, { bytes: Buffer; expiresAt: number }>();
   const stats = { reads: 0, writes: [] as { key: string; text: string; ttlMs: number }[] };
   let hangWrites = false;
   const tier: ClusterTier = {
@@ -18,16 +18,16 @@ const mapCluster = (now: () => number) => {
       const entry = entries.get(key);
       if (entry === undefined || entry.expiresAt <= now()) return undefined;
       try {
-        const value = decode(entry.text);
+        const value = decode(entry.bytes);
         return value === undefined ? undefined : { value, remainingTtlMs: entry.expiresAt - now() };
       } catch {
         return undefined;
       }
     },
-    write: (key, text, ttlMs) => {
-      stats.writes.push({ key, text, ttlMs });
+    write: (key, bytes, ttlMs) => {
+      stats.writes.push({ key, text: bytes.toString('utf8'), ttlMs });
       if (hangWrites) return new Promise<void>(() => undefined);
-      entries.set(key, { text, expiresAt: now() + ttlMs });
+      entries.set(key, { bytes, expiresAt: now() + ttlMs });
       return Promise.resolve();
     },
     close: async () => undefined,
@@ -35,15 +35,16 @@ const mapCluster = (now: () => number) => {
   return {
     tier,
     stats,
-    put: (key: string, text: string, ttlMs: number) => entries.set(key, { text, expiresAt: now() + ttlMs }),
+    put: (key: string, value: string | Buffer, ttlMs: number) =>
+      entries.set(key, { bytes: Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8'), expiresAt: now() + ttlMs }),
     hangWrites: () => void (hangWrites = true),
   };
 };
 
 const codec: ClusterCodec<number[]> = {
-  encode: (numbers) => JSON.stringify({ v: 1, numbers }),
-  decode: (text) => {
-    const parsed = JSON.parse(text) as { v?: unknown; numbers?: unknown };
+  encode: (numbers) => Buffer.from(JSON.stringify({ v: 1, numbers }), 'utf8'),
+  decode: (bytes) => {
+    const parsed = JSON.parse(bytes.toString('utf8')) as { v?: unknown; numbers?: unknown };
     return parsed.v === 1 && Array.isArray(parsed.numbers) ? (parsed.numbers as number[]) : undefined;
   },
 };
@@ -161,7 +162,7 @@ describe('tiered cache', () => {
     cluster.put('k', garbage, 60_000);
     expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Upstream });
     expect(loads()).toBe(1);
-    expect(cluster.stats.writes.map((write) => write.text)).toEqual([codec.encode([1, 2, 3])]);
+    expect(cluster.stats.writes.map((write) => write.text)).toEqual([codec.encode([1, 2, 3]).toString('utf8')]);
   });
 
   it('answers an upstream fill without waiting for a cluster write that never completes', async () => {

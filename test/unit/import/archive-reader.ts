@@ -59,7 +59,7 @@ export const readTar = async (archive: Buffer): Promise<ArchiveEntry[]> => {
   const done = new Promise<void>((resolve, reject) => {
     reader.on('entry', (header, stream, next) => {
       const parts: Buffer[] = [];
-      stream.on('data', (part: Buffer) => parts.push(part));
+      stream.on('data', (part: unknown) => parts.push(part as Buffer));
       stream.on('end', () => {
         entries.push({ name: header.name, type: header.type ?? 'file', text: Buffer.concat(parts).toString('utf8') });
         next();

@@ -97,20 +97,22 @@ describe('building assets from one row', () => {
 });
 
 describe('AssetDeduper', () => {
+  const take = (deduper: AssetDeduper, cells: string[]) => {
+    deduper.takeRow(cells, columns);
+    return { ticket: deduper.ticket, comment: deduper.comment, user: deduper.user };
+  };
+
   it('lets the first complete row per key win, after an earlier incomplete one', () => {
     const deduper = new AssetDeduper();
     const incomplete = row({ ...complete, TICKET_CREATED_AT: '', COMMENT_PUBLIC: 'maybe', EMAIL: 'broken' });
     const first = row({ ...complete, TICKET_REQUESTER_ID: '1', BODY: 'first', NAME: 'First' });
     const second = row({ ...complete, TICKET_REQUESTER_ID: '2', BODY: 'second', NAME: 'Second' });
-    expect(deduper.takeTicket(incomplete, columns)).toBeNull();
-    expect(deduper.takeComment(incomplete, columns)).toBeNull();
-    expect(deduper.takeUser(incomplete, columns)).toBeNull();
-    expect(deduper.takeTicket(first, columns)?.requester_id).toBe('1');
-    expect(deduper.takeComment(first, columns)?.html_body).toBe('first');
-    expect(deduper.takeUser(first, columns)?.name).toBe('First');
-    expect(deduper.takeTicket(second, columns)).toBeNull();
-    expect(deduper.takeComment(second, columns)).toBeNull();
-    expect(deduper.takeUser(second, columns)).toBeNull();
+    expect(take(deduper, incomplete)).toEqual({ ticket: null, comment: null, user: null });
+    const won = take(deduper, first);
+    expect(won.ticket?.requester_id).toBe('1');
+    expect(won.comment?.html_body).toBe('first');
+    expect(won.user?.name).toBe('First');
+    expect(take(deduper, second)).toEqual({ ticket: null, comment: null, user: null });
     expect(deduper.dropped).toEqual({
       tickets: { missing_field: 1, invalid_field: 0, duplicate: 1 },
       comments: { missing_field: 0, invalid_field: 1, duplicate: 1 },
@@ -120,14 +122,25 @@ describe('AssetDeduper', () => {
 
   it('compares emails case-insensitively but keeps the winning spelling', () => {
     const deduper = new AssetDeduper();
-    expect(deduper.takeUser(row({ ...complete, EMAIL: 'Ann@Example.com' }), columns)?.email).toBe('Ann@Example.com');
-    expect(deduper.takeUser(row({ ...complete, EMAIL: 'ann@EXAMPLE.COM', AUTHOR_ID: '99' }), columns)).toBeNull();
+    expect(take(deduper, row({ ...complete, EMAIL: 'Ann@Example.com' })).user?.email).toBe('Ann@Example.com');
+    expect(take(deduper, row({ ...complete, EMAIL: 'ann@EXAMPLE.COM', AUTHOR_ID: '99' })).user).toBeNull();
     expect(deduper.dropped.users.duplicate).toBe(1);
   });
 
   it('keys tickets by canonical id, so 007 and 7 are the same ticket', () => {
     const deduper = new AssetDeduper();
-    expect(deduper.takeTicket(row({ ...complete, CONVERSATION_ID: '007' }), columns)?.id).toBe('7');
-    expect(deduper.takeTicket(row({ ...complete, CONVERSATION_ID: '7' }), columns)).toBeNull();
+    expect(take(deduper, row({ ...complete, CONVERSATION_ID: '007' })).ticket?.id).toBe('7');
+    expect(take(deduper, row({ ...complete, CONVERSATION_ID: '7', COMMENT_PART_ID: '12' })).ticket).toBeNull();
+  });
+
+  it('takes an asset from a row that the other assets refuse', () => {
+    const deduper = new AssetDeduper();
+    const taken = take(deduper, row({ ...complete, CONVERSATION_ID: '', EMAIL: 'x' }));
+    expect(taken.ticket).toBeNull();
+    expect(taken.comment).toBeNull();
+    expect(taken.user).toBeNull();
+    const onlyUser = take(deduper, row({ ...complete, CONVERSATION_ID: '', EMAIL: 'ok@x.io' }));
+    expect(onlyUser.user?.email).toBe('ok@x.io');
+    expect(onlyUser.ticket).toBeNull();
   });
 });

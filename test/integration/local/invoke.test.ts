@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTRACT_VARIABLES } from '../../../scripts/local/offline-command.ts';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const run = promisify(execFile);
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `node scripts/invoke.ts …` on embedded defaults only (no .env, no contract variables). */
+const invoke = async (...args: string[]): Promise<Outcome> => {
+  const env: Record<string, string | undefined> = { ...process.env, LOCAL_ENV_FILE: '' };
+  for (const name of [...CONTRACT_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['scripts/invoke.ts', ...args], { cwd: ROOT, env, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout: string; stderr: string };
+    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout, stderr: failed.stderr };
+  }
+};
+
+/** The pretty-printed result follows the handler's one-line JSON log lines. */
+const resultOf = (stdout: string): Record<string, unknown> => JSON.parse(stdout.slice(stdout.indexOf('\n{\n') + 1)) as Record<string, unknown>;
+const logLines = (stdout: string) => stdout.split('\n').filter((line) => line.startsWith('{"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('npm run invoke -- <function> <event.json>', () => {
+  let scratch: string;
+  beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'invoke-test-'));
+  });
+  afterAll(async () => {
+    await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('runs credentials with its sample event: the log line, then the result', async () => {
+    const { code, stdout } = await invoke('credentials', 'events/credentials/success.json');
+    expect(code).toBe(0);
+    expect(resultOf(stdout)).toMatchObject({ statusCode: 200, body: '{"client_id":"demo-client","client_secret":"demo-secret-value"}' });
+    expect(logLines(stdout)).toEqual([expect.objectContaining({ message: 'request', path: '/credentials', status_code: 200 })]);
+  });
+
+  it('runs createUser against the embedded DynamoDB-compatible store', async () => {
+    const { code, stdout, stderr } = await invoke('createUser', 'success');
+    expect(code).toBe(0);
+    expect(stderr).toContain('local DynamoDB-compatible store');
+    const result = resultOf(stdout) as { statusCode: number; headers: Record<string, string>; body: string };
+    expect(result.statusCode).toBe(201);
+    expect(result.headers.Location).toBe(`/api/users/${(JSON.parse(result.body) as { id: string }).id}`);
+  });
+
+  it('runs devices against the demo inventory', async () => {
+    const { code, stdout, stderr } = await invoke('devices', 'devices/success.json');
+    expect(code).toBe(0);
+    expect(stderr).toContain('DEMO DATA');
+    const result = resultOf(stdout) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(200);
+    expect((JSON.parse(result.body) as unknown[]).length).toBeGreaterThan(100);
+  });
+
+  it('runs importTickets with its sample event against the seeded local S3-compatible store', async () => {
+    const { code, stdout } = await invoke('importTickets', 'success.json');
+    expect(code).toBe(0);
+    expect(resultOf(stdout)).toMatchObject({ rows: 250 });
+  });
+
+  it('exits 2 and lists the functions for an unknown function', async () => {
+    const { code, stderr, stdout } = await invoke('deleteEverything', 'events/credentials/success.json');
+    expect(code).toBe(2);
+    expect(stderr).toContain('unknown function "deleteEverything" (known: credentials, devices, createUser, getUser, importTickets)');
+    expect(stdout).toBe('');
+  });
+
+  it('exits 2 for a missing event file, a directory, or a missing argument', async () => {
+    expect((await invoke('credentials', 'no-such-event.json')).stderr).toContain('event file "no-such-event.json" not found');
+    expect((await invoke('credentials', 'events')).code).toBe(2);
+    expect((await invoke('credentials')).code).toBe(2);
+  });
+
+  it('exits 2 for an event file that is not JSON', async () => {
+    const path = join(scratch, 'broken.json');
+    await writeFile(path, '{"version": "2.0",');
+    const { code, stderr } = await invoke('credentials', path);
+    expect(code).toBe(2);
+    expect(stderr).toContain('is not JSON');
+  });
+});

@@ -1,0 +1,38 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Int64Set, ownedCopy } from '../../../lib/import/int64-set.ts';
+
+describe('Int64Set', () => {
+  it('tells new ids from repeated ones, across the whole int64 range and signs', () => {
+    const set = new Int64Set(4);
+    const ids = ['0', '1', '-1', '4294967296', '-4294967296', '4294967295', '9223372036854775807', '-9223372036854775808', '9223372036854775806'];
+    expect(ids.map((id) => set.add(id))).toEqual(ids.map(() => true));
+    expect(ids.map((id) => set.add(id))).toEqual(ids.map(() => false));
+    expect(set.size).toBe(ids.length);
+  });
+
+  it('agrees with a Set<bigint> on random ids while growing well past its initial capacity', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -50n, max: 50n })), { maxLength: 3000 }),
+        (values) => {
+          const set = new Int64Set(2);
+          const reference = new Set<bigint>();
+          for (const value of values) {
+            expect(set.add(value.toString())).toBe(!reference.has(value));
+            reference.add(value);
+          }
+          expect(set.size).toBe(reference.size);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('ownedCopy', () => {
+  it('returns an equal string', () => {
+    const big = `${'x'.repeat(100_000)}needle@example.com`;
+    expect(ownedCopy(big.slice(100_000))).toBe('needle@example.com');
+  });
+});
