@@ -36,7 +36,7 @@ export interface TieredCache<Value, Request> {
 
 /**
  * Read-through cache: memory, then cluster, then `load`. An upstream fill writes both tiers (the
- * cluster write in the background, never failing the request); a cluster hit fills memory for
+ * cluster write within a bounded wait, never failing the request); a cluster hit fills memory for
  * what is left of the cluster entry's life, so no tier extends another's TTL. Concurrent misses of
  * one key share one cluster lookup and one load; a failed load is not cached and every waiter
  * gets its error.
@@ -55,17 +55,17 @@ export const makeTieredCache = <Loaded, Value, Request>(
       }
     : undefined;
 
-  // The write is not awaited (it has its own bounded wait inside the tier and never rejects), but
-  // the encoding happens before answering: work left for after the response may sit frozen with the
-  // Lambda container until its next invocation.
-  const writeBehind = (target: NonNullable<typeof cluster>, key: string, loaded: Loaded): void => {
+  // Awaited (bounded by the tier's own command timeout, never rejecting): in Lambda, work left
+  // for after the response sits frozen with the container, so a background write may never land
+  // and would later time out as a false "degraded" transition. Only upstream fills pay for it.
+  const fillCluster = async (target: NonNullable<typeof cluster>, key: string, loaded: Loaded): Promise<void> => {
     let bytes: Buffer;
     try {
       bytes = target.codec.encode(loaded);
     } catch {
       return; // the request already has its value; only the shared copy is lost
     }
-    void target.tier.write(key, bytes, ttlMs);
+    await target.tier.write(key, bytes, ttlMs).catch(() => undefined);
   };
 
   const miss = async (key: string, localKey: string, request: Request): Promise<CacheResult<Value>> => {
@@ -79,7 +79,7 @@ export const makeTieredCache = <Loaded, Value, Request>(
     const loaded = await load(key, request);
     const value = present(loaded);
     memory.set(localKey, value, ttlMs);
-    if (cluster) writeBehind(cluster, key, loaded);
+    if (cluster) await fillCluster(cluster, key, loaded);
     return { value, tier: CacheTier.Upstream };
   };
 

@@ -27,11 +27,19 @@ export class Int64Set {
     // The magnitude as high·2^32 + low, in doubles: every intermediate stays below 2^53.
     let high = 0;
     let low = 0;
-    for (let index = negative ? 1 : 0; index < text.length; index += 1) {
-      low = low * 10 + (text.charCodeAt(index) - 48);
-      const carry = Math.floor(low / 4294967296);
-      low -= carry * 4294967296;
-      high = high * 10 + carry;
+    const digitCount = negative ? text.length - 1 : text.length;
+    if (digitCount <= 15) {
+      // Exact as a double: let the engine parse it.
+      const magnitude = negative ? -Number(text) : Number(text);
+      high = Math.floor(magnitude / 4294967296);
+      low = magnitude - high * 4294967296;
+    } else {
+      for (let index = negative ? 1 : 0; index < text.length; index += 1) {
+        low = low * 10 + (text.charCodeAt(index) - 48);
+        const carry = Math.floor(low / 4294967296);
+        low -= carry * 4294967296;
+        high = high * 10 + carry;
+      }
     }
     const signFlag = negative ? 2 : 1;
     const high32 = high | 0;

@@ -31,6 +31,33 @@ export const commentJson = (comment: Comment): RemappableJson => ({
 export const userJson = (user: ResolvedUser): string =>
   `{"id":${user.id},"name":${JSON.stringify(user.name)},"email":${JSON.stringify(user.email)}}`;
 
+const ENTRY_HEAD = Buffer.from('{"data":{"tickets":{"data":[');
+const AFTER_TICKETS = Buffer.from('],"comments":[');
+const AFTER_COMMENTS = Buffer.from('],"users":[');
+const ENTRY_TAIL = Buffer.from('],"organizations":[]}}}');
+const COMMA = Buffer.from(',');
+
+/**
+ * One archive entry as bytes, from records given as byte pieces (`tickets`/`comments`: three pieces
+ * per record, see pushRemappable; `users`: one piece per record). Same text as `entryJson`.
+ */
+export const entryBytes = (tickets: readonly Buffer[], comments: readonly Buffer[], users: readonly Buffer[]): Buffer => {
+  const parts: Buffer[] = [ENTRY_HEAD];
+  const pushRecords = (pieces: readonly Buffer[], perRecord: number): void => {
+    for (let index = 0; index < pieces.length; index += 1) {
+      if (index > 0 && index % perRecord === 0) parts.push(COMMA);
+      parts.push(pieces[index]!);
+    }
+  };
+  pushRecords(tickets, 3);
+  parts.push(AFTER_TICKETS);
+  pushRecords(comments, 3);
+  parts.push(AFTER_COMMENTS);
+  pushRecords(users, 1);
+  parts.push(ENTRY_TAIL);
+  return Buffer.concat(parts);
+};
+
 /** One archive entry, from already serialized records. */
 export const entryJson = (tickets: readonly string[], comments: readonly string[], users: readonly string[]): string =>
   `{"data":{"tickets":{"data":[${tickets.join(',')}],"comments":[${comments.join(',')}],"users":[${users.join(',')}],"organizations":[]}}}`;

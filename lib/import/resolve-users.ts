@@ -24,6 +24,8 @@ export class UserResolver {
   private readonly destinationUsers: ReadonlyMap<string, string> | undefined;
   /** AUTHOR_ID → destination id, or null when its first user kept the AUTHOR_ID. */
   private readonly decided = new Map<string, string | null>();
+  /** How many authors are remapped: none (the usual case without a destination) skips the lookups. */
+  private remapped = 0;
 
   constructor(destinationUsers: ReadonlyMap<string, string> | undefined) {
     this.destinationUsers = destinationUsers;
@@ -36,7 +38,10 @@ export class UserResolver {
   /** Call for each winning user row, in order. */
   resolve(user: UserRow): ResolvedUser {
     const destinationId = this.destinationIdFor(user.email);
-    if (!this.decided.has(user.author_id)) this.decided.set(ownedCopy(user.author_id), destinationId);
+    if (!this.decided.has(user.author_id)) {
+      this.decided.set(ownedCopy(user.author_id), destinationId);
+      if (destinationId !== null) this.remapped += 1;
+    }
     if (destinationId === null) return { id: user.author_id, name: user.name, email: user.email };
     this.matched += 1;
     return { id: destinationId, name: user.name, email: user.email };
@@ -44,6 +49,7 @@ export class UserResolver {
 
   /** The id a reference to `authorId` is written with. */
   remap(authorId: string): string {
+    if (this.remapped === 0) return authorId;
     return this.decided.get(authorId) ?? authorId;
   }
 

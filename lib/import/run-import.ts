@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { AssetDeduper } from './asset-rules.ts';
 import { BATCH_SIZE, entryCount, entryName } from './batches.ts';
-import { commentJson, entryJson, ticketJson, userJson } from './json-writer.ts';
+import { commentJson, entryBytes, ticketJson, userJson } from './json-writer.ts';
 import { readCsv } from './read-csv.ts';
 import type { ColumnMap } from './read-csv.ts';
 import { UserResolver } from './resolve-users.ts';
-import { remappableLine, renderRemappable, SpillReader, SpillWriter } from './spill-files.ts';
+import { pushRemappable, remappableLine, SpillReader, SpillWriter } from './spill-files.ts';
 import { makeTarWriter } from './tar-writer.ts';
 import type { TarWriter } from './tar-writer.ts';
 
@@ -133,12 +133,12 @@ export const runImport = async (options: RunImportOptions): Promise<ImportSummar
         read.comments.read(BATCH_SIZE),
         read.users.read(BATCH_SIZE),
       ]);
-      const json = entryJson(
-        tickets.map((line) => renderRemappable(line, remap)),
-        comments.map((line) => renderRemappable(line, remap)),
-        users,
-      );
-      await archive.addFile(entryName(index), Buffer.from(json, 'utf8'));
+      const ticketParts: Buffer[] = [];
+      for (const line of tickets) pushRemappable(line, remap, ticketParts);
+      const commentParts: Buffer[] = [];
+      for (const line of comments) pushRemappable(line, remap, commentParts);
+      const entry = entryBytes(ticketParts, commentParts, users);
+      await archive.addFile(entryName(index), entry);
     }
     await archive.finish();
     tar = undefined;

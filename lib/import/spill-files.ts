@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import type { ReadStream, WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import { StringDecoder } from 'node:string_decoder';
 import type { RemappableJson } from './json-writer.ts';
 
 /**
@@ -12,11 +11,23 @@ import type { RemappableJson } from './json-writer.ts';
  */
 export const remappableLine = (json: RemappableJson): string => `${json.reference}\t${json.prefix}\t${json.suffix}`;
 
-/** Rebuilds the record, writing its reference as `remap` says. */
-export const renderRemappable = (line: string, remap: (reference: string) => string): string => {
-  const first = line.indexOf('\t');
-  const second = line.indexOf('\t', first + 1);
-  return line.slice(first + 1, second) + remap(line.slice(0, first)) + line.slice(second + 1);
+const TAB = 9;
+const NEWLINE = 10;
+
+/**
+ * Rebuilds the record from its spilled bytes, writing its reference as `remap` says, as pieces
+ * pushed onto `parts` (no decode, no re-encode: only the reference is ever read as text).
+ */
+export const pushRemappable = (line: Buffer, remap: (reference: string) => string, parts: Buffer[]): void => {
+  const first = line.indexOf(TAB);
+  const second = line.indexOf(TAB, first + 1);
+  const reference = line.latin1Slice(0, first);
+  const target = remap(reference);
+  parts.push(
+    line.subarray(first + 1, second),
+    target === reference ? line.subarray(0, first) : Buffer.from(target, 'latin1'),
+    line.subarray(second + 1),
+  );
 };
 
 const FLUSH_CHARS = 32 * 1024;
@@ -59,39 +70,40 @@ export class SpillWriter {
   }
 }
 
-/** Reads a spill file back a few records at a time. */
+/** Reads a spill file back a few records at a time, as byte slices of what was read. */
 export class SpillReader {
   private readonly stream: ReadStream;
   private readonly chunks: AsyncIterator<Buffer>;
-  private readonly decoder = new StringDecoder('utf8');
-  private lines: string[] = [];
-  private next = 0;
-  private partial = '';
+  private data: Buffer = Buffer.alloc(0);
+  private position = 0;
   private ended = false;
 
   constructor(path: string) {
-    this.stream = createReadStream(path, { highWaterMark: 32 * 1024 });
+    this.stream = createReadStream(path, { highWaterMark: 64 * 1024 });
     this.chunks = this.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   }
 
   /** Up to `count` records; fewer only at the end of the file. */
-  async read(count: number): Promise<string[]> {
-    const taken: string[] = [];
+  async read(count: number): Promise<Buffer[]> {
+    const taken: Buffer[] = [];
     while (taken.length < count) {
-      if (this.next < this.lines.length) {
-        const end = Math.min(this.lines.length, this.next + count - taken.length);
-        for (let index = this.next; index < end; index += 1) taken.push(this.lines[index]!);
-        this.next = end;
+      const end = this.data.indexOf(NEWLINE, this.position);
+      if (end !== -1) {
+        taken.push(this.data.subarray(this.position, end));
+        this.position = end + 1;
         continue;
       }
       if (this.ended) break;
       const chunk = await this.chunks.next();
-      const text = chunk.done ? this.partial + this.decoder.end() : this.partial + this.decoder.write(chunk.value);
-      this.ended = chunk.done === true;
-      const lines = text.split('\n');
-      this.partial = lines.pop() ?? '';
-      this.lines = lines;
-      this.next = 0;
+      const rest = this.data.subarray(this.position);
+      if (chunk.done) {
+        this.ended = true;
+        // Every record ends with a newline; anything after the last one is not a record.
+        this.data = rest;
+      } else {
+        this.data = rest.length === 0 ? chunk.value : Buffer.concat([rest, chunk.value]);
+      }
+      this.position = 0;
     }
     return taken;
   }

@@ -56,11 +56,14 @@ export interface EmbeddedDefaults {
 
 const SECRET_VARIABLES = new Set(['INVENTORY_CLIENT_SECRET', 'INVENTORY_PASSWORD', 'TICKETING_PASSWORD']);
 
+/** One banner line: the variable's name, then what it is set to. */
+const note = (variable: string, text: string): string => `  ${variable.padEnd(26)} ${text}`;
+
 /** The banner's line for a variable that came from the environment (never its value if secret). */
 export const describeConfigured = (env: Env, names: readonly string[]): string[] =>
   names
     .filter((name) => present(env, name))
-    .map((name) => `  ${name.padEnd(26)} ${SECRET_VARIABLES.has(name) ? '(set)' : env[name]} (from the environment)`);
+    .map((name) => note(name, `${SECRET_VARIABLES.has(name) ? '(set)' : env[name]} (from the environment)`));
 
 /** Starts what `planDefaults` asks for, each on a free loopback port; stops them all on `stop()`. */
 export const startEmbeddedDefaults = async (
@@ -92,7 +95,7 @@ export const startEmbeddedDefaults = async (
         INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
         INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
       });
-      notes.push(`  ${'INVENTORY_URL'.padEnd(26)} ${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`);
+      notes.push(note('INVENTORY_URL', `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`));
     }
     if (plan.users) {
       const { startDynalite, createUsersTable } = await import('../../test/support/dynalite.ts');
@@ -101,9 +104,9 @@ export const startEmbeddedDefaults = async (
       const tableName = overlay.USERS_TABLE ?? DEFAULT_USERS_TABLE;
       await createUsersTable({ endpoint: dynamo.endpoint, tableName });
       overlay.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
-      notes.push(`  ${'AWS_ENDPOINT_URL_DYNAMODB'.padEnd(26)} ${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), table "${tableName}"`);
+      notes.push(note('AWS_ENDPOINT_URL_DYNAMODB', `${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), table "${tableName}"`));
     } else if (needs.has('users') && plan.values.USERS_TABLE !== undefined) {
-      notes.push(`  ${'USERS_TABLE'.padEnd(26)} ${plan.values.USERS_TABLE} (default name; the table must exist at the configured endpoint)`);
+      notes.push(note('USERS_TABLE', `${plan.values.USERS_TABLE} (default name; the table must exist at the configured endpoint)`));
     }
     if (plan.storage) {
       const { startS3Server, createBucket } = await import('../../test/support/s3-server.ts');
@@ -114,14 +117,15 @@ export const startEmbeddedDefaults = async (
       const sources = (options.chatSources ?? [DEMO_CHAT_SOURCE]).filter((source) => buckets.includes(source.bucket));
       for (const source of sources) await seedChatExport(s3.endpoint, source);
       overlay.AWS_ENDPOINT_URL_S3 = s3.endpoint;
-      notes.push(`  ${'AWS_ENDPOINT_URL_S3'.padEnd(26)} ${s3.endpoint} — local S3-compatible store (in memory), bucket${buckets.length > 1 ? 's' : ''} ${buckets.map((b) => `"${b}"`).join(', ')}`);
-      for (const source of sources) notes.push(`  ${''.padEnd(26)} s3://${source.bucket}/${source.key} — DEMO DATA: ${DEMO_CHAT_ROWS} generated chat rows`);
+      const bucketList = buckets.map((bucket) => `"${bucket}"`).join(', ');
+      notes.push(note('AWS_ENDPOINT_URL_S3', `${s3.endpoint} — local S3-compatible store (in memory), bucket${buckets.length > 1 ? 's' : ''} ${bucketList}`));
+      for (const source of sources) notes.push(note('', `s3://${source.bucket}/${source.key} — DEMO DATA: ${DEMO_CHAT_ROWS} generated chat rows`));
     }
     if (needs.has('inventory')) {
-      if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(`  ${'LATEST_OS_VERSION'.padEnd(26)} ${plan.values.LATEST_OS_VERSION} (default)`);
-      if (!present(env, 'REDIS_URL')) notes.push(`  ${'REDIS_URL'.padEnd(26)} unset — memory cache only`);
+      if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(note('LATEST_OS_VERSION', `${plan.values.LATEST_OS_VERSION} (default)`));
+      if (!present(env, 'REDIS_URL')) notes.push(note('REDIS_URL', 'unset — memory cache only'));
     }
-    if (plan.values.AWS_ACCESS_KEY_ID !== undefined) notes.push(`  ${'AWS_ACCESS_KEY_ID'.padEnd(26)} test (any key works for the local stores)`);
+    if (plan.values.AWS_ACCESS_KEY_ID !== undefined) notes.push(note('AWS_ACCESS_KEY_ID', 'test (any key works for the local stores)'));
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;

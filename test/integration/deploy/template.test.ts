@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -273,6 +273,39 @@ describe('osls package: the CloudFormation template', () => {
         const decrypt = grantsOf(template, name).find((grant) => grant.action === 'kms:Decrypt');
         expect(decrypt?.condition, name).toEqual({ StringEquals: { 'kms:ViaService': { 'Fn::Sub': 'ssm.${AWS::Region}.amazonaws.com' } } });
       }
+    });
+
+    it('allows exactly the DynamoDB and S3 calls the code makes (lib/users, lib/storage)', async () => {
+      // SDK command → the IAM action that authorizes it. A new command fails here until mapped (and granted).
+      const IAM_ACTION: Record<string, string[]> = {
+        PutCommand: ['dynamodb:PutItem'],
+        GetCommand: ['dynamodb:GetItem'],
+        DeleteCommand: ['dynamodb:DeleteItem'],
+        UpdateCommand: ['dynamodb:UpdateItem'],
+        GetObjectCommand: ['s3:GetObject'],
+        DeleteObjectCommand: ['s3:DeleteObject'],
+        PutObjectCommand: ['s3:PutObject'],
+        // lib-storage's Upload: PutObject or multipart (all s3:PutObject), abort and part listing on failure.
+        Upload: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+      };
+      const calledActions = async (dir: string): Promise<string[]> => {
+        const files = (await readdir(join(byDefault.serviceDir, dir), { recursive: true })).filter((file) => file.endsWith('.ts'));
+        const commands = new Set<string>();
+        for (const file of files) {
+          const source = await readFile(join(byDefault.serviceDir, dir, file), 'utf8');
+          for (const match of source.matchAll(/new (\w+Command|Upload)\(/g)) commands.add(match[1]!);
+        }
+        return [...commands].flatMap((command) => {
+          const actions = IAM_ACTION[command];
+          if (!actions) throw new Error(`${dir} calls ${command}: map it to its IAM action here and grant it in infra/iam.yml`);
+          return actions;
+        });
+      };
+      const granted = (names: FunctionName[], service: string) =>
+        [...new Set(names.flatMap((name) => grantsOf(full.template, name)).map((grant) => grant.action).filter((action) => action.startsWith(service)))].sort();
+      expect(granted(['createUser', 'getUser'], 'dynamodb:')).toEqual([...new Set(await calledActions('lib/users'))].sort());
+      expect(granted(['importTickets'], 's3:')).toEqual([...new Set(await calledActions('lib/storage'))].sort());
+      expect(granted(['credentials', 'devices'], 'dynamodb:').concat(granted(['credentials', 'devices', 'createUser', 'getUser'], 's3:'))).toEqual([]);
     });
 
     it('never grants a wildcard action, a wildcard resource for data, or another function\'s log group', () => {

@@ -11,7 +11,8 @@ import { makeTieredCache, type ClusterCodec } from '../../../lib/cache/tiered-ca
 const mapCluster = (now: () => number) => {
   const entries = new Map<string, { bytes: Buffer; expiresAt: number }>();
   const stats = { reads: 0, writes: [] as { key: string; text: string; ttlMs: number }[] };
-  let hangWrites = false;
+  let failWrites = false;
+  let writeDelayMs = 0;
   const tier: ClusterTier = {
     read: async (key, decode) => {
       stats.reads += 1;
@@ -26,9 +27,13 @@ const mapCluster = (now: () => number) => {
     },
     write: (key, bytes, ttlMs) => {
       stats.writes.push({ key, text: bytes.toString('utf8'), ttlMs });
-      if (hangWrites) return new Promise<void>(() => undefined);
-      entries.set(key, { bytes, expiresAt: now() + ttlMs });
-      return Promise.resolve();
+      if (failWrites) return Promise.reject(new Error('cluster write refused'));
+      return new Promise<void>((resolve) =>
+        setTimeout(() => {
+          entries.set(key, { bytes, expiresAt: now() + ttlMs });
+          resolve();
+        }, writeDelayMs),
+      );
     },
     close: async () => undefined,
   };
@@ -37,7 +42,9 @@ const mapCluster = (now: () => number) => {
     stats,
     put: (key: string, value: string | Buffer, ttlMs: number) =>
       entries.set(key, { bytes: Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8'), expiresAt: now() + ttlMs }),
-    hangWrites: () => void (hangWrites = true),
+    failWrites: () => void (failWrites = true),
+    delayWrites: (ms: number) => void (writeDelayMs = ms),
+    has: (key: string) => entries.has(key),
   };
 };
 
@@ -165,11 +172,19 @@ describe('tiered cache', () => {
     expect(cluster.stats.writes.map((write) => write.text)).toEqual([codec.encode([1, 2, 3]).toString('utf8')]);
   });
 
-  it('answers an upstream fill without waiting for a cluster write that never completes', async () => {
+  it('finishes the cluster write of an upstream fill before answering, so a frozen container loses nothing', async () => {
     const { cache, cluster } = setup();
-    cluster.hangWrites();
+    cluster.delayWrites(30);
+    expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Upstream });
+    expect(cluster.has('k')).toBe(true);
+  });
+
+  it('still answers an upstream fill when the cluster write fails', async () => {
+    const { cache, cluster } = setup();
+    cluster.failWrites();
     expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Upstream });
     expect(cluster.stats.writes).toHaveLength(1);
+    expect(cluster.has('k')).toBe(false);
   });
 
   it('keeps per-container variants apart in memory through memoryKey while sharing the cluster entry', async () => {

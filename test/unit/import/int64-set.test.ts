@@ -5,7 +5,7 @@ import { Int64Set, ownedCopy } from '../../../lib/import/int64-set.ts';
 describe('Int64Set', () => {
   it('tells new ids from repeated ones, across the whole int64 range and signs', () => {
     const set = new Int64Set(4);
-    const ids = ['0', '1', '-1', '4294967296', '-4294967296', '4294967295', '9223372036854775807', '-9223372036854775808', '9223372036854775806'];
+    const ids = ['0', '1', '-1', '4294967296', '-4294967296', '4294967295', '9223372036854775807', '-9223372036854775808', '9223372036854775806', '999999999999999', '1000000000000000', '9007199254740993', '9007199254740992'];
     expect(ids.map((id) => set.add(id))).toEqual(ids.map(() => true));
     expect(ids.map((id) => set.add(id))).toEqual(ids.map(() => false));
     expect(set.size).toBe(ids.length);
@@ -14,7 +14,16 @@ describe('Int64Set', () => {
   it('agrees with a Set<bigint> on random ids while growing well past its initial capacity', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -50n, max: 50n })), { maxLength: 3000 }),
+        fc.array(
+          fc.oneof(
+            fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+            fc.bigInt({ min: -50n, max: 50n }),
+            // Around the 15/16-digit switch between the double fast path and the digit loop.
+            fc.bigInt({ min: -(10n ** 16n) - 5n, max: 10n ** 16n + 5n }),
+            fc.constantFrom(999999999999999n, 1000000000000000n, -999999999999999n, -1000000000000000n, 2n ** 53n, 2n ** 53n + 1n),
+          ),
+          { maxLength: 3000 },
+        ),
         (values) => {
           const set = new Int64Set(2);
           const reference = new Set<bigint>();
