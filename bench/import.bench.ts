@@ -29,6 +29,14 @@ await new Promise((resolve, reject) => Papa.parse(createReadStream(process.argv[
 process.stdout.write(String(rows));
 `;
 
+/** The core alone (no CLI, no SDK): runImport from a file to a file. */
+const CORE_ONLY = `
+import { createReadStream, createWriteStream } from 'node:fs';
+import { runImport } from '${ROOT}lib/import/run-import.ts';
+const summary = await runImport({ input: createReadStream(process.argv[1], { highWaterMark: 1024 * 1024 }), output: createWriteStream(process.argv[2]) });
+process.stdout.write(JSON.stringify(summary));
+`;
+
 interface Measured {
   seconds: number;
   peakRssMb: number;
@@ -75,12 +83,14 @@ export const run = async (): Promise<void> => {
       const summary = JSON.parse(cli.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number };
       const tarMb = (await stat(tar)).size / MB;
       const tuned = await measure(['scripts/import.ts', csv, tar], withoutTicketing({ NODE_OPTIONS: '--max-semi-space-size=8' }));
+      const core = await measure(['--input-type=module', '-e', CORE_ONLY, csv, tar]);
       lines.push(
         `${String(rows).padStart(8)} rows ${size.toFixed(0).padStart(5)} MB → ${tarMb.toFixed(0)} MB tar, ${summary.batches} entries | ` +
           `papaparse alone ${(size / bare.seconds).toFixed(1)} MB/s (${bare.seconds.toFixed(1)} s, ${bare.peakRssMb.toFixed(0)} MB RSS) | ` +
           `import ${(size / cli.seconds).toFixed(1)} MB/s (${cli.seconds.toFixed(1)} s) = ${(cli.seconds / bare.seconds).toFixed(2)}× the parse, ` +
           `peak RSS ${cli.peakRssMb.toFixed(0)} MB; with --max-semi-space-size=8: ${(size / tuned.seconds).toFixed(1)} MB/s, ` +
-          `peak RSS ${tuned.peakRssMb.toFixed(0)} MB`,
+          `peak RSS ${tuned.peakRssMb.toFixed(0)} MB | runImport alone (no CLI) ${(size / core.seconds).toFixed(1)} MB/s = ` +
+          `${(core.seconds / bare.seconds).toFixed(2)}× the parse, peak RSS ${core.peakRssMb.toFixed(0)} MB`,
       );
       process.stdout.write(`${lines.at(-1)}\n`);
     } finally {

@@ -40,20 +40,19 @@ const defaults = await startEmbeddedDefaults(process.env, ALL_SERVICES).catch((e
 );
 // Filled in as they start, so a signal at any point stops exactly what is running.
 const running: { shadow?: ShadowService; osls?: ProcessGroup } = {};
-let stopping = false;
+let stopping: Promise<never> | undefined;
 
-const shutdown = async (reason: string, exitCode: number): Promise<never> => {
-  if (!stopping) {
-    stopping = true;
+/** Stops everything once (later calls, e.g. a second Ctrl-C, wait for the same stop), bounded in time. */
+const shutdown = (reason: string, exitCode: number): Promise<never> =>
+  (stopping ??= (async () => {
     say(`stopping (${reason})…`);
     setTimeout(() => process.exit(exitCode || 1), SHUTDOWN_LIMIT_MS).unref();
     await running.osls?.stop().catch(() => undefined);
     await defaults.stop().catch((error: unknown) => process.stderr.write(`start: stopping a local server failed: ${(error as Error).message}\n`));
     await running.shadow?.remove().catch(() => undefined);
     say('stopped');
-  }
-  return process.exit(exitCode);
-};
+    return process.exit(exitCode);
+  })());
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal, 0));
 // `npm start` runs us under a shell that does not pass signals on; if it goes, so do we (and our children).
 const parentPid = process.ppid;
@@ -68,12 +67,14 @@ for (const line of describeConfigured(process.env, CONTRACT_VARIABLES)) say(line
 const env = { ...process.env, ...defaults.env };
 const shadow = (running.shadow = await createShadowService(root, `device-users-offline-${port}`));
 const command = offlineCommand({ root, port, env, params: paramVariables(await readFile(join(root, 'serverless.yml'), 'utf8')) });
+// A signal that came while we were getting ready: start nothing more (the stop under way exits).
+if (stopping) await stopping;
 const osls = (running.osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'inherit', 'inherit'] }));
 say(`serverless-offline starting (process group ${osls.pid}); bundling with esbuild…`);
 void osls.exited.then((code) => {
   if (!stopping) void shutdown(`serverless-offline exited (${code})`, 1);
 });
 
-const outcome = await waitForApi(url, { timeoutMs: READY_TIMEOUT_MS, gaveUp: () => stopping });
+const outcome = await waitForApi(url, { timeoutMs: READY_TIMEOUT_MS, gaveUp: () => stopping !== undefined });
 if (outcome === 'timeout') await shutdown(`the API did not answer within ${READY_TIMEOUT_MS / 1000} s`, 1);
 if (outcome === 'ready') say(`ready: ${url}`);

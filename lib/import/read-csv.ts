@@ -79,6 +79,9 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
   let started = false;
   let parser: Papa.Parser | undefined;
   let headerSeen = false;
+  // Parse again only once the text has doubled since a parse that left an unfinished row: a long
+  // quoted field is then re-scanned a logarithmic number of times, not once per input slice.
+  let parseAt = chunkChars;
 
   const parseAvailable = async (final: boolean): Promise<void> => {
     parser ??= new Papa.Parser({ delimiter: ',', quoteChar: '"', newline: detectNewline(pending) });
@@ -97,6 +100,7 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       if (pending.length > maxRowChars) {
         throw new ImportInputError(`CSV row longer than ${maxRowChars} characters (a quote is never closed?)`);
       }
+      parseAt = Math.max(chunkChars, Math.min(2 * pending.length, maxRowChars + 1));
     }
     let rows = results.data;
     if (!headerSeen) {
@@ -120,7 +124,7 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
     }
     // The newline is guessed from the header row, so wait until it is complete.
     if (parser === undefined && !pending.includes('\n') && pending.length <= maxRowChars) return;
-    if (pending.length >= chunkChars || (parser === undefined && pending.includes('\n'))) {
+    if (pending.length >= parseAt || (parser === undefined && pending.includes('\n'))) {
       await parseAvailable(false);
     }
   };

@@ -21,7 +21,7 @@ const NEWLINE = 10;
 export const pushRemappable = (line: Buffer, remap: (reference: string) => string, parts: Buffer[]): void => {
   const first = line.indexOf(TAB);
   const second = line.indexOf(TAB, first + 1);
-  const reference = line.latin1Slice(0, first);
+  const reference = line.toString('latin1', 0, first);
   const target = remap(reference);
   parts.push(
     line.subarray(first + 1, second),

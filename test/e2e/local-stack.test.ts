@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,11 +24,15 @@ interface RunningStart {
 const LATEST_OS_VERSION = '26.0';
 
 /** `node scripts/start.ts` in its own process group: no .env, no contract variable but LATEST_OS_VERSION. */
-const runStart = (port: number): RunningStart => {
+const runStart = (port: number, options: { underShell?: boolean } = {}): RunningStart => {
   const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
   for (const name of [...CONTRACT_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
   env.LATEST_OS_VERSION = LATEST_OS_VERSION;
-  const child = spawn(process.execPath, ['scripts/start.ts'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Under a shell, like `npm start`: the shell is the child, start.ts its child (`; true` keeps sh from exec'ing).
+  const [command, args] = options.underShell
+    ? ['/bin/sh', ['-c', `"${process.execPath}" scripts/start.ts; true`]]
+    : [process.execPath, ['scripts/start.ts']];
+  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -44,6 +50,9 @@ const waitFor = async <T>(probe: () => T | undefined, timeoutMs: number, what: s
   }
   throw new Error(`timed out waiting for ${what}`);
 };
+
+/** The private service folders (symlinks and bundles) of stacks on this port still on disk. */
+const leftoverFolders = (port: number): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith(`device-users-offline-${port}-`));
 
 const accessLines = (output: string): Record<string, unknown>[] =>
   output
@@ -190,5 +199,22 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(stack.output()).toMatch(/^stopped$/m);
     await waitFor(() => (groupAlive(stack.child.pid!) || groupAlive(offlineGroup) ? undefined : true), 5_000, 'the process groups to end');
     expect(await isPortFree(port)).toBe(true);
+    expect(leftoverFolders(port)).toEqual([]);
   }, 35_000);
+
+  it('stops everything when the process that started it dies without passing a signal on', async () => {
+    const orphanPort = await freePort();
+    const orphaned = runStart(orphanPort, { underShell: true });
+    try {
+      await waitFor(() => (/^ready: /m.test(orphaned.output()) ? true : undefined), READY_TIMEOUT_MS, 'the ready line');
+      const group = Number(/process group (\d+)/.exec(orphaned.output())?.[1]);
+      process.kill(orphaned.child.pid!, 'SIGKILL');
+      await waitFor(() => (/^stopped$/m.test(orphaned.output()) ? true : undefined), 20_000, 'the stopped line');
+      await waitFor(() => (groupAlive(orphaned.child.pid!) || groupAlive(group) ? undefined : true), 5_000, 'the process groups to end');
+      expect(await isPortFree(orphanPort)).toBe(true);
+      expect(leftoverFolders(orphanPort)).toEqual([]);
+    } finally {
+      if (groupAlive(orphaned.child.pid!)) process.kill(-orphaned.child.pid!, 'SIGKILL');
+    }
+  }, READY_TIMEOUT_MS + 40_000);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { entryCount, entryName, sliceFor } from '../../../lib/import/batches.ts';
-import { entryJson, userJson } from '../../../lib/import/json-writer.ts';
+import { entryBytes, entryJson, userJson } from '../../../lib/import/json-writer.ts';
 
 describe('batch slicing', () => {
   it.each([
@@ -39,5 +39,13 @@ describe('entry JSON', () => {
   it('escapes user text exactly and writes the id as a bare integer', () => {
     const json = userJson({ id: '9223372036854775807', name: 'A "B" \\ C\u0000', email: 'a@b' });
     expect(json).toBe('{"id":9223372036854775807,"name":"A \\"B\\" \\\\ C\\u0000","email":"a@b"}');
+  });
+
+  it('builds the same bytes from record pieces as from record strings', () => {
+    const tickets = ['{"id":1,"requester_id":', '2', ',"created_at":"x"}', '{"id":3,"requester_id":', '4', ',"created_at":"é"}'];
+    const users = ['{"id":5,"name":"Zoë","email":"z@x"}', '{"id":6,"name":"A","email":"a@x"}'];
+    const bytes = entryBytes(tickets.map((piece) => Buffer.from(piece)), [], users.map((user) => Buffer.from(user)));
+    expect(bytes.toString()).toBe(entryJson([tickets.slice(0, 3).join(''), tickets.slice(3).join('')], [], users));
+    expect(JSON.parse(bytes.toString()).data.tickets.users).toHaveLength(2);
   });
 });

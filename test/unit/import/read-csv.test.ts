@@ -175,3 +175,13 @@ describe('readCsv', () => {
     expect(events.filter((event) => event === 'rows-start').length).toBeGreaterThan(1);
   });
 });
+
+describe('readCsv with long quoted fields', () => {
+  it('reads a 4 MB quoted body arriving in 32 KB pieces, among ordinary rows', async () => {
+    const body = `<p>${'a "quoted", line\n'.repeat(4 * 1024 * 1024 / 18)}</p>`;
+    const rows = [`1,2,3,4,5,"${body.replaceAll('"', '""')}",7,8,9,10`, '1,2,3,4,5,short,7,8,9,10'];
+    const text = `${HEADER}\n${rows.join('\n')}\n`;
+    const parsed = await read(byteChunks(text, 32 * 1024));
+    expect(parsed.rows.map((row) => row[5])).toEqual([body, 'short']);
+  });
+});

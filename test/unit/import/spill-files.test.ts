@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commentJson, ticketJson } from '../../../lib/import/json-writer.ts';
-import { remappableLine, renderRemappable, SpillReader, SpillWriter } from '../../../lib/import/spill-files.ts';
+import { pushRemappable, remappableLine, SpillReader, SpillWriter } from '../../../lib/import/spill-files.ts';
+
+const render = (line: string, remap: (reference: string) => string): string => {
+  const parts: Buffer[] = [];
+  pushRemappable(Buffer.from(line), remap, parts);
+  return Buffer.concat(parts).toString();
+};
 
 describe('spill files', () => {
   let dir: string;
@@ -24,7 +30,7 @@ describe('spill files', () => {
     }
     await writer.close();
     const reader = new SpillReader(path);
-    const batches: string[][] = [];
+    const batches: Buffer[][] = [];
     for (let guard = 0; guard < 100; guard += 1) {
       const batch = await reader.read(100);
       if (batch.length === 0) break;
@@ -33,7 +39,7 @@ describe('spill files', () => {
     reader.destroy();
     expect(batches).toHaveLength(50);
     expect(batches.every((batch) => batch.length === 100)).toBe(true);
-    expect(batches.flat()).toEqual(lines);
+    expect(batches.flat().map((line) => line.toString())).toEqual(lines);
   });
 
   it('reads an empty spill file as no records', async () => {
@@ -49,11 +55,11 @@ describe('spill files', () => {
     const comment = { id: '1', ticket_id: '2', author_id: '3', public: true, html_body: 'a\tb\nc', created_at: '2024-01-01T00:00:00Z' };
     const line = remappableLine(commentJson(comment));
     expect(line).not.toContain('\n');
-    expect(renderRemappable(line, (reference) => (reference === '3' ? '9223372036854775807' : reference))).toBe(
+    expect(render(line, (reference) => (reference === '3' ? '9223372036854775807' : reference))).toBe(
       '{"id":1,"ticket_id":2,"author_id":9223372036854775807,"public":true,"html_body":"a\\tb\\nc","created_at":"2024-01-01T00:00:00Z"}',
     );
     const ticket = remappableLine(ticketJson({ id: '5', requester_id: '6', created_at: '2024-01-01T00:00:00Z' }));
-    expect(renderRemappable(ticket, (reference) => reference)).toBe('{"id":5,"requester_id":6,"created_at":"2024-01-01T00:00:00Z"}');
+    expect(render(ticket, (reference) => reference)).toBe('{"id":5,"requester_id":6,"created_at":"2024-01-01T00:00:00Z"}');
   });
 
   it('refuses to overwrite an existing spill file', async () => {
