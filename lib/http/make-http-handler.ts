@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { writeAccessLog } from './access-log.ts';
 import { errorEnvelope, jsonResponse } from './envelope.ts';
 import { matchRoute, type RouteKey } from './routes.ts';
-import { toErrorDetails } from './validation.ts';
+import { toErrorDetails } from './error-details.ts';
 import {
   AppError,
   BadRequestError,

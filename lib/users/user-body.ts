@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { ValidationError } from '../errors.ts';
 import type { BodySpec } from '../http/make-http-handler.ts';
-import { toErrorDetails } from '../http/validation.ts';
+import { toErrorDetails } from '../http/error-details.ts';
 import type { EmailMode } from './email-address.ts';
 import { foldUserAliases } from './user-aliases.ts';
 import { compileUserValidator } from './user-schema.ts';
