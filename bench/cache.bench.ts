@@ -3,7 +3,9 @@ import { makeRedisClusterTier } from '../lib/cache/cluster-tier.ts';
 import { makeMemoryTier } from '../lib/cache/memory-tier.ts';
 import { cacheTierName } from '../lib/cache/provenance.ts';
 import { deviceListTemplateCodec, prepareDeviceList, renderDeviceListTemplate } from '../lib/cache/device-list-template.ts';
-import { DEVICES_CLUSTER_KEY, makeCachedDeviceListSource } from '../lib/devices/cached-device-list-source.ts';
+import { makeCachedDeviceListSource } from '../lib/devices/cached-device-list-source.ts';
+
+const DEVICES_CLUSTER_KEY = 'devices:v1:bench';
 import type { DeviceListSource } from '../lib/devices/device-list-source.ts';
 import { renderDeviceList, withLatestFlag } from '../lib/devices/map-inventory-record.ts';
 import { makeReadDevices } from '../lib/devices/read-devices.ts';
@@ -107,7 +109,7 @@ export const run = async (): Promise<void> => {
     const readDevices = makeReadDevices({ inventory });
     const devices = await readDevices({ remainingTimeMs: () => 60_000 });
     const cachedSource = (memory = makeMemoryTier<string>()) =>
-      makeCachedDeviceListSource({ readDevices, latestOsVersion: REFERENCE, ttlSeconds: 3_600, cluster, memory });
+      makeCachedDeviceListSource({ readDevices, latestOsVersion: REFERENCE, ttlSeconds: 3_600, clusterKey: DEVICES_CLUSTER_KEY, cluster, memory });
 
     // Warm container: one upstream fill, then every request is a memory hit.
     const warm = cachedSource();
@@ -122,7 +124,7 @@ export const run = async (): Promise<void> => {
     results.push(await measure('memory hit (pre-serialized body)', handlerOver(() => warm), 200, 'memory'));
     results.push(await measure('memory hit, stringify cached devices per request', handlerAnswering(() => ({ status: 200, body: flagged })), 200));
     results.push(await measure('cluster hit (fresh memory tier per request)', handlerOver(() => cachedSource()), 200, 'cluster'));
-    const upstreamSource = () => makeCachedDeviceListSource({ readDevices, latestOsVersion: REFERENCE, ttlSeconds: 60 });
+    const upstreamSource = () => makeCachedDeviceListSource({ readDevices, latestOsVersion: REFERENCE, ttlSeconds: 60, clusterKey: DEVICES_CLUSTER_KEY });
     results.push(await measure('upstream read (fake Jamf, no cluster)', handlerOver(upstreamSource), 50, 'upstream'));
 
     const memoryP50 = results[1]!.p50;

@@ -4,7 +4,7 @@ import { cacheTierName, CacheTier } from '../lib/cache/provenance.ts';
 import { loadDevicesConfig, once, type DevicesConfig } from '../lib/config.ts';
 import type { DeviceListSource } from '../lib/devices/device-list-source.ts';
 import { makeReadDevices } from '../lib/devices/read-devices.ts';
-import { makeCachedDeviceListSource } from '../lib/devices/cached-device-list-source.ts';
+import { devicesClusterKey, makeCachedDeviceListSource } from '../lib/devices/cached-device-list-source.ts';
 import { parseVersion } from '../lib/devices/version.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
@@ -23,7 +23,14 @@ const composeDeviceListSource = (config: DevicesConfig): DeviceListSource => {
   const readDevices = makeReadDevices({ inventory });
   // Memory tier always; the shared cluster tier only where REDIS_URL names one.
   const cluster = config.redisUrl === undefined ? undefined : makeRedisClusterTier({ url: config.redisUrl, logger });
-  return makeCachedDeviceListSource({ readDevices, latestOsVersion: config.latestOsVersion, ttlSeconds: config.cacheTtlSeconds, cluster });
+  const principal = config.auth.kind === 'oauth' ? config.auth.clientId : config.auth.username;
+  return makeCachedDeviceListSource({
+    readDevices,
+    latestOsVersion: config.latestOsVersion,
+    ttlSeconds: config.cacheTtlSeconds,
+    clusterKey: devicesClusterKey({ url: config.inventoryUrl, principal }),
+    cluster,
+  });
 };
 // ---- End of composition. ----
 
@@ -34,14 +41,13 @@ export const handler = makeHttpHandler({
   route: 'GET /devices',
   logger,
   handle: async ({ remainingTimeMs, annotate }) => {
+    // Upstream until a tier answers: only an upstream read (or its configuration) can fail or run
+    // out of time, and the line keeps the key even when the deadline cuts the request short.
+    annotate({ cache_tier: cacheTierName(CacheTier.Upstream) });
     try {
       const result = await deviceListSource()({ remainingTimeMs });
       annotate({ cache_tier: cacheTierName(result.tier) });
       return { status: 200, json: result.json };
-    } catch (error) {
-      // Only an upstream read (or its configuration) can fail; a cache tier degrades instead.
-      annotate({ cache_tier: cacheTierName(CacheTier.Upstream) });
-      throw error;
     } finally {
       // Only when something was counted, so a normal request writes its access line and nothing else.
       if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();

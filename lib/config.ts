@@ -60,6 +60,8 @@ const httpUrl = (env: Env, name: string): string => {
     throw new ConfigError(name, 'is not a valid URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, 'must be an http(s) URL');
+  // Credentials have their own (secret) variables; inside a URL they would reach error messages and logs.
+  if (url.username !== '' || url.password !== '') throw new ConfigError(name, 'must not contain credentials');
   return value.replace(/\/+$/, '');
 };
 

@@ -82,6 +82,13 @@ export class ConfigError extends AppError {
   }
 }
 
+/** The invocation ran out of time before the operation finished. */
+export class RequestTimeoutError extends AppError {
+  constructor() {
+    super(504, 'The request took too long to complete', { logMessage: 'Invocation deadline reached before the handler finished' });
+  }
+}
+
 export class InternalError extends AppError {
   constructor(cause?: unknown) {
     super(500, 'Internal Server Error', { cause, logMessage: 'Unhandled error' });

@@ -5,13 +5,29 @@ import { ConfigError } from './errors.ts';
 /** SSM values are cached by Powertools for this long, so a rotated secret is picked up without a redeploy. */
 const SECRET_CACHE_SECONDS = 300;
 
-/** Resolves a secret named in configuration; an SSM failure is a misconfiguration (500), never leaked. */
-export const resolveSecret = async (ref: SecretRef, variable: string): Promise<string> => {
+/** Rejects with the signal's reason as soon as it aborts (the SDK call itself is left to finish). */
+const abortable = <T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> => {
+  if (signal === undefined) return promise;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+};
+
+/**
+ * Resolves a secret named in configuration; an SSM failure is a misconfiguration (500), never
+ * leaked. `signal` bounds the wait (a hung SSM must not outlive the caller's deadline): on abort it
+ * rejects with the signal's reason, for the caller to map like its other timeouts.
+ */
+export const resolveSecret = async (ref: SecretRef, variable: string, signal?: AbortSignal): Promise<string> => {
   if (ref.kind === 'value') return ref.value;
   let value: string | undefined;
   try {
-    value = await getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS });
+    value = await abortable(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS }), signal);
   } catch (cause) {
+    if (signal?.aborted) throw cause;
     throw Object.assign(new ConfigError(`${variable}_SSM`, 'could not be read from SSM'), { cause });
   }
   if (value === undefined || value === '') throw new ConfigError(`${variable}_SSM`, 'names an empty SSM parameter');

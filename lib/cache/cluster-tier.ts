@@ -117,6 +117,9 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const health = makeTierHealth('cluster', options.logger);
+  // A cluster that answers but refuses writes (a read-only replica endpoint, an ACL, OOM) is tracked
+  // apart from reachability; otherwise every miss would flip it between "recovered" and "degraded".
+  const writes = makeTierHealth('cluster writes', options.logger);
   const redisOptions: RedisOptions = {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -178,9 +181,11 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
         await waitUntilReady(client, health, connectTimeoutMs);
         await withinMs(client.set(key, bytes, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs + 50, 'cluster write');
         health.succeeded();
+        writes.succeeded();
       } catch (error) {
         dropIfTimedOut(client, error);
-        health.failed('unavailable', error);
+        if (error instanceof Error && error.name === 'ReplyError') writes.failed('write refused', error);
+        else health.failed('unavailable', error);
       }
     },
     close: async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ClusterTier } from '../cache/cluster-tier.ts';
 import {
   deviceListTemplateCodec,
@@ -11,15 +12,20 @@ import type { DeviceListRequest, DeviceListSource } from './device-list-source.t
 import type { InventoryDevice } from './map-inventory-record.ts';
 
 /**
- * The cluster key; its version names the value's format, so code writing another format never
- * reads this one. The value holds the devices BEFORE the latest-OS decision.
+ * The cluster key: its version names the value's format, so code writing another format never
+ * reads this one, and its scope names the inventory (base URL and the API client or user reading
+ * it), so stages or services sharing one cluster never serve each other's lists. The value holds
+ * the devices BEFORE the latest-OS decision.
  */
-export const DEVICES_CLUSTER_KEY = 'devices:v1';
+export const devicesClusterKey = (inventory: { url: string; principal: string }): string =>
+  `devices:v1:${createHash('sha256').update(`${inventory.url}\n${inventory.principal}`).digest('hex').slice(0, 16)}`;
 
 export interface CachedDeviceListSourceOptions {
   readDevices: (request: DeviceListRequest) => Promise<InventoryDevice[]>;
   latestOsVersion: string;
   ttlSeconds: number;
+  /** From `devicesClusterKey`. */
+  clusterKey: string;
   /** The shared tier; without it (no REDIS_URL) only this container's memory caches. */
   cluster?: ClusterTier | undefined;
   /** Holds the final response body per reference, so a memory hit does no work at all. */
@@ -38,7 +44,7 @@ export const makeCachedDeviceListSource = (options: CachedDeviceListSourceOption
     memoryKey: (key) => `${key}|latest=${latestOsVersion}`,
   });
   return async (request) => {
-    const { value, tier } = await cache.get(DEVICES_CLUSTER_KEY, request);
+    const { value, tier } = await cache.get(options.clusterKey, request);
     return { json: value, tier };
   };
 };

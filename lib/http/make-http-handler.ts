@@ -5,6 +5,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Ajv, ValidateFunction } from 'ajv';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { writeAccessLog } from './access-log.ts';
+import { exceedsJsonDepth } from './json-depth.ts';
 import { errorEnvelope, jsonResponse } from './envelope.ts';
 import { matchRoute, type RouteKey } from './routes.ts';
 import { toErrorDetails } from './error-details.ts';
@@ -15,12 +16,17 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  RequestTimeoutError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from '../errors.ts';
 
 /** Bodies above this are refused before parsing; every body of this API is a few hundred bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
+/** No body of this API nests; deeper JSON is a schema failure, refused before the recursive parser. */
+export const MAX_JSON_DEPTH = 64;
+/** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
+const TIMEOUT_MARGIN_MS = 200;
 
 export interface HttpRequest<TBody> {
   body: TBody;
@@ -72,6 +78,26 @@ type StatefulContext = Context & { [STATE]?: RequestState };
 const methodOf = (event: Event): string => event.requestContext?.http?.method ?? 'GET';
 const pathOf = (event: Event): string => event.rawPath ?? event.requestContext?.http?.path ?? '/';
 
+const bodyText = (event: Event): string =>
+  event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+
+/** The content types @middy/http-json-body-parser accepts (others get its 415). */
+const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
+
+/** Valid JSON nested past MAX_JSON_DEPTH fails the schema (422); invalid JSON stays a 400. */
+const refuseDeepJson = (event: Event, body: BodySpec): void => {
+  const contentType = event.headers?.['content-type'] ?? event.headers?.['Content-Type'];
+  if (typeof event.body !== 'string' || !JSON_CONTENT_TYPE.test(contentType ?? '')) return;
+  const text = bodyText(event);
+  if (!exceedsJsonDepth(text, MAX_JSON_DEPTH)) return;
+  try {
+    JSON.parse(text); // V8's parser is iterative: no reviver, no recursion
+  } catch (cause) {
+    throw new BadRequestError(undefined, cause);
+  }
+  throw new ValidationError(body.parameterName, [{ path: '/', message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` }]);
+};
+
 const bodyBytes = (event: Event): number => {
   if (typeof event.body !== 'string') return 0;
   return event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : Buffer.byteLength(event.body);
@@ -111,11 +137,15 @@ export const makeHttpHandler = <TBody = undefined>(spec: HttpHandlerSpec<TBody>)
     return jsonResponse(response.status, response.body, response.headers);
   };
 
+  // Fixed at INFO whatever POWERTOOLS_LOG_LEVEL says: the one line per request is the access record,
+  // not a diagnostic to be filtered away.
+  const accessLogger = spec.logger.createChild({ logLevel: 'INFO' });
+
   const finish = (event: Event, context: StatefulContext, result: Result, error: unknown): void => {
     const state = context[STATE];
     if (!state || state.logged) return;
     state.logged = true;
-    writeAccessLog(spec.logger, {
+    writeAccessLog(accessLogger, {
       httpMethod: methodOf(event),
       path: pathOf(event),
       statusCode: result.statusCode ?? 200,
@@ -136,6 +166,7 @@ export const makeHttpHandler = <TBody = undefined>(spec: HttpHandlerSpec<TBody>)
       // function API Gateway sends it to, so a route owned by another function is "not found" here.
       if (match.routeKey !== spec.route) throw new NotFoundError();
       if (spec.body && bodyBytes(request.event) > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+      if (spec.body) refuseDeepJson(request.event, spec.body);
     },
     after: (request) => {
       finish(request.event, request.context, request.response!, undefined);
@@ -152,7 +183,12 @@ export const makeHttpHandler = <TBody = undefined>(spec: HttpHandlerSpec<TBody>)
     },
   };
 
-  const chain = middy<Event, Result, Error, StatefulContext>().use(boundary);
+  const chain = middy<Event, Result, Error, StatefulContext>({
+    timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      throw new RequestTimeoutError();
+    },
+  }).use(boundary);
   if (spec.body) {
     const { normalize, validate } = spec.body;
     chain.use(httpJsonBodyParser());

@@ -1,10 +1,10 @@
-import { callUpstream, loggableBase, parseJsonBody, statusError, type CallLimits } from './upstream-call.ts';
+import { callUpstream, loggableBase, parseJsonBody, statusError, withinDeadline, type CallLimits } from './upstream-call.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /** How the service proves itself to Jamf Pro; secrets are fetched only when a token is needed. */
 export type JamfAuth =
-  | { kind: 'oauth'; clientId: string; clientSecret: () => Promise<string> }
-  | { kind: 'basic'; username: string; password: () => Promise<string> };
+  | { kind: 'oauth'; clientId: string; clientSecret: (signal: AbortSignal) => Promise<string> }
+  | { kind: 'basic'; username: string; password: (signal: AbortSignal) => Promise<string> };
 
 const tokenFrom = (body: unknown, field: 'access_token' | 'token'): string | undefined => {
   const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[field] : undefined;
@@ -18,6 +18,9 @@ const tokenFrom = (body: unknown, field: 'access_token' | 'token'): string | und
  */
 export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: CallLimits): Promise<string> => {
   const label = `POST ${loggableBase(baseUrl)}${auth.kind === 'oauth' ? '/api/oauth/token' : '/api/v1/auth/token'}`;
+  const secret = () => withinDeadline(`${label} (reading its secret)`, limits, (signal) =>
+    auth.kind === 'oauth' ? auth.clientSecret(signal) : auth.password(signal),
+  );
   const response =
     auth.kind === 'oauth'
       ? await callUpstream(
@@ -26,7 +29,7 @@ export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: Call
           {
             method: 'POST',
             headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
-            body: new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.clientId, client_secret: await auth.clientSecret() }),
+            body: new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.clientId, client_secret: await secret() }),
           },
           limits,
         )
@@ -36,7 +39,7 @@ export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: Call
           {
             method: 'POST',
             headers: {
-              Authorization: `Basic ${Buffer.from(`${auth.username}:${await auth.password()}`).toString('base64')}`,
+              Authorization: `Basic ${Buffer.from(`${auth.username}:${await secret()}`).toString('base64')}`,
               Accept: 'application/json',
             },
           },

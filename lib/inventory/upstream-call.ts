@@ -56,6 +56,20 @@ export const callUpstream = async (label: string, url: string, init: RequestInit
 };
 
 /**
+ * Work other than an HTTP exchange (reading a secret from SSM) bounded like one: by this call's
+ * timeout and the read's signal, failing as TimedOut.
+ */
+export const withinDeadline = async <T>(label: string, limits: CallLimits, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+  const signal = AbortSignal.any([limits.signal, AbortSignal.timeout(limits.timeoutMs)]);
+  try {
+    return await work(signal);
+  } catch (cause) {
+    if (signal.aborted) throw new UpstreamError(UpstreamFailure.TimedOut, { detail: `${label} did not complete in time`, cause });
+    throw cause;
+  }
+};
+
+/**
  * The error for a status the caller did not expect. 401/403 (and a 400 from a token endpoint, as
  * OAuth answers `invalid_client`) mean our credentials or token were refused; a 404 means
  * INVENTORY_URL does not point at a Jamf Pro server.

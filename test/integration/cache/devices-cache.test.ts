@@ -2,7 +2,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as credentialsHandler } from '../../../functions/credentials.ts';
-import { DEVICES_CLUSTER_KEY } from '../../../lib/devices/cached-device-list-source.ts';
+import { devicesClusterKey } from '../../../lib/devices/cached-device-list-source.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../support/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
@@ -56,7 +56,8 @@ describe('GET /devices through the cache tiers', () => {
   let jamf: FakeJamf;
   let logs: CapturedLogs;
   const upstreamReads = () => jamf.stats().tokenRequests;
-  /** The cluster write is not awaited by the request: wait (bounded) until it has landed. */
+  let DEVICES_CLUSTER_KEY: string;
+  /** The upstream fill awaits its cluster write; this only guards against a slow loopback. */
   const clusterWritten = async (): Promise<void> => {
     for (let attempt = 0; attempt < 100 && (await raw.exists(DEVICES_CLUSTER_KEY)) === 0; attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -69,6 +70,7 @@ describe('GET /devices through the cache tiers', () => {
     raw.on('error', () => undefined);
     await raw.connect();
     jamf = await startFakeJamf({ devices: FLEET, clientId: 'cache-client', clientSecret: 'cache-secret-value' });
+    DEVICES_CLUSTER_KEY = devicesClusterKey({ url: jamf.url, principal: 'cache-client' });
   });
   afterAll(async () => {
     for (const key of ENV_KEYS) {
@@ -165,6 +167,20 @@ describe('GET /devices through the cache tiers', () => {
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'cluster']);
     expect(flagsOf(after.body!)).toEqual([['1', true], ['2', false], ['3', false], ['4', false]]);
     expect(upstreamReads()).toBe(1);
+  });
+
+  it('never serves one inventory the list cached for another sharing the same Redis', async () => {
+    await getDevices(await freshContainer());
+    const other = await startFakeJamf({ devices: [computer('77', '26.1')], clientId: 'cache-client', clientSecret: 'cache-secret-value' });
+    try {
+      process.env.INVENTORY_URL = other.url;
+      const result = await getDevices(await freshContainer());
+      expect((JSON.parse(result.body!) as DeviceOut[]).map((device) => device.id)).toEqual(['77']);
+      expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'upstream']);
+      expect(other.stats().tokenRequests).toBe(1);
+    } finally {
+      await other.close();
+    }
   });
 
   it('still answers 200 with the right devices, from upstream and in bounded time, after Redis is killed', async () => {

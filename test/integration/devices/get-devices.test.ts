@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { createServer, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions, type JamfComputer } from '../../support/fake-jamf.ts';
@@ -9,7 +10,8 @@ type DeviceJson = Record<string, unknown> & { id: string; os_is_latest: boolean 
 
 const VARIABLES = [
   'INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'INVENTORY_USERNAME', 'INVENTORY_PASSWORD',
-  'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'REDIS_URL',
+  'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'REDIS_URL', 'INVENTORY_CLIENT_SECRET_SSM',
+  'AWS_ENDPOINT_URL_SSM', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY',
 ];
 const BASIC = { username: 'jamf-api-reader', password: 'basic-password-do-not-log' };
 const TOKEN_PREFIX = 'fake-jamf-token-';
@@ -227,6 +229,36 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     const result = await getDevices(handler, 500);
     expect(result.statusCode).toBe(504);
     expect(jamf!.stats().inventoryRequests).toBe(0);
+  });
+
+  it('answers 504 with cache_tier within the deadline when reading the client secret from SSM hangs', async () => {
+    // A loopback "SSM" that accepts connections and never answers.
+    const sockets: Socket[] = [];
+    const ssm = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => ssm.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = ssm.address() as { port: number };
+      const handler = await withJamf({}, (url) => ({
+        INVENTORY_URL: url,
+        INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
+        INVENTORY_CLIENT_SECRET_SSM: '/jamf/client-secret',
+        LATEST_OS_VERSION: '26.1',
+        AWS_ENDPOINT_URL_SSM: `http://127.0.0.1:${port}`,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+      }));
+      const started = Date.now();
+      const result = await getDevices(handler, 2_500);
+      expect(Date.now() - started).toBeLessThan(2_500);
+      expect(result.statusCode).toBe(504);
+      expect(errorOf(result).status).toBe(504);
+      expectOneAccessLine(504);
+      expect(jamf!.stats().tokenRequests).toBe(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => ssm.close(() => resolve()));
+    }
   });
 
   it('answers 503 with upstream Retry-After when rate limited', async () => {

@@ -68,12 +68,17 @@ describe('POST /credentials', () => {
     expect(JSON.parse(result.body!).error.status).toBe(413);
   });
 
-  it('answers a deeply nested body with the envelope, not a 5xx', async () => {
-    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+  it('returns 422 for valid JSON nested thousands of levels deep (never a parser stack overflow)', async () => {
+    const deep = JSON.stringify({ client_id: 'a', client_secret: 'b' }).replace('}', `,"x":${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
     const result = await post(deep);
-    expect(result.statusCode).toBeGreaterThanOrEqual(400);
-    expect(result.statusCode).toBeLessThan(500);
-    expect(JSON.parse(result.body!).error.status).toBe(result.statusCode);
+    expect(result.statusCode).toBe(422);
+    expect(JSON.parse(result.body!).error.message).toBe(VALIDATION_MESSAGE);
+  });
+
+  it('returns 400 for deeply nested text that is not JSON', async () => {
+    const result = await post('['.repeat(20_000));
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body!).error.status).toBe(400);
   });
 
   it('returns 404 for an unknown path and 405 with Allow for a known path with another method', async () => {

@@ -23,6 +23,7 @@ describe('cached device list source', () => {
       },
       latestOsVersion: '26.0',
       ttlSeconds: 60,
+      clusterKey: 'devices:v1:test',
     });
     const first = await source(request);
     const second = await source(request);
@@ -41,8 +42,8 @@ describe('cached device list source', () => {
   it('keeps bodies for different references apart in a shared memory tier', async () => {
     const memory = makeMemoryTier<string>({ maxEntries: 4 });
     const readDevices = async () => DEVICES;
-    const older = makeCachedDeviceListSource({ readDevices, latestOsVersion: '15.7', ttlSeconds: 60, memory });
-    const newer = makeCachedDeviceListSource({ readDevices, latestOsVersion: '26.1', ttlSeconds: 60, memory });
+    const older = makeCachedDeviceListSource({ readDevices, latestOsVersion: '15.7', ttlSeconds: 60, clusterKey: 'devices:v1:test', memory });
+    const newer = makeCachedDeviceListSource({ readDevices, latestOsVersion: '26.1', ttlSeconds: 60, clusterKey: 'devices:v1:test', memory });
     await older(request);
     const result = await newer(request);
     expect(result.tier).toBe(CacheTier.Upstream);
@@ -58,6 +59,7 @@ describe('cached device list source', () => {
       },
       latestOsVersion: '26.1',
       ttlSeconds: 60,
+      clusterKey: 'devices:v1:test',
     });
     await source({ remainingTimeMs: () => 1_234 });
     expect(seen).toBe(1_234);

@@ -1,0 +1,60 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { makeHttpHandler } from '../../../lib/http/make-http-handler.ts';
+import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
+import { httpEvent, lambdaContext } from '../../support/http-events.ts';
+
+describe('the shared HTTP chain', () => {
+  let logs: CapturedLogs;
+  beforeEach(() => {
+    logs = captureStdout();
+  });
+  afterEach(() => {
+    logs.restore();
+  });
+
+  it('answers 504 in the envelope, with one access line, when the invocation deadline arrives first', async () => {
+    const handler = makeHttpHandler({
+      route: 'GET /devices',
+      logger: new Logger({ serviceName: 'test' }),
+      handle: ({ annotate }) => {
+        annotate({ cache_tier: 'upstream' });
+        return new Promise(() => undefined);
+      },
+    });
+    const result = await handler(httpEvent('GET', '/devices'), lambdaContext(400));
+    expect(result.statusCode).toBe(504);
+    expect(JSON.parse(result.body!)).toEqual({
+      error: { message: 'The request took too long to complete', status: 504, httpMessage: 'Gateway Timeout' },
+    });
+    const lines = accessLines(logs);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ status_code: 504, cache_tier: 'upstream' });
+  });
+
+  it('writes the access line even when the log level filters INFO out', async () => {
+    const handler = makeHttpHandler({
+      route: 'GET /devices',
+      logger: new Logger({ serviceName: 'test', logLevel: 'ERROR' }),
+      handle: async () => ({ status: 200, body: [] }),
+    });
+    await handler(httpEvent('GET', '/devices'), lambdaContext());
+    expect(accessLines(logs)).toHaveLength(1);
+  });
+
+  it('maps an unexpected error to a generic 500 and keeps its message on the log line only', async () => {
+    const handler = makeHttpHandler({
+      route: 'GET /devices',
+      logger: new Logger({ serviceName: 'test' }),
+      handle: async () => {
+        throw new Error('internal detail: host db-7 refused the connection');
+      },
+    });
+    const result = await handler(httpEvent('GET', '/devices'), lambdaContext());
+    expect(result.statusCode).toBe(500);
+    expect(result.body).not.toContain('db-7');
+    expect(JSON.parse(result.body!).error).toEqual({ message: 'Internal Server Error', status: 500, httpMessage: 'Internal Server Error' });
+    const [line] = accessLines(logs);
+    expect(JSON.stringify(line?.error)).toContain('db-7');
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { loadDevicesConfig, loadImportConfig, loadUsersConfig, once } from '../../lib/config.ts';
+import { ConfigError } from '../../lib/errors.ts';
+
+const devicesEnv = {
+  INVENTORY_URL: 'https://jamf.example.test/',
+  INVENTORY_CLIENT_ID: 'client',
+  INVENTORY_CLIENT_SECRET: 'secret',
+  LATEST_OS_VERSION: '26.1',
+};
+
+const configErrorOf = (load: () => unknown): ConfigError => {
+  try {
+    load();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('loadDevicesConfig', () => {
+  it('reads OAuth credentials, trims the URL and defaults the TTL to 60 with no cluster', () => {
+    expect(loadDevicesConfig(devicesEnv)).toEqual({
+      inventoryUrl: 'https://jamf.example.test',
+      auth: { kind: 'oauth', clientId: 'client', clientSecret: { kind: 'value', value: 'secret' } },
+      latestOsVersion: '26.1',
+      cacheTtlSeconds: 60,
+      redisUrl: undefined,
+    });
+  });
+
+  it('prefers an SSM parameter name over an inline secret', () => {
+    const config = loadDevicesConfig({ ...devicesEnv, INVENTORY_CLIENT_SECRET_SSM: '/jamf/secret' });
+    expect(config.auth).toEqual({ kind: 'oauth', clientId: 'client', clientSecret: { kind: 'ssm', parameterName: '/jamf/secret' } });
+  });
+
+  it('falls back to basic auth when no OAuth client is configured', () => {
+    const { INVENTORY_CLIENT_ID: _id, INVENTORY_CLIENT_SECRET: _secret, ...rest } = devicesEnv;
+    const config = loadDevicesConfig({ ...rest, INVENTORY_USERNAME: 'api', INVENTORY_PASSWORD: 'pw' });
+    expect(config.auth).toEqual({ kind: 'basic', username: 'api', password: { kind: 'value', value: 'pw' } });
+  });
+
+  it.each([
+    ['INVENTORY_URL', { ...devicesEnv, INVENTORY_URL: undefined }],
+    ['INVENTORY_URL', { ...devicesEnv, INVENTORY_URL: '   ' }],
+    ['INVENTORY_URL', { ...devicesEnv, INVENTORY_URL: 'not a url' }],
+    ['INVENTORY_URL', { ...devicesEnv, INVENTORY_URL: 'ftp://jamf.example.test' }],
+    ['INVENTORY_URL', { ...devicesEnv, INVENTORY_URL: 'https://admin:hunter2@jamf.example.test' }],
+    ['INVENTORY_CLIENT_SECRET', { ...devicesEnv, INVENTORY_CLIENT_SECRET: undefined }],
+    ['INVENTORY_CLIENT_ID', { ...devicesEnv, INVENTORY_CLIENT_ID: undefined }],
+    ['LATEST_OS_VERSION', { ...devicesEnv, LATEST_OS_VERSION: '' }],
+    ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '0' }],
+    ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '1.5' }],
+  ])('fails naming %s when it is missing or invalid', (variable, env) => {
+    const error = configErrorOf(() => loadDevicesConfig(env));
+    expect(error.variable).toBe(variable);
+    expect(error.status).toBe(500);
+    expect(error.publicMessage).toBe('Service misconfigured');
+    expect(error.message).toContain(variable);
+    expect(error.message).not.toContain('hunter2');
+  });
+});
+
+describe('loadUsersConfig', () => {
+  it('defaults the email pattern to strict', () => {
+    expect(loadUsersConfig({ USERS_TABLE: 'users' })).toEqual({ usersTable: 'users', emailPattern: 'strict' });
+  });
+
+  it('accepts off and refuses anything else, naming the variable', () => {
+    expect(loadUsersConfig({ USERS_TABLE: 'users', USER_EMAIL_PATTERN: 'off' }).emailPattern).toBe('off');
+    expect(configErrorOf(() => loadUsersConfig({ USERS_TABLE: 'users', USER_EMAIL_PATTERN: 'loose' })).variable).toBe('USER_EMAIL_PATTERN');
+    expect(configErrorOf(() => loadUsersConfig({})).variable).toBe('USERS_TABLE');
+  });
+});
+
+describe('loadImportConfig', () => {
+  it('disables id resolution without TICKETING_URL', () => {
+    expect(loadImportConfig({}).ticketing).toBeUndefined();
+  });
+
+  it('needs the username and a password (inline or SSM) once TICKETING_URL is set', () => {
+    expect(configErrorOf(() => loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9' })).variable).toBe('TICKETING_USERNAME');
+    expect(configErrorOf(() => loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u' })).variable).toBe('TICKETING_PASSWORD');
+    expect(
+      loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u', TICKETING_PASSWORD_SSM: '/t/pw' }).ticketing?.password,
+    ).toEqual({ kind: 'ssm', parameterName: '/t/pw' });
+  });
+});
+
+describe('once', () => {
+  it('loads once and remembers a failure so every request answers the same', () => {
+    let calls = 0;
+    const failing = once(() => {
+      calls += 1;
+      throw new ConfigError('X', 'is required but not set');
+    });
+    expect(failing).toThrow(ConfigError);
+    expect(failing).toThrow(ConfigError);
+    expect(calls).toBe(1);
+  });
+});
