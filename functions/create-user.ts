@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { loadUsersConfig, once } from '../lib/config.ts';
 import { makeLogger } from '../lib/http/logger.ts';
+import { checkConfigAtStartup } from '../lib/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { requireJsonAccepted } from '../lib/users/accepts-json.ts';
 import { makeCreateUser, userLocation } from '../lib/users/create-user.ts';
@@ -18,6 +19,7 @@ const createUser = once(() =>
     newId: randomUUID,
   }),
 );
+checkConfigAtStartup(logger, createUser);
 
 /** POST /api/users: validates the `user` body (aliases folded), stores it unique by email, 201 + Location. */
 export const handler = makeHttpHandler<NewUser>({

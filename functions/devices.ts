@@ -8,6 +8,7 @@ import { devicesClusterKey, makeCachedDeviceListSource } from '../lib/devices/ca
 import { parseVersion } from '../lib/devices/version.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
+import { checkConfigAtStartup } from '../lib/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { makeJamfClientFromConfig } from '../lib/inventory/jamf-client-from-config.ts';
 
@@ -35,6 +36,7 @@ const composeDeviceListSource = (config: DevicesConfig): DeviceListSource => {
 // ---- End of composition. ----
 
 const deviceListSource = once(() => composeDeviceListSource(loadDevicesConfig()));
+checkConfigAtStartup(logger, deviceListSource);
 
 /** GET /devices: the normalized device list, from the cache tiers or the Jamf Pro inventory. */
 export const handler = makeHttpHandler({

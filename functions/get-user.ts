@@ -1,6 +1,7 @@
 import { loadUsersConfig, once } from '../lib/config.ts';
 import { NotFoundError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
+import { checkConfigAtStartup } from '../lib/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { requireJsonAccepted } from '../lib/users/accepts-json.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';
@@ -11,6 +12,7 @@ const logger = makeLogger('getUser');
 const store = once(() =>
   makeDynamoDbUserStore({ client: makeUsersDocumentClient(), tableName: loadUsersConfig().usersTable }),
 );
+checkConfigAtStartup(logger, store);
 
 /** GET /api/users/{id}: the stored record, or 404 (also for an id that is not a UUID, without a lookup). */
 export const handler = makeHttpHandler({

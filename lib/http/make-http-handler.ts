@@ -109,7 +109,12 @@ const toAppError = (error: unknown, body: BodySpec | undefined): AppError => {
   const cause = (error as { cause?: { package?: string; data?: unknown } } | null)?.cause;
   const status = (error as { statusCode?: number } | null)?.statusCode;
   if (cause?.package === '@middy/http-json-body-parser') {
-    return status === 415 ? new UnsupportedMediaTypeError() : new BadRequestError(undefined, error);
+    if (status === 415) return new UnsupportedMediaTypeError();
+    // Valid JSON with a prototype-polluting key: a schema failure (no body here has such a key).
+    if (body && (error as Error).message === 'Forbidden key in JSON body') {
+      return new ValidationError(body.parameterName, [{ path: `/${String(cause.data)}`, message: 'must NOT have additional properties' }]);
+    }
+    return new BadRequestError(undefined, error);
   }
   if (cause?.package === '@middy/validator' && status === 400 && body) {
     return new ValidationError(body.parameterName, toErrorDetails(cause.data as never));

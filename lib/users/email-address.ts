@@ -14,8 +14,11 @@ const hasText = (part: string): boolean => part.trim() !== '';
 /**
  * With the pattern off an address still needs an `@` with text on both sides. The last `@` splits it
  * (a quoted local part may hold one), so everything the strict pattern admits is admitted here too.
+ * Surrounding white space is refused, as under the strict pattern: stored verbatim, ` a@b` and `a@b`
+ * would be two users of one mailbox.
  */
 const isLooseEmail = (value: string): boolean => {
+  if (value !== value.trim()) return false;
   const at = value.lastIndexOf('@');
   return at !== -1 && hasText(value.slice(0, at)) && hasText(value.slice(at + 1));
 };

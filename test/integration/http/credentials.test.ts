@@ -50,6 +50,14 @@ describe('POST /credentials', () => {
     expect(JSON.parse(result.body!).error.message).toBe(VALIDATION_MESSAGE);
   });
 
+  it('returns 422, not 400, for valid JSON carrying a __proto__ key', async () => {
+    const result = await post('{"client_id":"a","client_secret":"b","__proto__":{"admin":true}}');
+    expect(result.statusCode).toBe(422);
+    const envelope = JSON.parse(result.body!);
+    expect(envelope.error.message).toBe(VALIDATION_MESSAGE);
+    expect(envelope.error.details).toEqual([{ path: '/__proto__', message: 'must NOT have additional properties' }]);
+  });
+
   it('returns 400 for a body that is not JSON', async () => {
     const result = await post('{"client_id": "a",');
     expect(result.statusCode).toBe(400);

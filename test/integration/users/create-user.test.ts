@@ -261,7 +261,11 @@ describe('users handlers under other configurations', () => {
   });
 
   it('answers a generic 500 when USERS_TABLE is missing and names the variable in the log only', async () => {
+    const startup = captureStdout();
     handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: undefined, USER_EMAIL_PATTERN: undefined });
+    startup.restore();
+    // Reported when each container starts, before any request (Powertools writes errors to stderr).
+    expect(startup.raw().match(/configuration error at startup.*USERS_TABLE/g)).toHaveLength(2);
     logs = captureStdout();
     const created = await handlers.createUser(await loadEvent('createUser/success.json'), lambdaContext());
     const read = await handlers.getUser(await loadEvent('getUser/invalid-id.json'), lambdaContext());

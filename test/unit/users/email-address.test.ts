@@ -66,6 +66,9 @@ describe('isEmailAddress', () => {
     ['only blanks after the @', 'jdoe@  '],
     ['an @ at the very end after another', 'a@b@'],
     ['the empty string', ''],
+    ['a trailing blank', 'jdoe@intranet '],
+    ['a leading blank', ' JDOE@intranet'],
+    ['a trailing newline', 'jdoe@intranet\n'],
   ])('refuses %s with the pattern off', (_label, email) => {
     expect(isEmailAddress(email, 'off')).toBe(false);
   });
