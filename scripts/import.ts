@@ -5,10 +5,9 @@ import { loadImportConfig } from '../lib/config.ts';
 import { AppError } from '../lib/errors.ts';
 import { ImportCancelledError, makeImportJob } from '../lib/import/import-job.ts';
 import { ImportInputError } from '../lib/import/import-input-error.ts';
-import { resolveSecret } from '../lib/secrets.ts';
-import { parseLocation } from '../lib/storage/location.ts';
-import { makeLocationOpeners } from '../lib/storage/open-location.ts';
-import { makeS3Client } from '../lib/storage/s3-client.ts';
+import { checkFileDestination, openFileSink, openFileSource } from '../lib/storage/file-storage.ts';
+import { formatLocation, parseLocation, type Location } from '../lib/storage/location.ts';
+import type { OpenSink, OpenSource } from '../lib/storage/storage.ts';
 import { fetchDestinationUsers } from '../lib/ticketing/user-listing-client.ts';
 import type { S3Client } from '@aws-sdk/client-s3';
 
@@ -26,6 +25,29 @@ const isExpected = (error: unknown): boolean =>
   error instanceof ImportInputError ||
   (error instanceof Error && (typeof (error as NodeJS.ErrnoException).code === 'string' || '$metadata' in error || error.name === 'CredentialsProviderError'));
 
+/**
+ * The AWS SDK is loaded only when a location is on S3 (and the SSM client only for a TICKETING_PASSWORD_SSM):
+ * loading it costs about 0.3 s and 75 MB of RSS, which a file-to-file run does not need.
+ */
+const locationOpeners = async (
+  locations: readonly Location[],
+  forcePathStyle: boolean,
+  clients: { s3?: S3Client },
+): Promise<{ openSource: OpenSource; openSink: OpenSink }> => {
+  if (locations.every((location) => location.kind === 'file')) {
+    const pathOf = (location: Location): string => (location.kind === 'file' ? location.path : formatLocation(location));
+    return {
+      openSource: async (location) => openFileSource(pathOf(location)),
+      openSink: async (location) => openFileSink(pathOf(location)),
+    };
+  }
+  const [{ makeLocationOpeners }, { makeS3Client }] = await Promise.all([
+    import('../lib/storage/open-location.ts'),
+    import('../lib/storage/s3-client.ts'),
+  ]);
+  return makeLocationOpeners({ s3: () => (clients.s3 ??= makeS3Client({ forcePathStyle })) });
+};
+
 const main = async (args: string[]): Promise<void> => {
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(`${USAGE}\n`);
@@ -37,14 +59,17 @@ const main = async (args: string[]): Promise<void> => {
     return;
   }
   const [source, destination] = args.map(parseLocation) as [ReturnType<typeof parseLocation>, ReturnType<typeof parseLocation>];
+  // A local destination that can never be written fails now, before the listing and the source are read.
+  if (destination.kind === 'file') await checkFileDestination(destination.path);
   const config = loadImportConfig();
-  let s3: S3Client | undefined;
+  const clients: { s3?: S3Client } = {};
   const ticketing = config.ticketing;
   const job = makeImportJob({
-    ...makeLocationOpeners({ s3: () => (s3 ??= makeS3Client({ forcePathStyle: config.s3ForcePathStyle })) }),
+    ...(await locationOpeners([source, destination], config.s3ForcePathStyle, clients)),
     tmpDir: tmpdir(),
     ...(ticketing && {
       fetchDestinationUsers: async (signal) => {
+        const { resolveSecret } = await import('../lib/secrets.ts');
         const password = await resolveSecret(ticketing.password, 'TICKETING_PASSWORD');
         return fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password, ...(signal && { signal }) });
       },
@@ -76,7 +101,7 @@ const main = async (args: string[]): Promise<void> => {
     process.stderr.write(`${live ? '\r\x1b[2K' : ''}done: ${progressLine(summary.rows, last.bytesRead, Date.now() - started)}\n`);
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
-    s3?.destroy();
+    clients.s3?.destroy();
   }
 };
 

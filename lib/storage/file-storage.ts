@@ -30,13 +30,25 @@ export const openFileSource = async (path: string): Promise<Readable> => {
 };
 
 /**
+ * Fails with a LocationError when `path` cannot become the archive: its directory is missing or it
+ * names an existing directory (which the final rename could never replace). Cheap, so a caller can
+ * run it before any listing or source work; the sink checks again when it opens.
+ */
+export const checkFileDestination = async (path: string): Promise<void> => {
+  const directory = dirname(path);
+  const directoryStat = await stat(directory).catch(() => undefined);
+  if (!directoryStat?.isDirectory()) throw new LocationError(`Destination directory ${directory} does not exist`);
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isDirectory()) throw new LocationError(`Destination ${path} is a directory, not a file`);
+};
+
+/**
  * Writes to a hidden temporary file next to the destination and renames it into place on commit,
  * so the destination only ever holds a complete archive (rename is atomic within a directory).
  */
 export const openFileSink = async (path: string): Promise<Sink> => {
+  await checkFileDestination(path);
   const directory = dirname(path);
-  const directoryStat = await stat(directory).catch(() => undefined);
-  if (!directoryStat?.isDirectory()) throw new LocationError(`Destination directory ${directory} does not exist`);
   const temporary = join(directory, `.${basename(path)}.${randomUUID().slice(0, 8)}.partial`);
   let handle;
   try {

@@ -15,7 +15,11 @@ export interface FetchDestinationUsersOptions {
   /** 5xx answers, timeouts and network errors are retried this many times per page. */
   maxRetries?: number;
   backoffMs?: number;
-  /** Total time the job may spend waiting on 429 Retry-After answers. */
+  /**
+   * Total time one listing read may spend waiting on 429 answers, across all pages (default 120 s).
+   * Bounded so a throttled listing cannot hold an import (or a Lambda) indefinitely; a wait that
+   * would overrun it fails at once with the wait and what is left, rather than sleep in vain.
+   */
   maxRateLimitWaitMs?: number;
   /** Guards against a listing that never ends (a `count` or `next_page` chain gone wrong). */
   maxPages?: number;
@@ -37,6 +41,9 @@ const displayUrl = (url: string): string => {
   parsed.password = '';
   return parsed.toString();
 };
+
+/** Whole seconds as `130 s`; anything finer in ms, so a message never rounds a wait across the budget. */
+const formatWait = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.ceil(ms)} ms`);
 
 /** `Retry-After` in seconds or as an HTTP date; undefined when absent or unreadable. */
 const retryAfterMs = (header: string | null, now = Date.now()): number | undefined => {
@@ -100,9 +107,18 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
     }
     if (response.status === 429) {
       rateLimited += 1;
-      const wait = retryAfterMs(response.headers.get('retry-after')) ?? settings.backoffMs * 2 ** Math.min(rateLimited - 1, 6);
-      if (rateLimited > RATE_LIMIT_ATTEMPTS_PER_PAGE || settings.rateLimitWaitedMs + wait > settings.maxRateLimitWaitMs) {
-        throw new TicketingListingError(`User listing ${shown} is still rate limited (HTTP 429) after waiting ${settings.rateLimitWaitedMs} ms`);
+      if (rateLimited > RATE_LIMIT_ATTEMPTS_PER_PAGE) {
+        throw new TicketingListingError(`User listing ${shown} is still rate limited (HTTP 429) after ${RATE_LIMIT_ATTEMPTS_PER_PAGE} retries`);
+      }
+      const retryAfter = retryAfterMs(response.headers.get('retry-after'));
+      const wait = retryAfter ?? settings.backoffMs * 2 ** Math.min(rateLimited - 1, 6);
+      // The budget is shared by every page of this listing read (see maxRateLimitWaitMs).
+      const remaining = settings.maxRateLimitWaitMs - settings.rateLimitWaitedMs;
+      if (wait > remaining) {
+        const asked = retryAfter === undefined ? `the next ${formatWait(wait)} backoff` : `Retry-After ${formatWait(wait)}`;
+        throw new TicketingListingError(
+          `User listing ${shown} is rate limited (HTTP 429): ${asked} exceeds the remaining ${formatWait(remaining)} of the ${formatWait(settings.maxRateLimitWaitMs)} wait budget`,
+        );
       }
       settings.rateLimitWaitedMs += wait;
       await settings.sleep(wait, settings.signal);

@@ -1,6 +1,9 @@
+import { parseInt64 } from '../import/parse-fields.ts';
+
 /**
  * Parsing one page of `GET /api/v1/users.json`. Listing ids are int64: they are taken from the JSON
- * source text (the reviver's third argument, Node ≥ 21) so ids above 2^53 are never rounded.
+ * source text (the reviver's third argument, Node ≥ 21) so ids above 2^53 are never rounded, and
+ * range-checked here so an id the import could never write fails as this page's error, not later.
  */
 export interface UsersPage {
   users: { id: string; email: string | null }[];
@@ -45,7 +48,9 @@ export const parseUsersPage = (text: string): UsersPage | string => {
     if (!isRecord(user)) return `users[${index}] is not an object`;
     const id = user.id instanceof ExactId ? user.id.text : undefined;
     if (id === undefined || !INTEGER_TEXT.test(id)) return `users[${index}].id is not an integer`;
-    users.push({ id, email: typeof user.email === 'string' ? user.email : null });
+    const exact = parseInt64(id);
+    if (exact === null) return `users[${index}].id ${id} is outside the signed 64-bit range`;
+    users.push({ id: exact, email: typeof user.email === 'string' ? user.email : null });
   }
   return { users, count: typeof count === 'number' ? count : undefined, nextPage: typeof nextPage === 'string' ? nextPage : null };
 };

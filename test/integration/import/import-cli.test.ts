@@ -1,6 +1,6 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
@@ -120,6 +120,44 @@ describe('npm run import (scripts/import.ts)', () => {
     const result = await runCli([input, join(directory, 'out.tar')], { ...baseEnv(), TICKETING_URL: 'http://127.0.0.1:9/' });
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toBe('import failed: Configuration error: TICKETING_USERNAME is required but not set');
+  });
+
+  it('exits 1 with one line and no stack when the listing holds an id beyond the signed 64-bit range', async () => {
+    const listing = await startFakeTicketing({ users: [{ id: '99999999999999999999', email: 'person.4@example.com', name: 'P4' }] });
+    try {
+      const input = join(directory, 'in.csv');
+      await writeFile(input, chatCsv(Array.from({ length: 14 }, (_unused, n) => chatRow(n))));
+      const env = { ...baseEnv(), TICKETING_URL: listing.url, TICKETING_USERNAME: listing.username, TICKETING_PASSWORD: listing.password };
+      const result = await runCli([input, join(directory, 'out.tar')], env);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim()).toBe(
+        `import failed: User listing ${listing.url}/api/v1/users.json?page=1 answered something unreadable: users[0].id 99999999999999999999 is outside the signed 64-bit range`,
+      );
+      expect(await readdir(directory)).toEqual(['in.csv']);
+    } finally {
+      await listing.close();
+    }
+  });
+
+  it('exits 1 naming an existing directory given as the destination before reading the listing or the source', async () => {
+    const listing = await startFakeTicketing({ users: [] });
+    try {
+      const input = join(directory, 'in.csv');
+      const destination = join(directory, 'out.tar');
+      await writeFile(input, chatCsv([chatRow(0)]));
+      await mkdir(destination);
+      const env = { ...baseEnv(), TICKETING_URL: listing.url, TICKETING_USERNAME: listing.username, TICKETING_PASSWORD: listing.password };
+      const result = await runCli([input, destination], env);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim()).toBe(`import failed: Destination ${destination} is a directory, not a file`);
+      expect(listing.requests).toEqual([]);
+      expect((await readdir(directory)).sort()).toEqual(['in.csv', 'out.tar']);
+      expect(await readdir(destination)).toEqual([]);
+    } finally {
+      await listing.close();
+    }
   });
 
   it('rejects a malformed S3 location before doing anything', async () => {

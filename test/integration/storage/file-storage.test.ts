@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
@@ -73,6 +73,14 @@ describe('openFileSink', () => {
 
   it('fails with a LocationError when the destination directory does not exist', async () => {
     await expect(openFileSink(join(directory, 'missing', 'out.tar'))).rejects.toThrow(/Destination directory .*missing does not exist/);
+  });
+
+  it('refuses an existing directory as the destination with a LocationError, creating nothing', async () => {
+    const destination = join(directory, 'archive.tar');
+    await mkdir(destination);
+    await expect(openFileSink(destination)).rejects.toThrow(new LocationError(`Destination ${destination} is a directory, not a file`));
+    expect(await readdir(directory)).toEqual(['archive.tar']);
+    expect(await readdir(destination)).toEqual([]);
   });
 
   it('replaces an existing destination atomically on commit', async () => {

@@ -106,7 +106,30 @@ describe('fetchDestinationUsers', () => {
     server.failNext(1, { kind: 'status', status: 429, retryAfter: '30' });
     const { sleep } = recordingSleep();
     const error = await failure(fetchFrom(server, { sleep, maxRateLimitWaitMs: 45_000 }));
-    expect(error.message).toMatch(/rate limited \(HTTP 429\)/);
+    expect(error.message).toBe(
+      `User listing ${server.url}/api/v1/users.json?page=1 is rate limited (HTTP 429): Retry-After 30 s exceeds the remaining 15 s of the 45 s wait budget`,
+    );
+  });
+
+  it('fails at once, saying why, when a single Retry-After exceeds the whole default budget', async () => {
+    const server = await start({ users: generateTicketingUsers(50) });
+    server.failNext(1, { kind: 'status', status: 429, retryAfter: '130' });
+    const { waits, sleep } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep }));
+    expect(error.message).toBe(
+      `User listing ${server.url}/api/v1/users.json?page=1 is rate limited (HTTP 429): Retry-After 130 s exceeds the remaining 120 s of the 120 s wait budget`,
+    );
+    expect(waits).toEqual([]);
+    expect(server.requests).toEqual([1]);
+  });
+
+  it('names the backoff when a 429 without Retry-After would exceed the remaining budget', async () => {
+    const server = await start({ users: generateTicketingUsers(50) });
+    for (let attempt = 0; attempt < 3; attempt += 1) server.failNext(1, { kind: 'status', status: 429 });
+    const { waits, sleep } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, backoffMs: 1_000, maxRateLimitWaitMs: 5_000 }));
+    expect(waits).toEqual([1_000, 2_000]);
+    expect(error.message).toMatch(/\(HTTP 429\): the next 4 s backoff exceeds the remaining 2 s of the 5 s wait budget$/);
   });
 
   it('retries a 5xx with growing backoff and then succeeds', async () => {
@@ -161,6 +184,25 @@ describe('fetchDestinationUsers', () => {
     const server = await start({ users: [{ id: '1.5', email: 'a@example.com', name: 'A' }] });
     const error = await failure(fetchFrom(server));
     expect(error.message).toMatch(/users\[0\]\.id is not an integer/);
+  });
+
+  it('fails naming the page on a user id beyond the signed 64-bit range', async () => {
+    const users = generateTicketingUsers(150);
+    users[120] = { id: '99999999999999999999', email: 'huge@example.com', name: 'Huge' };
+    const server = await start({ users });
+    const error = await failure(fetchFrom(server));
+    expect(error.message).toBe(
+      `User listing ${server.url}/api/v1/users.json?page=2 answered something unreadable: users[20].id 99999999999999999999 is outside the signed 64-bit range`,
+    );
+  });
+
+  it('fails on a user id one above 2^63-1 and accepts -2^63', async () => {
+    const tooBig = await start({ users: [{ id: '9223372036854775808', email: 'a@example.com', name: 'A' }] });
+    expect((await failure(fetchFrom(tooBig))).message).toMatch(/users\[0\]\.id 9223372036854775808 is outside the signed 64-bit range$/);
+    await tooBig.close();
+    fake = undefined;
+    const lowest = await start({ users: [{ id: '-9223372036854775808', email: 'min@example.com', name: 'Min' }] });
+    expect((await fetchFrom(lowest)).get('min@example.com')).toBe('-9223372036854775808');
   });
 
   it('gives up on a page that does not answer within the timeout, after bounded retries', async () => {
