@@ -5,12 +5,10 @@ import { loadDevicesConfig, once, type DevicesConfig } from '../lib/config.ts';
 import type { DeviceListSource } from '../lib/devices/device-list-source.ts';
 import { makeReadDevices } from '../lib/devices/read-devices.ts';
 import { devicesClusterKey, makeCachedDeviceListSource } from '../lib/devices/cached-device-list-source.ts';
-import { parseVersion } from '../lib/devices/version.ts';
-import { ConfigError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
-import { checkConfigAtStartup } from '../lib/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { makeJamfClientFromConfig } from '../lib/inventory/jamf-client-from-config.ts';
+import { checkConfigAtStartup } from '../lib/startup.ts';
 
 const logger = makeLogger('devices');
 // Explicit so an unset POWERTOOLS_METRICS_NAMESPACE (tests, npm start) writes no warning line;
@@ -19,7 +17,6 @@ const metrics = new Metrics({ namespace: 'device-users-import', serviceName: 'de
 
 // ---- Composition: the one place that decides which DeviceListSource answers GET /devices. ----
 const composeDeviceListSource = (config: DevicesConfig): DeviceListSource => {
-  if (parseVersion(config.latestOsVersion) === undefined) throw new ConfigError('LATEST_OS_VERSION', 'is not a version');
   const inventory = makeJamfClientFromConfig(config, () => metrics.addMetric('UpstreamAuthFailures', MetricUnit.Count, 1));
   const readDevices = makeReadDevices({ inventory });
   // Memory tier always; the shared cluster tier only where REDIS_URL names one.

@@ -1,3 +1,4 @@
+import { parseVersion } from './devices/version.ts';
 import { ConfigError } from './errors.ts';
 
 /**
@@ -85,6 +86,12 @@ const positiveInt = (env: Env, name: string, fallback: number): number => {
   return Number(raw);
 };
 
+const osVersion = (env: Env, name: string): string => {
+  const value = required(env, name);
+  if (parseVersion(value) === undefined) throw new ConfigError(name, 'is not a dotted version such as 26.1');
+  return value;
+};
+
 const inventoryAuth = (env: Env): InventoryAuthConfig => {
   const clientId = present(env, 'INVENTORY_CLIENT_ID');
   if (clientId !== undefined) {
@@ -100,7 +107,7 @@ const inventoryAuth = (env: Env): InventoryAuthConfig => {
 export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({
   inventoryUrl: httpUrl(env, 'INVENTORY_URL'),
   auth: inventoryAuth(env),
-  latestOsVersion: required(env, 'LATEST_OS_VERSION'),
+  latestOsVersion: osVersion(env, 'LATEST_OS_VERSION'),
   cacheTtlSeconds: positiveInt(env, 'DEVICES_CACHE_TTL_SECONDS', 60),
   redisUrl: present(env, 'REDIS_URL'),
 });

@@ -50,6 +50,7 @@ describe('loadDevicesConfig', () => {
     ['INVENTORY_CLIENT_SECRET', { ...devicesEnv, INVENTORY_CLIENT_SECRET: undefined }],
     ['INVENTORY_CLIENT_ID', { ...devicesEnv, INVENTORY_CLIENT_ID: undefined }],
     ['LATEST_OS_VERSION', { ...devicesEnv, LATEST_OS_VERSION: '' }],
+    ['LATEST_OS_VERSION', { ...devicesEnv, LATEST_OS_VERSION: 'latest' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '0' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '1.5' }],
   ])('fails naming %s when it is missing or invalid', (variable, env) => {
