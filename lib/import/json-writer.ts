@@ -1,5 +1,7 @@
 import type { Comment, Ticket } from './asset-rules.ts';
 import type { ResolvedUser } from './resolve-users.ts';
+import { maxUtf8Bytes, RECORD_HEADER_BYTES } from './spill-files.ts';
+import type { SpillSlice, SpillWriter } from './spill-files.ts';
 
 /**
  * Hand-built JSON for the archive entries: ids are canonical decimal text written as bare JSON
@@ -7,55 +9,142 @@ import type { ResolvedUser } from './resolve-users.ts';
  * BODY byte for byte), keys in the contract's table order. Timestamps are already canonical ASCII
  * from parseTimestamp and need no escaping.
  *
- * Tickets and comments are split around their one remappable reference (requester_id, author_id):
- * `prefix + id + suffix` is the record, so the reference can be replaced after the whole CSV was seen.
+ * Records are encoded straight into a spill file, each with its one remappable reference
+ * (requester_id, author_id) located, so it can be replaced after the whole CSV was seen.
  */
-export interface RemappableJson {
-  reference: string;
-  prefix: string;
-  suffix: string;
-}
+const ascii = (text: string): Buffer => Buffer.from(text, 'latin1');
+const TICKET_ID = ascii('{"id":');
+const TICKET_REQUESTER = ascii(',"requester_id":');
+const CREATED_AT = ascii(',"created_at":"');
+const RECORD_END = ascii('"}');
+const COMMENT_ID = TICKET_ID;
+const COMMENT_TICKET = ascii(',"ticket_id":');
+const COMMENT_AUTHOR = ascii(',"author_id":');
+const COMMENT_PUBLIC = ascii(',"public":true,"html_body":');
+const COMMENT_PRIVATE = ascii(',"public":false,"html_body":');
+const TICKET_FIXED_BYTES = TICKET_ID.length + TICKET_REQUESTER.length + CREATED_AT.length + RECORD_END.length;
+const COMMENT_FIXED_BYTES = COMMENT_ID.length + COMMENT_TICKET.length + COMMENT_AUTHOR.length + COMMENT_PRIVATE.length + CREATED_AT.length + RECORD_END.length;
 
-export const ticketJson = (ticket: Ticket): RemappableJson => ({
-  reference: ticket.requester_id,
-  prefix: `{"id":${ticket.id},"requester_id":`,
-  suffix: `,"created_at":"${ticket.created_at}"}`,
-});
+/** `{"id":…,"requester_id":…,"created_at":"…"}`, piece by piece: no record string is ever built. */
+export const writeTicket = (spill: SpillWriter, ticket: Ticket): void => {
+  spill.begin(TICKET_FIXED_BYTES + ticket.id.length + ticket.requester_id.length + ticket.created_at.length);
+  spill.bytes(TICKET_ID);
+  spill.ascii(ticket.id);
+  spill.bytes(TICKET_REQUESTER);
+  spill.reference(ticket.requester_id);
+  spill.bytes(CREATED_AT);
+  spill.ascii(ticket.created_at);
+  spill.bytes(RECORD_END);
+  spill.end();
+};
 
-export const commentJson = (comment: Comment): RemappableJson => ({
-  reference: comment.author_id,
-  prefix: `{"id":${comment.id},"ticket_id":${comment.ticket_id},"author_id":`,
-  suffix: `,"public":${comment.public},"html_body":${JSON.stringify(comment.html_body)},"created_at":"${comment.created_at}"}`,
-});
+/** `{"id":…,"ticket_id":…,"author_id":…,"public":…,"html_body":"…","created_at":"…"}`. */
+export const writeComment = (spill: SpillWriter, comment: Comment): void => {
+  const body = JSON.stringify(comment.html_body);
+  spill.begin(
+    COMMENT_FIXED_BYTES + comment.id.length + comment.ticket_id.length + comment.author_id.length + maxUtf8Bytes(body) + comment.created_at.length,
+  );
+  spill.bytes(COMMENT_ID);
+  spill.ascii(comment.id);
+  spill.bytes(COMMENT_TICKET);
+  spill.ascii(comment.ticket_id);
+  spill.bytes(COMMENT_AUTHOR);
+  spill.reference(comment.author_id);
+  spill.bytes(comment.public ? COMMENT_PUBLIC : COMMENT_PRIVATE);
+  spill.utf8(body);
+  spill.bytes(CREATED_AT);
+  spill.ascii(comment.created_at);
+  spill.bytes(RECORD_END);
+  spill.end();
+};
 
 export const userJson = (user: ResolvedUser): string =>
   `{"id":${user.id},"name":${JSON.stringify(user.name)},"email":${JSON.stringify(user.email)}}`;
+
+export const writeUser = (spill: SpillWriter, user: ResolvedUser): void => {
+  const json = userJson(user);
+  spill.begin(maxUtf8Bytes(json));
+  spill.utf8(json);
+  spill.end();
+};
 
 const ENTRY_HEAD = Buffer.from('{"data":{"tickets":{"data":[');
 const AFTER_TICKETS = Buffer.from('],"comments":[');
 const AFTER_COMMENTS = Buffer.from('],"users":[');
 const ENTRY_TAIL = Buffer.from('],"organizations":[]}}}');
-const COMMA = Buffer.from(',');
+const FIXED_BYTES = ENTRY_HEAD.length + AFTER_TICKETS.length + AFTER_COMMENTS.length + ENTRY_TAIL.length;
+const COMMA = 44;
+
+/** The id a reference is written with; undefined: unchanged (the common case, no lookup at all). */
+export type Remap = ((reference: string) => string) | undefined;
+
+/** Replacement texts for a slice's references, or null where a record stays as spilled. */
+const remapsOf = (slice: SpillSlice, remap: Remap): (Buffer | null)[] | undefined => {
+  if (remap === undefined) return undefined;
+  const { data } = slice;
+  const targets: (Buffer | null)[] = [];
+  for (let at = slice.start; at < slice.end; at += RECORD_HEADER_BYTES + data.readUInt32LE(at)) {
+    const length = data[at + 5]!;
+    const from = at + RECORD_HEADER_BYTES + data[at + 4]!;
+    const reference = data.toString('latin1', from, from + length);
+    const target = remap(reference);
+    targets.push(target === reference ? null : Buffer.from(target, 'latin1'));
+  }
+  return targets;
+};
+
+/** Bytes of a slice's records in the entry: their JSON, the remaps' size changes, the commas. */
+const slicedBytes = (slice: SpillSlice, targets: readonly (Buffer | null)[] | undefined): number => {
+  let bytes = slice.end - slice.start - slice.count * RECORD_HEADER_BYTES + Math.max(slice.count - 1, 0);
+  if (targets === undefined) return bytes;
+  let index = 0;
+  for (let at = slice.start; at < slice.end; at += RECORD_HEADER_BYTES + slice.data.readUInt32LE(at), index += 1) {
+    const target = targets[index];
+    if (target) bytes += target.length - slice.data[at + 5]!;
+  }
+  return bytes;
+};
+
+/** Copies a slice's records into `entry` at `offset`, comma separated; returns the new offset. */
+const copyRecords = (entry: Buffer, offset: number, slice: SpillSlice, targets: readonly (Buffer | null)[] | undefined): number => {
+  const { data } = slice;
+  let index = 0;
+  for (let at = slice.start; at < slice.end; index += 1) {
+    const json = at + RECORD_HEADER_BYTES;
+    const next = json + data.readUInt32LE(at);
+    if (index > 0) entry[offset++] = COMMA;
+    const target = targets?.[index];
+    if (target) {
+      const from = json + data[at + 4]!;
+      offset += data.copy(entry, offset, json, from);
+      offset += target.copy(entry, offset);
+      offset += data.copy(entry, offset, from + data[at + 5]!, next);
+    } else {
+      offset += data.copy(entry, offset, json, next);
+    }
+    at = next;
+  }
+  return offset;
+};
 
 /**
- * One archive entry as bytes, from records given as byte pieces (`tickets`/`comments`: three pieces
- * per record, see pushRemappable; `users`: one piece per record). Same text as `entryJson`.
+ * One archive entry as bytes, spliced from the three spill slices, references rewritten by `remap`
+ * (tickets and comments; users carry their final id already). Sized exactly, then filled by copies.
  */
-export const entryBytes = (tickets: readonly Buffer[], comments: readonly Buffer[], users: readonly Buffer[]): Buffer => {
-  const parts: Buffer[] = [ENTRY_HEAD];
-  const pushRecords = (pieces: readonly Buffer[], perRecord: number): void => {
-    for (let index = 0; index < pieces.length; index += 1) {
-      if (index > 0 && index % perRecord === 0) parts.push(COMMA);
-      parts.push(pieces[index]!);
-    }
-  };
-  pushRecords(tickets, 3);
-  parts.push(AFTER_TICKETS);
-  pushRecords(comments, 3);
-  parts.push(AFTER_COMMENTS);
-  pushRecords(users, 1);
-  parts.push(ENTRY_TAIL);
-  return Buffer.concat(parts);
+export const entryBytes = (tickets: SpillSlice, comments: SpillSlice, users: SpillSlice, remap: Remap): Buffer => {
+  const ticketTargets = remapsOf(tickets, remap);
+  const commentTargets = remapsOf(comments, remap);
+  const entry = Buffer.allocUnsafe(
+    FIXED_BYTES + slicedBytes(tickets, ticketTargets) + slicedBytes(comments, commentTargets) + slicedBytes(users, undefined),
+  );
+  let offset = ENTRY_HEAD.copy(entry, 0);
+  offset = copyRecords(entry, offset, tickets, ticketTargets);
+  offset += AFTER_TICKETS.copy(entry, offset);
+  offset = copyRecords(entry, offset, comments, commentTargets);
+  offset += AFTER_COMMENTS.copy(entry, offset);
+  offset = copyRecords(entry, offset, users, undefined);
+  ENTRY_TAIL.copy(entry, offset);
+  return entry;
 };
 
 /** One archive entry, from already serialized records. */

@@ -47,6 +47,11 @@ export class UserResolver {
     return { id: destinationId, name: user.name, email: user.email };
   }
 
+  /** Whether any reference is written with another id than the one spilled. */
+  get remapsAny(): boolean {
+    return this.remapped > 0;
+  }
+
   /** The id a reference to `authorId` is written with. */
   remap(authorId: string): string {
     if (this.remapped === 0) return authorId;

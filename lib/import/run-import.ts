@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { AssetDeduper } from './asset-rules.ts';
 import { BATCH_SIZE, entryCount, entryName } from './batches.ts';
-import { commentJson, entryBytes, ticketJson, userJson } from './json-writer.ts';
+import { entryBytes, writeComment, writeTicket, writeUser } from './json-writer.ts';
 import { readCsv } from './read-csv.ts';
 import type { ColumnMap } from './read-csv.ts';
 import { UserResolver } from './resolve-users.ts';
-import { pushRemappable, remappableLine, SpillReader, SpillWriter } from './spill-files.ts';
+import { SpillReader, SpillWriter } from './spill-files.ts';
 import { makeTarWriter } from './tar-writer.ts';
 import type { TarWriter } from './tar-writer.ts';
 
@@ -63,12 +63,12 @@ export const runImport = async (options: RunImportOptions): Promise<ImportSummar
   const resolver = new UserResolver(options.destinationUsers);
   const counts = { rows: 0, tickets: 0, comments: 0, users: 0 };
   let writers: Spills<SpillWriter> | undefined;
-  let readers: Spills<SpillReader> | undefined;
+  const readers: SpillReader[] = [];
   let tar: TarWriter | undefined;
   const paths: Spills<string> = {
-    tickets: join(workDir, 'tickets.jsonl'),
-    comments: join(workDir, 'comments.jsonl'),
-    users: join(workDir, 'users.jsonl'),
+    tickets: join(workDir, 'tickets.spill'),
+    comments: join(workDir, 'comments.spill'),
+    users: join(workDir, 'users.spill'),
   };
   try {
     const spill: Spills<SpillWriter> = {
@@ -93,15 +93,15 @@ export const runImport = async (options: RunImportOptions): Promise<ImportSummar
           deduper.takeRow(row, map);
           const { ticket, comment, user } = deduper;
           if (ticket !== null) {
-            spill.tickets.append(remappableLine(ticketJson(ticket)));
+            writeTicket(spill.tickets, ticket);
             counts.tickets += 1;
           }
           if (comment !== null) {
-            spill.comments.append(remappableLine(commentJson(comment)));
+            writeComment(spill.comments, comment);
             counts.comments += 1;
           }
           if (user !== null) {
-            spill.users.append(userJson(resolver.resolve(user)));
+            writeUser(spill.users, resolver.resolve(user));
             counts.users += 1;
           }
         }
@@ -117,29 +117,25 @@ export const runImport = async (options: RunImportOptions): Promise<ImportSummar
     writers = undefined;
     options.onProgress?.({ rows: counts.rows, bytesRead });
 
-    const read: Spills<SpillReader> = {
-      tickets: new SpillReader(paths.tickets),
-      comments: new SpillReader(paths.comments),
-      users: new SpillReader(paths.users),
+    const opened = (path: string): SpillReader => {
+      const reader = new SpillReader(path);
+      readers.push(reader);
+      return reader;
     };
-    readers = read;
+    const read: Spills<SpillReader> = { tickets: opened(paths.tickets), comments: opened(paths.comments), users: opened(paths.users) };
     const archive = makeTarWriter(options.output);
     tar = archive;
-    const remap = (reference: string): string => resolver.remap(reference);
+    // Without a remapped author (always so without a destination) records are copied unread.
+    const remap = resolver.remapsAny ? (reference: string): string => resolver.remap(reference) : undefined;
     const batches = entryCount([counts.tickets, counts.comments, counts.users]);
+    // Entry n+1 is read and built while entry n is still being written (one entry ahead at most).
+    let writing: Promise<void> = Promise.resolve();
     for (let index = 0; index < batches; index += 1) {
-      const [tickets, comments, users] = await Promise.all([
-        read.tickets.read(BATCH_SIZE),
-        read.comments.read(BATCH_SIZE),
-        read.users.read(BATCH_SIZE),
-      ]);
-      const ticketParts: Buffer[] = [];
-      for (const line of tickets) pushRemappable(line, remap, ticketParts);
-      const commentParts: Buffer[] = [];
-      for (const line of comments) pushRemappable(line, remap, commentParts);
-      const entry = entryBytes(ticketParts, commentParts, users);
-      await archive.addFile(entryName(index), entry);
+      const entry = entryBytes(read.tickets.load(BATCH_SIZE), read.comments.load(BATCH_SIZE), read.users.load(BATCH_SIZE), remap);
+      await writing;
+      writing = archive.addFile(entryName(index), entry);
     }
+    await writing;
     await archive.finish();
     tar = undefined;
 
@@ -155,7 +151,7 @@ export const runImport = async (options: RunImportOptions): Promise<ImportSummar
     throw error;
   } finally {
     if (writers !== undefined) for (const writer of Object.values(writers)) writer.destroy();
-    if (readers !== undefined) for (const reader of Object.values(readers)) reader.destroy();
+    for (const reader of readers) reader.close();
     await rm(workDir, { recursive: true, force: true });
   }
 };

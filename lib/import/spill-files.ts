@@ -1,62 +1,114 @@
+import { closeSync, createWriteStream, openSync, readSync } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import type { ReadStream, WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import type { RemappableJson } from './json-writer.ts';
 
 /**
- * Spill files: one line per winning record, in order. JSON text never holds a raw newline or tab
- * (JSON.stringify escapes both), so `\n` ends a record and `\t` separates a remappable record's
- * reference from the JSON around it.
+ * Spill files hold each winning record as its final JSON bytes, ready to be spliced into an entry,
+ * behind a small binary header: `u32 LE byte length | u8 reference offset | u8 reference length`.
+ * The reference (a ticket's requester_id, a comment's author_id: ASCII digits) is located, not cut
+ * out, so pass 2 copies a record in one piece unless its reference is actually remapped, and never
+ * decodes, parses or re-encodes anything. Records without a reference (users) have length 0 there.
+ * A byte each is enough: the reference starts within a record's first 72 bytes and has ≤ 20 digits.
  */
-export const remappableLine = (json: RemappableJson): string => `${json.reference}\t${json.prefix}\t${json.suffix}`;
+export const RECORD_HEADER_BYTES = 6;
 
-const TAB = 9;
-const NEWLINE = 10;
+/** Bytes a string can take in UTF-8: at most 3 per UTF-16 code unit (a surrogate pair: 4 for 2). */
+export const maxUtf8Bytes = (text: string): number => 3 * text.length;
+
+/** Blocks are written to disk whole: big writes, no per-record syscalls or string joins. */
+const BLOCK_BYTES = 512 * 1024;
 
 /**
- * Rebuilds the record from its spilled bytes, writing its reference as `remap` says, as pieces
- * pushed onto `parts` (no decode, no re-encode: only the reference is ever read as text).
+ * Encodes records straight into 512 KiB blocks (no intermediate strings or arrays); filled blocks wait
+ * in `filled` until `flush`, which the caller awaits once per CSV chunk, so the disk's backpressure
+ * holds the reading back and at most one chunk's worth of records is buffered.
  */
-export const pushRemappable = (line: Buffer, remap: (reference: string) => string, parts: Buffer[]): void => {
-  const first = line.indexOf(TAB);
-  const second = line.indexOf(TAB, first + 1);
-  const reference = line.toString('latin1', 0, first);
-  const target = remap(reference);
-  parts.push(
-    line.subarray(first + 1, second),
-    target === reference ? line.subarray(0, first) : Buffer.from(target, 'latin1'),
-    line.subarray(second + 1),
-  );
-};
-
-const FLUSH_CHARS = 32 * 1024;
-
-/** Buffers lines and writes them in large pieces; `flush` waits for the disk when it lags behind. */
 export class SpillWriter {
   private readonly stream: WriteStream;
-  private buffered: string[] = [];
-  private bufferedChars = 0;
+  private block: Buffer = Buffer.allocUnsafeSlow(BLOCK_BYTES);
+  private used = 0;
+  private readonly filled: Buffer[] = [];
+  /** Blocks the disk is done with, reused: fresh megabytes would each cost page faults and GC work. */
+  private readonly spare: Buffer[] = [];
+  private recordStart = 0;
 
   constructor(path: string) {
-    this.stream = createWriteStream(path, { flags: 'wx' });
+    // Room for a couple of blocks in flight, so the CSV parsing goes on while the disk writes one.
+    this.stream = createWriteStream(path, { flags: 'wx', highWaterMark: 2 * BLOCK_BYTES });
     // Errors surface through `once(…'drain')` / `finished`; this keeps an early one from crashing.
     this.stream.on('error', () => {});
   }
 
-  append(line: string): void {
-    this.buffered.push(line);
-    this.bufferedChars += line.length + 1;
+  /** Starts a record whose JSON takes at most `maxBytes` (see maxUtf8Bytes). */
+  begin(maxBytes: number): void {
+    const needed = RECORD_HEADER_BYTES + maxBytes;
+    if (this.used + needed > this.block.length) {
+      this.retireBlock();
+      // A record bigger than a block (a huge BODY) gets a block of its own size.
+      if (needed > BLOCK_BYTES) this.block = Buffer.allocUnsafeSlow(needed);
+    }
+    this.recordStart = this.used;
+    this.block.writeUInt16LE(0, this.used + 4);
+    this.used += RECORD_HEADER_BYTES;
   }
 
-  /** Writes what is buffered once it is large (or always, when `force`), honouring backpressure. */
+  /**
+   * Appends text known to be ASCII (ids, timestamps). A loop in JS: these strings are short, and a
+   * native Buffer#write call per piece costs more than copying their few characters.
+   */
+  ascii(text: string): void {
+    const block = this.block;
+    let used = this.used;
+    for (let index = 0; index < text.length; index += 1) block[used++] = text.charCodeAt(index);
+    this.used = used;
+  }
+
+  /** Appends pre-encoded bytes (JSON punctuation and keys). */
+  bytes(piece: Uint8Array): void {
+    const block = this.block;
+    let used = this.used;
+    for (let index = 0; index < piece.length; index += 1) block[used++] = piece[index]!;
+    this.used = used;
+  }
+
+  /** Appends any text as UTF-8. */
+  utf8(text: string): void {
+    this.used += this.block.write(text, this.used, 'utf8');
+  }
+
+  /** Appends the record's remappable reference (ASCII digits). */
+  reference(text: string): void {
+    this.block[this.recordStart + 4] = this.used - this.recordStart - RECORD_HEADER_BYTES;
+    this.block[this.recordStart + 5] = text.length;
+    this.ascii(text);
+  }
+
+  end(): void {
+    this.block.writeUInt32LE(this.used - this.recordStart - RECORD_HEADER_BYTES, this.recordStart);
+  }
+
+  /** Queues the current block for the disk and starts another. */
+  private retireBlock(): void {
+    if (this.used > 0) {
+      this.filled.push(this.block.subarray(0, this.used));
+      this.block = this.spare.pop() ?? Buffer.allocUnsafeSlow(BLOCK_BYTES);
+    }
+    this.used = 0;
+  }
+
+  /** Writes the filled blocks (and the partial one, when `force`), honouring backpressure. */
   async flush(force = false): Promise<void> {
     if (this.stream.errored) throw this.stream.errored;
-    if (this.bufferedChars === 0 || (!force && this.bufferedChars < FLUSH_CHARS)) return;
-    const text = `${this.buffered.join('\n')}\n`;
-    this.buffered = [];
-    this.bufferedChars = 0;
-    if (!this.stream.write(text)) await once(this.stream, 'drain');
+    if (force) this.retireBlock();
+    if (this.filled.length === 0) return;
+    let drained = true;
+    for (const written of this.filled.splice(0)) {
+      drained = this.stream.write(written, (error) => {
+        if (!error && written.buffer.byteLength === BLOCK_BYTES) this.spare.push(Buffer.from(written.buffer, written.byteOffset, BLOCK_BYTES));
+      });
+    }
+    if (!drained) await once(this.stream, 'drain');
   }
 
   async close(): Promise<void> {
@@ -70,45 +122,72 @@ export class SpillWriter {
   }
 }
 
-/** Reads a spill file back a few records at a time, as byte slices of what was read. */
+/** Records `[start, end)` of `data`, `count` of them, valid until the reader's next `load`. */
+export interface SpillSlice {
+  data: Buffer;
+  start: number;
+  end: number;
+  count: number;
+}
+
+const READ_BYTES = 512 * 1024;
+
+/**
+ * Reads a spill file back a batch of whole records at a time, into one reused buffer. Reads are
+ * synchronous on purpose: the file is a local temp file written moments ago (page cache), so a read
+ * costs a memory copy, while an asynchronous one would add an event-loop round trip per read.
+ */
 export class SpillReader {
-  private readonly stream: ReadStream;
-  private readonly chunks: AsyncIterator<Buffer>;
-  private data: Buffer = Buffer.alloc(0);
-  private position = 0;
-  private ended = false;
+  private readonly fd: number;
+  private data: Buffer = Buffer.allocUnsafeSlow(READ_BYTES);
+  private position = 0; // first record not yet handed out
+  private filledTo = 0; // end of the bytes read so far
+  private atEnd = false;
 
   constructor(path: string) {
-    this.stream = createReadStream(path, { highWaterMark: 64 * 1024 });
-    this.chunks = this.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    this.fd = openSync(path, 'r');
   }
 
-  /** Up to `count` records; fewer only at the end of the file. */
-  async read(count: number): Promise<Buffer[]> {
-    const taken: Buffer[] = [];
-    while (taken.length < count) {
-      const end = this.data.indexOf(NEWLINE, this.position);
-      if (end !== -1) {
-        taken.push(this.data.subarray(this.position, end));
-        this.position = end + 1;
-        continue;
-      }
-      if (this.ended) break;
-      const chunk = await this.chunks.next();
-      const rest = this.data.subarray(this.position);
-      if (chunk.done) {
-        this.ended = true;
-        // Every record ends with a newline; anything after the last one is not a record.
-        this.data = rest;
+  /** The next `count` records (fewer only at the end of the file) as one slice of `data`. */
+  load(count: number): SpillSlice {
+    let length = 0; // bytes of the records taken so far, from `position`
+    let taken = 0;
+    while (taken < count) {
+      const at = this.position + length;
+      const available = this.filledTo - at;
+      const needed = available < RECORD_HEADER_BYTES ? RECORD_HEADER_BYTES : RECORD_HEADER_BYTES + this.data.readUInt32LE(at);
+      if (available >= needed) {
+        length += needed;
+        taken += 1;
+      } else if (this.atEnd) {
+        break; // every record is written whole: a partial tail is not a record
       } else {
-        this.data = rest.length === 0 ? chunk.value : Buffer.concat([rest, chunk.value]);
+        this.readMore(length + needed);
       }
+    }
+    const slice = { data: this.data, start: this.position, end: this.position + length, count: taken };
+    this.position += length;
+    return slice;
+  }
+
+  /**
+   * Reads more of the file after what is buffered, first making room for `keep` bytes from
+   * `position`: the unread rest moves to the front, or into a bigger buffer for a huge record.
+   */
+  private readMore(keep: number): void {
+    if (this.position + keep > this.data.length || this.data.length - this.filledTo < READ_BYTES / 2) {
+      const target = keep > this.data.length ? Buffer.allocUnsafeSlow(Math.max(keep, 2 * this.data.length)) : this.data;
+      this.data.copy(target, 0, this.position, this.filledTo);
+      this.data = target;
+      this.filledTo -= this.position;
       this.position = 0;
     }
-    return taken;
+    const bytesRead = readSync(this.fd, this.data, this.filledTo, this.data.length - this.filledTo, null);
+    if (bytesRead === 0) this.atEnd = true;
+    this.filledTo += bytesRead;
   }
 
-  destroy(): void {
-    this.stream.destroy();
+  close(): void {
+    closeSync(this.fd);
   }
 }

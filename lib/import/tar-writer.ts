@@ -10,6 +10,9 @@ export interface TarWriter {
   abort(): void;
 }
 
+const OUTPUT_BUFFER_HIGH_WATER_MARKS = 16;
+const OUTPUT_BUFFER_MAX_BYTES = 256 * 1024;
+
 /**
  * An uncompressed POSIX (ustar) tar written to `output` with tar-stream's `pack`. The pack is drained
  * by hand rather than piped, so that on failure `output` is neither ended nor destroyed: it belongs
@@ -32,8 +35,15 @@ export const makeTarWriter = (output: Writable, mtime: Date = new Date()): TarWr
   const onDrain = (): void => {
     archive.resume();
   };
+  // Waiting for 'drain' whenever write() says so would stop the archive after every entry (a file
+  // stream's highWaterMark is 16 KiB, an entry ~40 KiB), idling on each disk round trip: a few
+  // entries' worth may wait in a small-buffered output before the archive pauses (bounded: 256 KiB,
+  // or the output's own highWaterMark where that is larger, as the S3 upload's 1 MiB).
+  const ownLimit = output.writableHighWaterMark;
+  const bufferLimit = Math.max(ownLimit, Math.min(OUTPUT_BUFFER_HIGH_WATER_MARKS * ownLimit, OUTPUT_BUFFER_MAX_BYTES));
   const onData = (chunk: unknown): void => {
-    if (!output.write(chunk as Buffer)) archive.pause();
+    output.write(chunk as Buffer);
+    if (output.writableLength >= bufferLimit) archive.pause();
   };
   output.on('error', onOutputError);
   output.on('close', onOutputClose);

@@ -110,7 +110,9 @@ describe('osls package: the CloudFormation template', () => {
         expect(properties.Runtime, name).toBe('nodejs24.x');
         expect(properties.Architectures, name).toEqual(['arm64']);
         expect(properties.Handler, name).toBe(`functions/${FUNCTIONS[name].file}.handler`);
-        expect(environmentOf(byDefault.template, name).NODE_OPTIONS, name).toBe('--enable-source-maps');
+        expect(environmentOf(byDefault.template, name).NODE_OPTIONS, name).toBe(
+          name === 'importTickets' ? '--enable-source-maps --max-semi-space-size=8' : '--enable-source-maps',
+        );
       }
     });
 

@@ -1,6 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { entryCount, entryName, sliceFor } from '../../../lib/import/batches.ts';
 import { entryBytes, entryJson, userJson } from '../../../lib/import/json-writer.ts';
+import { RECORD_HEADER_BYTES } from '../../../lib/import/spill-files.ts';
+import type { SpillSlice } from '../../../lib/import/spill-files.ts';
+
+/** Records laid out as a spill file holds them (length header, no reference located). */
+const spilled = (records: readonly string[]): SpillSlice => {
+  const pieces = records.map((record) => {
+    const json = Buffer.from(record);
+    const header = Buffer.alloc(RECORD_HEADER_BYTES);
+    header.writeUInt32LE(json.length, 0);
+    return Buffer.concat([header, json]);
+  });
+  const data = Buffer.concat([Buffer.from('junk before'), ...pieces]);
+  return { data, start: 11, end: data.length, count: records.length };
+};
 
 describe('batch slicing', () => {
   it.each([
@@ -41,11 +55,11 @@ describe('entry JSON', () => {
     expect(json).toBe('{"id":9223372036854775807,"name":"A \\"B\\" \\\\ C\\u0000","email":"a@b"}');
   });
 
-  it('builds the same bytes from record pieces as from record strings', () => {
-    const tickets = ['{"id":1,"requester_id":', '2', ',"created_at":"x"}', '{"id":3,"requester_id":', '4', ',"created_at":"é"}'];
+  it('splices spilled records into the same bytes as the record strings give', () => {
+    const tickets = ['{"id":1,"requester_id":2,"created_at":"x"}', '{"id":3,"requester_id":4,"created_at":"é"}'];
     const users = ['{"id":5,"name":"Zoë","email":"z@x"}', '{"id":6,"name":"A","email":"a@x"}'];
-    const bytes = entryBytes(tickets.map((piece) => Buffer.from(piece)), [], users.map((user) => Buffer.from(user)));
-    expect(bytes.toString()).toBe(entryJson([tickets.slice(0, 3).join(''), tickets.slice(3).join('')], [], users));
+    const bytes = entryBytes(spilled(tickets), spilled([]), spilled(users), undefined);
+    expect(bytes.toString()).toBe(entryJson(tickets, [], users));
     expect(JSON.parse(bytes.toString()).data.tickets.users).toHaveLength(2);
   });
 });
