@@ -1,5 +1,8 @@
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ALL_SERVICES, describeConfigured, startEmbeddedDefaults } from './local/embedded-defaults.ts';
 import { loadLocalEnvFile } from './local/env-file.ts';
@@ -8,12 +11,15 @@ import { paramVariables } from './local/offline-params.ts';
 import { isPortFree, LOOPBACK, parsePort } from './local/ports.ts';
 import { spawnGroup, type ProcessGroup } from './local/process-group.ts';
 import { createShadowService, type ShadowService } from './local/shadow-service.ts';
+import { describeStartupFailure, makeStartupFailureScanner } from './local/startup-failure.ts';
 import { waitForApi } from './local/wait-for-api.ts';
 
 /** `npm start`: the whole HTTP API through serverless-offline on 127.0.0.1:$PORT, on embedded defaults (CONTRACT §7). */
 const root = fileURLToPath(new URL('..', import.meta.url));
 const READY_TIMEOUT_MS = 180_000;
 const SHUTDOWN_LIMIT_MS = 15_000;
+/** After serverless-offline is gone, how long its last output may take to come through. */
+const OUTPUT_DRAIN_MS = 1_000;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const fail = (message: string): never => {
@@ -42,12 +48,18 @@ const defaults = await startEmbeddedDefaults(process.env, ALL_SERVICES).catch((e
 const running: { shadow?: ShadowService; osls?: ProcessGroup } = {};
 let stopping: Promise<never> | undefined;
 
+/** Lets what serverless-offline wrote just before it stopped reach our output, bounded. */
+const drainOutput = async (): Promise<void> => {
+  const streams = [running.osls?.child.stdout, running.osls?.child.stderr].filter((stream) => stream != null && !stream.readableEnded);
+  await Promise.race([Promise.all(streams.map((stream) => once(stream!, 'end').catch(() => undefined))), sleep(OUTPUT_DRAIN_MS)]);
+};
 /** Stops everything once (later calls, e.g. a second Ctrl-C, wait for the same stop), bounded in time. */
 const shutdown = (reason: string, exitCode: number): Promise<never> =>
   (stopping ??= (async () => {
     say(`stopping (${reason})…`);
     setTimeout(() => process.exit(exitCode || 1), SHUTDOWN_LIMIT_MS).unref();
     await running.osls?.stop().catch(() => undefined);
+    await drainOutput();
     await defaults.stop().catch((error: unknown) => process.stderr.write(`start: stopping a local server failed: ${(error as Error).message}\n`));
     await running.shadow?.remove().catch(() => undefined);
     say('stopped');
@@ -69,12 +81,31 @@ const shadow = (running.shadow = await createShadowService(root, `device-users-o
 const command = offlineCommand({ root, port, env, params: paramVariables(await readFile(join(root, 'serverless.yml'), 'utf8')) });
 // A signal that came while we were getting ready: start nothing more (the stop under way exits).
 if (stopping) await stopping;
-const osls = (running.osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'inherit', 'inherit'] }));
+const osls = (running.osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] }));
 say(`serverless-offline starting (process group ${osls.pid}); bundling with esbuild…`);
+let ready = false;
+/** Passes serverless-offline's output (handler log lines included) through, watching it until ready for a failed start. */
+const relay = (source: Readable, sink: NodeJS.WriteStream): void => {
+  source.pipe(sink, { end: false });
+  const scanner = makeStartupFailureScanner();
+  source.on('data', (chunk: Buffer) => {
+    // After ready a failed rebuild (live reload) is the developer's to see; the last good bundle keeps serving.
+    if (ready || stopping) return;
+    const failure = scanner.push(chunk);
+    if (failure === undefined) return;
+    process.stderr.write(`start: ${describeStartupFailure(failure)}\n`);
+    void shutdown(failure.kind === 'bundling' ? 'bundling failed' : 'serverless-offline failed', 1);
+  });
+};
+relay(osls.child.stdout!, process.stdout);
+relay(osls.child.stderr!, process.stderr);
 void osls.exited.then((code) => {
   if (!stopping) void shutdown(`serverless-offline exited (${code})`, 1);
 });
 
 const outcome = await waitForApi(url, { timeoutMs: READY_TIMEOUT_MS, gaveUp: () => stopping !== undefined });
 if (outcome === 'timeout') await shutdown(`the API did not answer within ${READY_TIMEOUT_MS / 1000} s`, 1);
-if (outcome === 'ready') say(`ready: ${url}`);
+if (outcome === 'ready') {
+  ready = true;
+  say(`ready: ${url}`);
+}
