@@ -103,6 +103,13 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       pages.push(...fetched);
       totalCount = Math.max(totalCount, ...fetched.map((page) => page.totalCount));
     }
+    // A page cut short (not the clamping of page 0, which `effective` absorbed) would drop devices
+    // silently. The smallest totalCount seen allows for devices removed while the read went on.
+    const received = pages.reduce((sum, page) => sum + page.results.length, 0);
+    const expected = Math.min(...pages.map((page) => page.totalCount));
+    if (received < expected) {
+      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `pages held ${received} records but totalCount says ${expected}: a page came back short` });
+    }
     return dedupeAndSortById(pages.flatMap((page) => page.results));
   };
 

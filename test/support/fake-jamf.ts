@@ -20,6 +20,8 @@ export type JamfFault =
   | { kind: 'malformed' }
   | { kind: 'wrong-shape' }
   | { kind: 'delay'; ms: number }
+  /** A 200 page holding only its first `keep` records, totalCount unchanged (a page upstream cut short). */
+  | { kind: 'short'; keep: number }
   | { kind: 'hang' };
 
 export interface FakeJamfOptions {
@@ -145,7 +147,11 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   };
 
   /** Applies a fault if one is due; true when the response was handled (or deliberately never will be). */
-  const applyFault = async (fault: (JamfFault & { times?: number }) | undefined, response: ServerResponse): Promise<boolean> => {
+  const applyFault = async (
+    fault: (JamfFault & { times?: number }) | undefined,
+    response: ServerResponse,
+    normalPage?: () => { totalCount: number; results: unknown[] },
+  ): Promise<boolean> => {
     if (fault === undefined || fault.times === 0) return false;
     if (fault.times !== undefined) fault.times -= 1;
     switch (fault.kind) {
@@ -167,6 +173,11 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       case 'delay':
         await sleep(fault.ms);
         return false;
+      case 'short': {
+        const page = normalPage?.() ?? { totalCount: 0, results: [] };
+        send(response, 200, JSON.stringify({ totalCount: page.totalCount, results: page.results.slice(0, fault.keep) }));
+        return true;
+      }
       case 'hang':
         return true;
     }
@@ -223,16 +234,19 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       return send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
     }
     token.uses += 1;
-    if (await applyFault(pageFaults.get(page), response)) return;
-    const ordered = options.ignoreSort || url.searchParams.get('sort') !== 'id:asc' ? devices : (sorted ??= [...devices].sort(compareIds));
-    const wanted = new Set(sections.map((section) => ALL_SECTIONS[section as keyof typeof ALL_SECTIONS]).filter(Boolean));
-    const results = ordered.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
-      const shaped: Record<string, unknown> = { ...record };
-      // Unrequested sections come back null, as Jamf does.
-      for (const key of Object.values(ALL_SECTIONS)) shaped[key] = wanted.has(key) ? (record[key] ?? null) : null;
-      return shaped;
-    });
-    send(response, 200, JSON.stringify({ totalCount: devices.length, results }));
+    const normalPage = () => {
+      const ordered = options.ignoreSort || url.searchParams.get('sort') !== 'id:asc' ? devices : (sorted ??= [...devices].sort(compareIds));
+      const wanted = new Set(sections.map((section) => ALL_SECTIONS[section as keyof typeof ALL_SECTIONS]).filter(Boolean));
+      const results = ordered.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
+        const shaped: Record<string, unknown> = { ...record };
+        // Unrequested sections come back null, as Jamf does.
+        for (const key of Object.values(ALL_SECTIONS)) shaped[key] = wanted.has(key) ? (record[key] ?? null) : null;
+        return shaped;
+      });
+      return { totalCount: devices.length, results };
+    };
+    if (await applyFault(pageFaults.get(page), response, normalPage)) return;
+    send(response, 200, JSON.stringify(normalPage()));
   };
 
   const server = createServer((request, response) => {

@@ -213,6 +213,16 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expectNoSecrets();
   });
 
+  it('answers 502 and caches nothing when a page in the middle comes back short', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(4500, 19), pageFaults: { 2: { kind: 'short', keep: 0, times: 1 } } });
+    const failed = await getDevices(handler);
+    expect(failed.statusCode).toBe(502);
+    expect(errorOf(failed).message).not.toMatch(/short|page/);
+    const retried = await getDevices(handler);
+    expect(retried.statusCode).toBe(200);
+    expect(JSON.parse(retried.body!)).toHaveLength(4500);
+  });
+
   it('answers 504 within the Lambda deadline when a page hangs', async () => {
     const handler = await withJamf({ devices: generateJamfComputers(2500, 19), pageFaults: { 2: { kind: 'hang' } } });
     const started = performance.now();

@@ -122,6 +122,17 @@ describe('Jamf client against a Jamf-compatible server', () => {
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
+  it.each([
+    ['an empty page in the middle', 1, 0],
+    ['a page in the middle missing one record', 1, 999],
+    ['the last page missing its last record', 2, 999],
+  ])('fails as unreadable rather than returning a partial list when upstream sends %s', async (_label, page, keep) => {
+    const client = await setUp({ devices: generateJamfComputers(3000, 21), pageFaults: { [page]: { kind: 'short', keep } } });
+    const error = await failureOf(client.fetchAllPages(longDeadline()));
+    expect(error.failure).toBe(UpstreamFailure.Unreadable);
+    expect(error.message).toMatch(/a page came back short/);
+  });
+
   it('stops the other pages as soon as one fails', async () => {
     const client = await setUp({ devices: generateJamfComputers(500, 9), pageFaults: { 1: { kind: 'status', status: 500 }, 2: { kind: 'hang' } } }, { pageSize: 100 });
     const started = performance.now();
