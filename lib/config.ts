@@ -68,7 +68,11 @@ const httpUrl = (env: Env, name: string): string => {
 
 const secret = (env: Env, name: string): SecretRef | undefined => {
   const ssm = present(env, `${name}_SSM`);
-  if (ssm !== undefined) return { kind: 'ssm', parameterName: ssm };
+  if (ssm !== undefined) {
+    // The function's IAM grants `arn:…:parameter<name>`: only a full path names the parameter it may read.
+    if (!/^\/\S+$/.test(ssm)) throw new ConfigError(`${name}_SSM`, 'must be the full path of an SSM parameter, starting with "/"');
+    return { kind: 'ssm', parameterName: ssm };
+  }
   const value = present(env, name);
   return value === undefined ? undefined : { kind: 'value', value };
 };

@@ -26,7 +26,7 @@ export const MAX_BODY_BYTES = 64 * 1024;
 /** No body of this API nests; deeper JSON is a schema failure, refused before the recursive parser. */
 export const MAX_JSON_DEPTH = 64;
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
-const TIMEOUT_MARGIN_MS = 200;
+export const TIMEOUT_MARGIN_MS = 200;
 
 export interface HttpRequest<TBody> {
   body: TBody;

@@ -35,6 +35,10 @@ describe('loadDevicesConfig', () => {
     expect(config.auth).toEqual({ kind: 'oauth', clientId: 'client', clientSecret: { kind: 'ssm', parameterName: '/jamf/secret' } });
   });
 
+  it.each(['jamf/secret', '/', '/jamf secret'])('refuses the SSM parameter name %j, naming the variable', (name) => {
+    expect(() => loadDevicesConfig({ ...devicesEnv, INVENTORY_CLIENT_SECRET_SSM: name })).toThrow(/INVENTORY_CLIENT_SECRET_SSM must be the full path/);
+  });
+
   it('falls back to basic auth when no OAuth client is configured', () => {
     const { INVENTORY_CLIENT_ID: _id, INVENTORY_CLIENT_SECRET: _secret, ...rest } = devicesEnv;
     const config = loadDevicesConfig({ ...rest, INVENTORY_USERNAME: 'api', INVENTORY_PASSWORD: 'pw' });

@@ -91,7 +91,7 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
     const before = await items();
     const result = await post(JSON.stringify({ email: 'DUP@Example.COM', firstName: 'Second', lastName: 'Two' }));
     expect(result.statusCode).toBe(409);
-    expect(envelopeOf(result).error).toMatchObject({ status: 409, httpMessage: 'Conflict' });
+    expect(envelopeOf(result).error).toMatchObject({ status: 409, httpMessage: 'Conflict', message: 'A user with this email already exists' });
     expect(await items()).toEqual(before);
   });
 
