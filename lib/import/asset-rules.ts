@@ -7,9 +7,9 @@ import type { ColumnMap, CsvRow, RequiredColumn } from './read-csv.ts';
  * an asset are not all present contributes nothing to it; among the rows that do, the first per key
  * wins. Integers are canonical decimal text, never numbers.
  *
- * A user row is complete when NAME is non-blank, EMAIL is valid AND AUTHOR_ID is a 64-bit integer —
- * AUTHOR_ID even when the destination holds the email, so the set of users never depends on the
- * destination, and every user keeps the AUTHOR_ID its references need for the remap.
+ * A user's fields are `{ id, name, email }`, and its id is the destination's id for the email where
+ * the destination holds one, else AUTHOR_ID. So a user row is complete when NAME is non-blank, EMAIL
+ * is valid, and it has an id: AUTHOR_ID a 64-bit integer, or an email the destination holds.
  */
 export interface Ticket {
   id: string;
@@ -28,7 +28,8 @@ export interface Comment {
 
 /** A user as the CSV spells it; its final id is decided by resolution (resolve-users.ts). */
 export interface UserRow {
-  author_id: string;
+  /** Null only when the destination holds the email (the destination id is then the user's id). */
+  author_id: string | null;
   name: string;
   email: string;
 }
@@ -83,8 +84,12 @@ export const commentOf = (parsed: ParsedRow): Comment | null =>
         created_at: parsed.commentCreatedAt,
       };
 
-export const userOf = (parsed: ParsedRow): UserRow | null =>
-  parsed.authorId === null || parsed.name === null || parsed.email === null
+/** Lower-cased email → whether the destination holds it; absent when resolution is disabled. */
+export type DestinationHolds = (lowerCaseEmail: string) => boolean;
+
+export const userOf = (parsed: ParsedRow, destinationHolds?: DestinationHolds): UserRow | null =>
+  parsed.name === null || parsed.email === null ||
+  (parsed.authorId === null && !(destinationHolds?.(parsed.email.toLowerCase()) ?? false))
     ? null
     : { author_id: parsed.authorId, name: parsed.name, email: parsed.email };
 
@@ -120,9 +125,9 @@ export const buildComment = (row: CsvRow, columns: ColumnMap): Built<Comment> =>
   return built(commentOf(parsed), row, columns, COMMENT_COLUMNS, parsed);
 };
 
-export const buildUser = (row: CsvRow, columns: ColumnMap): Built<UserRow> => {
+export const buildUser = (row: CsvRow, columns: ColumnMap, destinationHolds?: DestinationHolds): Built<UserRow> => {
   const parsed = parseRow(row, columns);
-  return built(userOf(parsed), row, columns, USER_COLUMNS, parsed);
+  return built(userOf(parsed, destinationHolds), row, columns, USER_COLUMNS, parsed);
 };
 
 export type DropCounts = Record<string, number>;
@@ -143,6 +148,11 @@ export class AssetDeduper {
   private readonly ticketIds = new Int64Set();
   private readonly commentIds = new Int64Set();
   private readonly userEmails = new Set<string>();
+  private readonly destinationHolds: DestinationHolds | undefined;
+
+  constructor(destinationHolds?: DestinationHolds) {
+    this.destinationHolds = destinationHolds;
+  }
 
   /** What the last `takeRow` contributed to each asset (null: nothing, the reason is counted). */
   ticket: Ticket | null = null;
@@ -162,7 +172,7 @@ export class AssetDeduper {
     if (comment === null) this.drop(this.dropped.comments, faultOf(row, columns, COMMENT_COLUMNS, parsed));
     else if (!this.commentIds.add(comment.id)) this.comment = this.drop(this.dropped.comments, 'duplicate');
 
-    const user = userOf(parsed);
+    const user = userOf(parsed, this.destinationHolds);
     this.user = user;
     if (user === null) {
       this.drop(this.dropped.users, faultOf(row, columns, USER_COLUMNS, parsed));

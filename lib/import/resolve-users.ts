@@ -35,9 +35,18 @@ export class UserResolver {
     return this.destinationUsers !== undefined;
   }
 
+  /** Whether the destination holds `lowerCaseEmail` (what makes a user row without AUTHOR_ID complete). */
+  readonly holds = (lowerCaseEmail: string): boolean => this.destinationUsers?.has(lowerCaseEmail) ?? false;
+
   /** Call for each winning user row, in order. */
   resolve(user: UserRow): ResolvedUser {
     const destinationId = this.destinationIdFor(user.email);
+    if (user.author_id === null) {
+      // Complete only through its destination id; with no AUTHOR_ID it decides no reference.
+      if (destinationId === null) throw new TypeError('A user row without AUTHOR_ID must be held by the destination');
+      this.matched += 1;
+      return { id: destinationId, name: user.name, email: user.email };
+    }
     if (!this.decided.has(user.author_id)) {
       this.decided.set(ownedCopy(user.author_id), destinationId);
       if (destinationId !== null) this.remapped += 1;

@@ -59,8 +59,8 @@ interface Spills<T> {
  */
 export const runImport = async (options: RunImportOptions): Promise<ImportSummary> => {
   const workDir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'ticket-import-'));
-  const deduper = new AssetDeduper();
   const resolver = new UserResolver(options.destinationUsers);
+  const deduper = new AssetDeduper(resolver.enabled ? resolver.holds : undefined);
   const counts = { rows: 0, tickets: 0, comments: 0, users: 0 };
   let writers: Spills<SpillWriter> | undefined;
   const readers: SpillReader[] = [];

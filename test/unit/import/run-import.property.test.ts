@@ -52,7 +52,7 @@ interface Reference {
 const reference = (rows: readonly ChatRow[], destination: ReadonlyMap<string, string> | undefined): Reference => {
   const tickets = new Map<string, { id: string; requester: string; created_at: string }>();
   const comments = new Map<string, { id: string; ticket_id: string; author: string; public: boolean; html_body: string; created_at: string }>();
-  const users = new Map<string, { author: string; name: string; email: string; id: string }>();
+  const users = new Map<string, { author: string | null; name: string; email: string; id: string }>();
   for (const row of rows) {
     const t = { id: refInt(row.CONVERSATION_ID), requester: refInt(row.TICKET_REQUESTER_ID), created_at: refTimestamp(row.TICKET_CREATED_AT) };
     if (t.id !== null && t.requester !== null && t.created_at !== null && !tickets.has(t.id)) {
@@ -70,12 +70,16 @@ const reference = (rows: readonly ChatRow[], destination: ReadonlyMap<string, st
     const author = refInt(row.AUTHOR_ID);
     const name = (row.NAME ?? '').trim();
     const email = refEmail(row.EMAIL);
-    if (author !== null && name !== '' && email !== null && !users.has(email.toLowerCase())) {
-      users.set(email.toLowerCase(), { author, name, email, id: destination?.get(email.toLowerCase()) ?? author });
+    // A user's id is the destination's for its email, else AUTHOR_ID: either makes the row complete.
+    const id = email === null ? undefined : (destination?.get(email.toLowerCase()) ?? author ?? undefined);
+    if (id !== undefined && name !== '' && email !== null && !users.has(email.toLowerCase())) {
+      users.set(email.toLowerCase(), { author, name, email, id });
     }
   }
   const firstUserOfAuthor = new Map<string, { author: string; id: string }>();
-  for (const user of users.values()) if (!firstUserOfAuthor.has(user.author)) firstUserOfAuthor.set(user.author, user);
+  for (const user of users.values()) {
+    if (user.author !== null && !firstUserOfAuthor.has(user.author)) firstUserOfAuthor.set(user.author, { author: user.author, id: user.id });
+  }
   const remap = (id: string): string => firstUserOfAuthor.get(id)?.id ?? id;
   return {
     tickets: [...tickets.values()].map((t) => ({ id: t.id, requester_id: remap(t.requester), created_at: t.created_at })),
@@ -83,7 +87,7 @@ const reference = (rows: readonly ChatRow[], destination: ReadonlyMap<string, st
       id: c.id, ticket_id: c.ticket_id, author_id: remap(c.author), public: c.public, html_body: c.html_body, created_at: c.created_at,
     })),
     users: [...users.values()].map((u) => ({ id: u.id, name: u.name, email: u.email })),
-    matched: [...users.values()].filter((u) => u.id !== u.author || destination?.has(u.email.toLowerCase())).length,
+    matched: [...users.values()].filter((u) => destination?.has(u.email.toLowerCase())).length,
   };
 };
 

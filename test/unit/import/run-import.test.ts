@@ -126,6 +126,32 @@ describe('runImport', () => {
     expect(summary.users_matched).toBe(1);
   });
 
+  it('takes a user row without AUTHOR_ID when the destination holds its email, and remaps nothing through it', async () => {
+    const csv = chatCsv([
+      fullRow(1, { AUTHOR_ID: '', NAME: 'Ann', EMAIL: 'ann@x.io' }),
+      fullRow(2, { AUTHOR_ID: '5', TICKET_REQUESTER_ID: '5', NAME: 'Ann 2', EMAIL: 'ANN@x.io' }),
+      fullRow(3, { AUTHOR_ID: 'not-a-number', NAME: 'Bob', EMAIL: 'bob@x.io' }),
+      fullRow(4, { AUTHOR_ID: '', NAME: 'Carol', EMAIL: 'carol@x.io' }),
+    ]);
+    const { summary, all } = await importCsv(csv, { tmpDir, destinationUsers: new Map([['ann@x.io', '900'], ['bob@x.io', '901']]) });
+    expect(all.users).toEqual([
+      { id: '900', name: 'Ann', email: 'ann@x.io' },
+      { id: '901', name: 'Bob', email: 'bob@x.io' },
+    ]);
+    // The winning Ann row has no AUTHOR_ID, so author 5 keeps its own id in references.
+    expect(all.tickets.map((ticket) => ticket.requester_id)).toContain('5');
+    expect(all.comments.map((comment) => comment.author_id)).not.toContain('900');
+    expect(summary.users_matched).toBe(2);
+    expect(summary.dropped.users).toEqual({ missing_field: 1, bad_email: 0, invalid_field: 0, duplicate: 1 });
+    expectEveryRowAccounted(summary);
+  });
+
+  it('refuses a user row without AUTHOR_ID when resolution is disabled', async () => {
+    const { summary, all } = await importCsv(chatCsv([fullRow(1, { AUTHOR_ID: '', EMAIL: 'ann@x.io' })]), { tmpDir });
+    expect(all.users).toEqual([]);
+    expect(summary.dropped.users.missing_field).toBe(1);
+  });
+
   it('says resolution was disabled when no destination users are given', async () => {
     const { summary } = await importCsv(chatCsv([fullRow(1)]), { tmpDir });
     expect(summary.user_resolution).toBe('disabled');
