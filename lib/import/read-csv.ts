@@ -68,7 +68,7 @@ const detectNewline = (text: string): '\n' | '\r\n' => {
  * papaparse's chunk parser: the text is decoded with a streaming TextDecoder (so a multi-byte character
  * split across input chunks survives), parsed a chunk at a time, and the unfinished last row is carried
  * into the next chunk. Blank lines are not rows. Throws ImportInputError for an empty input, a header
- * lacking required columns, or a quoted field that never closes.
+ * lacking required columns, a quoted field that never closes, or a row with more fields than the header.
  */
 export const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
@@ -79,6 +79,8 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
   let started = false;
   let parser: Papa.Parser | undefined;
   let headerSeen = false;
+  let columnCount = 0;
+  let dataRowsSeen = 0;
   // Parse again only once the text has doubled since a parse that left an unfinished row: a long
   // quoted field is then re-scanned a logarithmic number of times, not once per input slice.
   let parseAt = chunkChars;
@@ -109,10 +111,21 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       if (first === rows.length) return;
       const columns = columnMapFromHeader(rows[first]!);
       headerSeen = true;
+      columnCount = rows[first]!.length;
       options.onHeader?.(columns);
       rows = rows.slice(first + 1);
     }
     const dataRows = rows.some(isEmptyLine) ? rows.filter((row) => !isEmptyLine(row)) : rows;
+    // More cells than the header has names for: rows ran together (a CRLF header over LF rows) or a
+    // comma went unquoted. Either way cells would land under the wrong columns, so stop, naming it.
+    const overlong = dataRows.findIndex((row) => row.length > columnCount);
+    if (overlong >= 0) {
+      throw new ImportInputError(
+        `CSV data row ${dataRowsSeen + overlong + 1} has ${dataRows[overlong]!.length} fields but the header has ${columnCount} ` +
+          '(rows with mixed line endings, or a comma in an unquoted field?)',
+      );
+    }
+    dataRowsSeen += dataRows.length;
     if (dataRows.length > 0) await options.onRows(dataRows);
   };
 

@@ -98,13 +98,15 @@ export const startEmbeddedDefaults = async (
       notes.push(note('INVENTORY_URL', `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`));
     }
     if (plan.users) {
-      const { startDynalite, createUsersTable } = await import('../../test/support/dynalite.ts');
+      const { startDynalite, createUsersTable, seedDemoUser, DEMO_USER } = await import('../../test/support/dynalite.ts');
       const dynamo = await startDynalite();
       stoppers.push(() => dynamo.stop());
       const tableName = overlay.USERS_TABLE ?? DEFAULT_USERS_TABLE;
       await createUsersTable({ endpoint: dynamo.endpoint, tableName });
+      await seedDemoUser({ endpoint: dynamo.endpoint, tableName });
       overlay.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
       notes.push(note('AWS_ENDPOINT_URL_DYNAMODB', `${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), table "${tableName}"`));
+      notes.push(note('', `DEMO DATA: one user, ${DEMO_USER.email} (id ${DEMO_USER.id})`));
     } else if (needs.has('users') && plan.values.USERS_TABLE !== undefined) {
       notes.push(note('USERS_TABLE', `${plan.values.USERS_TABLE} (default name; the table must exist at the configured endpoint)`));
     }

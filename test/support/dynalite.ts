@@ -2,6 +2,9 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { makeDynamoDbUserStore } from '../../lib/users/dynamodb-user-store.ts';
+import type { User } from '../../lib/users/user.ts';
 
 /**
  * A DynamoDB-compatible server (dynalite, in memory) on a free loopback port, for tests, benchmarks
@@ -42,6 +45,30 @@ export const startDynalite = async (): Promise<Dynalite> => {
         server.closeAllConnections();
       })),
   };
+};
+
+/**
+ * The one user the embedded table starts with, so `GET /api/users/{id}` (events/getUser/success.json,
+ * `npm start`) has something to read. Written through the real store, like any created user.
+ */
+export const DEMO_USER: User = {
+  id: '3f6c1a52-8d4e-4b7a-9c2f-1e5d7a8b9c0d',
+  email: 'demo.user@example.com',
+  username: 'demo.user@example.com',
+  firstName: 'Demo',
+  lastName: 'User',
+  active: true,
+  created: '2026-11-22T10:00:00.000Z',
+  lastUpdated: '2026-11-22T10:00:00.000Z',
+};
+
+export const seedDemoUser = async ({ endpoint, tableName }: { endpoint: string; tableName: string }): Promise<void> => {
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint }));
+  try {
+    await makeDynamoDbUserStore({ client, tableName }).insert(DEMO_USER);
+  } finally {
+    client.destroy();
+  }
 };
 
 /** Creates the users table with the key schema of infra/users-table.yml and waits until it is ACTIVE. */

@@ -216,6 +216,12 @@ describe('osls package: the CloudFormation template', () => {
       expect(JSON.parse(rule.Targets[0]!.Input)).toEqual({ source: FULL_PARAMS.importSource, destination: FULL_PARAMS.importDestination });
     });
 
+    it('does not retry a failed scheduled run (the next scheduled run is the retry)', () => {
+      const configs = resourcesOfType(full.template, 'AWS::Lambda::EventInvokeConfig');
+      expect(configs).toHaveLength(1);
+      expect(configs[0]![1].Properties).toMatchObject({ FunctionName: { Ref: 'ImportTicketsLambdaFunction' }, MaximumRetryAttempts: 0 });
+    });
+
     it('is disabled by default', () => {
       expect(ruleOf(byDefault.template)).toMatchObject({ ScheduleExpression: 'rate(1 day)', State: 'DISABLED' });
     });
@@ -247,7 +253,7 @@ describe('osls package: the CloudFormation template', () => {
       expect(grantLines(grantsOf(template, 'importTickets'))).toEqual(
         [
           ...logGrants('importTickets'),
-          ...['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'].map(
+          ...['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'].map(
             (action) => `${action} on \${ImportBucket.Arn}/*`,
           ),
         ].sort(),
@@ -287,8 +293,8 @@ describe('osls package: the CloudFormation template', () => {
         GetObjectCommand: ['s3:GetObject'],
         DeleteObjectCommand: ['s3:DeleteObject'],
         PutObjectCommand: ['s3:PutObject'],
-        // lib-storage's Upload: PutObject or multipart (all s3:PutObject), abort and part listing on failure.
-        Upload: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+        // lib-storage's Upload: PutObject or multipart (all s3:PutObject), and the abort on failure.
+        Upload: ['s3:PutObject', 's3:AbortMultipartUpload'],
       };
       const calledActions = async (dir: string): Promise<string[]> => {
         const files = (await readdir(join(byDefault.serviceDir, dir), { recursive: true })).filter((file) => file.endsWith('.ts'));

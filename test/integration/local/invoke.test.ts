@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTRACT_VARIABLES } from '../../../scripts/local/offline-command.ts';
+import { DEMO_USER } from '../../support/dynalite.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const run = promisify(execFile);
@@ -56,6 +57,16 @@ describe('npm run invoke -- <function> <event.json>', () => {
     const result = resultOf(stdout) as { statusCode: number; headers: Record<string, string>; body: string };
     expect(result.statusCode).toBe(201);
     expect(result.headers.Location).toBe(`/api/users/${(JSON.parse(result.body) as { id: string }).id}`);
+  });
+
+  it('runs getUser with its success event against the demo user of the embedded store, and its failure event as 404', async () => {
+    const found = await invoke('getUser', 'success');
+    expect(found.code).toBe(0);
+    expect(found.stderr).toContain(`DEMO DATA: one user, ${DEMO_USER.email}`);
+    expect(JSON.parse((resultOf(found.stdout) as { body: string }).body)).toEqual(DEMO_USER);
+    const missing = await invoke('getUser', 'not-found');
+    expect(missing.code).toBe(0);
+    expect(resultOf(missing.stdout)).toMatchObject({ statusCode: 404 });
   });
 
   it('runs devices against the demo inventory', async () => {

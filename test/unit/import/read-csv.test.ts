@@ -113,6 +113,17 @@ describe('readCsv', () => {
     expect(rows[0]![9]).toBeUndefined();
   });
 
+  it('fails naming the row when a row has more fields than the header (an unquoted comma)', async () => {
+    await expect(read([`${HEADER}\n1,2,3,4,5,6,7,8,9,10\n1,2,3,4,5,6,7,8,9,10,11\n`])).rejects.toThrow(
+      /CSV data row 2 has 11 fields but the header has 10/,
+    );
+  });
+
+  it('fails rather than merge rows when LF rows follow a CRLF header', async () => {
+    const rows = Array.from({ length: 3 }, (_, index) => `${index},2,3,4,5,6,7,8,9,10`).join('\n');
+    await expect(read([`${HEADER}\r\n${rows}\n`])).rejects.toThrow(/mixed line endings/);
+  });
+
   it('reads a header-only file as no rows', async () => {
     const { rows } = await read([`${HEADER}\n`]);
     expect(rows).toEqual([]);
