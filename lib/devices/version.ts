@@ -12,11 +12,18 @@ export const parseVersion = (text: string): Version | undefined => {
   return match?.[1] === undefined ? undefined : match[1].split('.');
 };
 
-/** Component by component as integers; a missing trailing component counts as 0 (`15` = `15.0.0`). */
-export const compareVersions = (a: Version, b: Version): -1 | 0 | 1 => {
-  const length = Math.max(a.length, b.length);
+/**
+ * Component by component as integers; a missing trailing component counts as 0 (`15` = `15.0.0`).
+ * Takes version text (`'15.10'`, suffixes ignored) or a pre-parsed Version; text that does not parse
+ * sorts before every version, so the order stays total.
+ */
+export const compareVersions = (a: Version | string, b: Version | string): -1 | 0 | 1 => {
+  const left = typeof a === 'string' ? parseVersion(a) : a;
+  const right = typeof b === 'string' ? parseVersion(b) : b;
+  if (left === undefined || right === undefined) return left === right ? 0 : left === undefined ? -1 : 1;
+  const length = Math.max(left.length, right.length);
   for (let index = 0; index < length; index += 1) {
-    const order = compareDigitStrings(a[index] ?? '0', b[index] ?? '0');
+    const order = compareDigitStrings(left[index] ?? '0', right[index] ?? '0');
     if (order !== 0) return order;
   }
   return 0;

@@ -213,6 +213,22 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expectNoSecrets();
   });
 
+  it.each([
+    ['text that is not JSON', 'text/plain', 'not json {'],
+    ['malformed JSON', 'application/json', '{"a":'],
+    ['a JSON array', 'application/json', '[1,2,3]'],
+    ['JSON nested 10,000 levels deep', 'application/json', `${'['.repeat(10_000)}${']'.repeat(10_000)}`],
+    ['a 1 MB body', 'application/octet-stream', 'x'.repeat(1024 * 1024)],
+  ])('ignores a GET body (%s) and answers 200 with the list, no stack trace anywhere', async (_label, contentType, body) => {
+    const handler = await withJamf({ devices: generateJamfComputers(30, 23) });
+    const event = await loadEvent('devices/success.json');
+    const result = await handler({ ...event, body, headers: { ...event.headers, 'content-type': contentType } }, lambdaContext());
+    expect(result.statusCode).toBe(200);
+    expect(devicesOf(result)).toHaveLength(30);
+    expectOneAccessLine(200);
+    expect(logs.raw()).not.toMatch(/\n\s+at /);
+  });
+
   it('answers 502 and caches nothing when a page in the middle comes back short', async () => {
     const handler = await withJamf({ devices: generateJamfComputers(4500, 19), pageFaults: { 2: { kind: 'short', keep: 0, times: 1 } } });
     const failed = await getDevices(handler);

@@ -50,6 +50,20 @@ describe('POST /credentials', () => {
     expect(JSON.parse(result.body!).error.message).toBe(VALIDATION_MESSAGE);
   });
 
+  it.each([
+    ['not JSON', '{"client_id": "a",', { 'content-type': 'application/json' }, 400],
+    ['JSON under another content type', '{"client_id":"a","client_secret":"b"}', { 'content-type': 'text/plain' }, 415],
+    ['an array', '[1,2]', { 'content-type': 'application/json' }, 422],
+    ['a 2 MB body', JSON.stringify({ client_id: 'a', client_secret: 'x'.repeat(2_000_000) }), { 'content-type': 'application/json' }, 413],
+  ])('answers a body that is %s with the bare envelope: no stack, no internals', async (_label, body, headers, status) => {
+    const result = await post(body, headers);
+    expect(result.statusCode).toBe(status);
+    const envelope = JSON.parse(result.body!) as { error: Record<string, unknown> };
+    expect(Object.keys(envelope)).toEqual(['error']);
+    expect(Object.keys(envelope.error).filter((key) => key !== 'details').sort()).toEqual(['httpMessage', 'message', 'status']);
+    expect(result.body).not.toMatch(/\bat \S+ \(|node_modules|\.ts:\d+/);
+  });
+
   it('returns 422, not 400, for valid JSON carrying a __proto__ key', async () => {
     const result = await post('{"client_id":"a","client_secret":"b","__proto__":{"admin":true}}');
     expect(result.statusCode).toBe(422);

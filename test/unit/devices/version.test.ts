@@ -39,6 +39,18 @@ describe('compareVersions', () => {
     expect(cmp(a, b)).toBe(expected);
   });
 
+  it('takes version text directly, the same as parsed versions', () => {
+    expect(compareVersions('15.10', '15.9')).toBe(1);
+    expect(compareVersions('15', '15.0.0')).toBe(0);
+    expect(compareVersions(parseVersion('26.0 (25A354)')!, '26.1')).toBe(-1);
+  });
+
+  it('sorts text without a version before every version, and equal to other such text', () => {
+    expect(compareVersions('beta', '0')).toBe(-1);
+    expect(compareVersions('0', '')).toBe(1);
+    expect(compareVersions('beta', 'macOS')).toBe(0);
+  });
+
   it('is reflexive', () => {
     fc.assert(fc.property(version, (v) => compareVersions(v, v) === 0));
   });
