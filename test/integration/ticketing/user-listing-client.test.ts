@@ -44,6 +44,15 @@ describe('fetchDestinationUsers', () => {
     expect(map.get('agent.249@example.com')).toBe(users[249]!.id);
   });
 
+  it('asks for no other page until page 1 has answered, even when page 1 needs a retry', async () => {
+    const server = await start({ users: generateTicketingUsers(250) });
+    server.failNext(1, { kind: 'status', status: 503 });
+    const { sleep } = recordingSleep();
+    expect((await fetchFrom(server, { sleep })).size).toBe(250);
+    expect(server.requests.slice(0, 2)).toEqual([1, 1]);
+    expect(server.requests.slice(2).sort((a, b) => a - b)).toEqual([2, 3]);
+  });
+
   it('keeps ids above 2^53 exact', async () => {
     const server = await start({
       users: [
