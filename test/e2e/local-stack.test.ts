@@ -192,6 +192,31 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect((await fetch(`${url}/no/such/route`)).status).toBe(404);
   }, 30_000);
 
+  it('runs a second stack on another PORT side by side, each serving on its own port, and stops it on SIGINT', async () => {
+    const otherPort = await freePort();
+    const other = runStart(otherPort);
+    try {
+      const otherUrl = await waitFor(() => /^ready: (http:\/\/\S+)$/m.exec(other.output())?.[1], READY_TIMEOUT_MS, 'the second ready line');
+      expect(otherUrl).toBe(`http://127.0.0.1:${otherPort}`);
+      const [mine, theirs] = await Promise.all([fetch(`${url}/devices`), fetch(`${otherUrl}/devices`)]);
+      expect([mine.status, theirs.status]).toEqual([200, 200]);
+      // Each stack has its own demo inventory and store: the same generated devices, served twice.
+      expect(((await theirs.json()) as unknown[]).length).toBe(((await mine.json()) as unknown[]).length);
+      const group = Number(/process group (\d+)/.exec(other.output())?.[1]);
+      other.child.kill('SIGINT');
+      const code = await Promise.race([other.exited, sleep(25_000).then(() => 'still running')]);
+      expect(code).toBe(0);
+      expect(other.output()).toMatch(/^stopping \(SIGINT\)/m);
+      await waitFor(() => (groupAlive(other.child.pid!) || groupAlive(group) ? undefined : true), 5_000, 'the second stack to end');
+      expect(await isPortFree(otherPort)).toBe(true);
+      expect(leftoverFolders(otherPort)).toEqual([]);
+      // The first stack is unaffected.
+      expect((await fetch(`${url}/no/such/route`)).status).toBe(404);
+    } finally {
+      if (groupAlive(other.child.pid!)) process.kill(-other.child.pid!, 'SIGKILL');
+    }
+  }, READY_TIMEOUT_MS + 40_000);
+
   it('stops on SIGTERM: both process groups end and the port is free again', async () => {
     stack.child.kill('SIGTERM');
     const code = await Promise.race([stack.exited, sleep(25_000).then(() => 'still running')]);
