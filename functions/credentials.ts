@@ -1,7 +1,7 @@
-import { credentialsSchema, type Credentials } from '../lib/devices/credentials-schema.ts';
+import type { Credentials } from '../lib/devices/credentials-schema.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
-import { compileBodyValidator, makeAjv } from '../lib/http/validation.ts';
+import { validate as validateCredentials } from '../lib/validators/credentials.generated.ts';
 
 const logger = makeLogger('credentials');
 
@@ -9,7 +9,7 @@ const logger = makeLogger('credentials');
 export const handler = makeHttpHandler<Credentials>({
   route: 'POST /credentials',
   logger,
-  body: { parameterName: 'credentials', validate: compileBodyValidator(makeAjv(), credentialsSchema) },
+  body: { parameterName: 'credentials', validate: validateCredentials },
   handle: async ({ body }) => ({
     status: 200,
     body: { client_id: body.client_id, client_secret: body.client_secret },

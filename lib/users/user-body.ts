@@ -4,25 +4,21 @@ import type { BodySpec } from '../http/make-http-handler.ts';
 import { toErrorDetails } from '../http/error-details.ts';
 import type { EmailMode } from './email-address.ts';
 import { foldUserAliases } from './user-aliases.ts';
-import { compileUserValidator } from './user-schema.ts';
+import { validate as validateOff } from '../validators/user-off.generated.ts';
+import { validate as validateStrict } from '../validators/user-strict.generated.ts';
 
 export const USER_PARAMETER = 'user';
 
+/** The `user` schema of each email mode, generated ahead of time from user-schema.ts. */
+const VALIDATORS: Record<EmailMode, ValidateFunction> = { strict: validateStrict, off: validateOff };
+
 /**
  * The POST /api/users body spec for the HTTP chain. The email mode comes from configuration that is
- * only loaded on the first request, so `mode()` is asked per request and each mode's validator is
- * compiled on first use (a ConfigError thrown by `mode()` becomes the chain's generic 500).
+ * only loaded on the first request, so `mode()` is asked per request (a ConfigError thrown by
+ * `mode()` becomes the chain's generic 500).
  */
 export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
-  const compiled = new Map<EmailMode, ValidateFunction>();
-  const validatorFor = (emailMode: EmailMode): ValidateFunction => {
-    let validate = compiled.get(emailMode);
-    if (!validate) {
-      validate = compileUserValidator(emailMode);
-      compiled.set(emailMode, validate);
-    }
-    return validate;
-  };
+  const validatorFor = (emailMode: EmailMode): ValidateFunction => VALIDATORS[emailMode];
 
   const validate = ((event: unknown) => {
     const selected = validatorFor(mode());

@@ -1,4 +1,4 @@
-import type { Ajv, FuncKeywordDefinition, ValidateFunction } from 'ajv';
+import { _, type Ajv, type KeywordCxt, type ValidateFunction } from 'ajv';
 import { compileBodyValidator, makeAjv } from '../http/validation.ts';
 import { isEmailAddress, MAX_EMAIL_LENGTH, type EmailMode } from './email-address.ts';
 
@@ -7,8 +7,6 @@ export const NAME_MAX_LENGTH = 100;
 /** Custom keyword: `emailAddress: 'strict' | 'off'`. It checks the length before any pattern runs. */
 export const EMAIL_KEYWORD = 'emailAddress';
 export const EMAIL_MESSAGE = 'must be a valid email address';
-
-type KeywordValidate = ReturnType<NonNullable<FuncKeywordDefinition['compile']>>;
 
 /**
  * The `user` body schema (CONTRACT §3). The email rule is a keyword rather than `pattern` because AJV
@@ -27,21 +25,23 @@ export const userSchema = (mode: EmailMode) =>
     },
   }) as const;
 
-/** Registers the `emailAddress` keyword; its failure names the rule, not the whole regex. */
+/** How generated validators (scripts/generate-validators.ts) reach the email check: a module of lib/. */
+export const EMAIL_CHECK_MODULE = '../users/email-address.ts';
+
+/**
+ * Registers the `emailAddress` keyword; its failure names the rule, not the whole regex. It emits
+ * code calling `isEmailAddress`, so the keyword also works in standalone (pre-generated) validators.
+ */
 export const addEmailKeyword = (ajv: Ajv): Ajv =>
   ajv.addKeyword({
     keyword: EMAIL_KEYWORD,
     type: 'string',
     schemaType: 'string',
     metaSchema: { enum: ['strict', 'off'] },
-    errors: true,
-    compile: (mode: EmailMode) => {
-      const validate: KeywordValidate = (data: string) => {
-        if (isEmailAddress(data, mode)) return true;
-        validate.errors = [{ keyword: EMAIL_KEYWORD, message: EMAIL_MESSAGE, params: { mode } }];
-        return false;
-      };
-      return validate;
+    error: { message: EMAIL_MESSAGE, params: ({ schema }) => _`{mode: ${schema as string}}` },
+    code: (cxt: KeywordCxt) => {
+      const check = cxt.gen.scopeValue('func', { ref: isEmailAddress, code: _`require(${EMAIL_CHECK_MODULE}).isEmailAddress` });
+      cxt.fail(_`!${check}(${cxt.data}, ${cxt.schema as string})`);
     },
   });
 
