@@ -89,6 +89,15 @@ export class RequestTimeoutError extends AppError {
   }
 }
 
+/** A body Lambda cannot return (over its 6 MB response limit), even compressed where the client allowed it. */
+export class ResponseTooLargeError extends AppError {
+  constructor(plainBytes: number, compressed: boolean) {
+    super(500, compressed ? 'The response is too large to send' : 'The response is too large to send uncompressed; request it with Accept-Encoding: gzip', {
+      logMessage: `Response body of ${plainBytes} bytes exceeds Lambda's 6 MB response limit${compressed ? ' even gzip-compressed' : ' (the client does not accept gzip)'}`,
+    });
+  }
+}
+
 export class InternalError extends AppError {
   constructor(cause?: unknown) {
     super(500, 'Internal Server Error', { cause, logMessage: 'Unhandled error' });

@@ -7,6 +7,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { writeAccessLog } from './access-log.ts';
 import { exceedsJsonDepth } from './json-depth.ts';
 import { errorEnvelope, jsonResponse } from './envelope.ts';
+import { makeResponseEncoder } from './response-encoding.ts';
 import { matchRoute, type RouteKey } from './routes.ts';
 import { toErrorDetails } from './error-details.ts';
 import {
@@ -127,6 +128,7 @@ const toAppError = (error: unknown, body: BodySpec | undefined): AppError => {
  * parsing (400/415), schema validation (422), the error envelope, and exactly one access-log line.
  */
 export const makeHttpHandler = <TBody = undefined>(spec: HttpHandlerSpec<TBody>) => {
+  const encode = makeResponseEncoder();
   const core = async (event: Event, context: StatefulContext): Promise<Result> => {
     const state = context[STATE]!;
     const response = await spec.handle({
@@ -136,10 +138,11 @@ export const makeHttpHandler = <TBody = undefined>(spec: HttpHandlerSpec<TBody>)
       remainingTimeMs: () => (typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000),
       annotate: (fields) => Object.assign(state.annotations, fields),
     });
-    if (response.json !== undefined) {
-      return { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers }, body: response.json };
-    }
-    return jsonResponse(response.status, response.body, response.headers);
+    const result =
+      response.json === undefined
+        ? jsonResponse(response.status, response.body, response.headers)
+        : { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers }, body: response.json };
+    return encode(result, event.headers?.['accept-encoding'] ?? event.headers?.['Accept-Encoding']);
   };
 
   // Fixed at INFO whatever POWERTOOLS_LOG_LEVEL says: the one line per request is the access record,

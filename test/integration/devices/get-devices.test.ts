@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createServer, type Socket } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions, type JamfComputer } from '../../support/fake-jamf.ts';
@@ -227,6 +228,26 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(devicesOf(result)).toHaveLength(30);
     expectOneAccessLine(200);
     expect(logs.raw()).not.toMatch(/\n\s+at /);
+  });
+
+  it('serves a fleet whose list is over Lambda\'s 6 MB limit gzip-compressed, and refuses it uncompressed with a clear 500', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(16_000, 24) });
+    const event = await loadEvent('devices/success.json');
+    const compressed = await handler({ ...event, headers: { ...event.headers, 'accept-encoding': 'gzip, deflate, br' } }, lambdaContext());
+    expect(compressed.statusCode).toBe(200);
+    expect(compressed.isBase64Encoded).toBe(true);
+    expect(compressed.headers).toMatchObject({ 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });
+    expect(compressed.body!.length).toBeLessThan(6 * 1024 * 1024);
+    const devices = JSON.parse(gunzipSync(Buffer.from(compressed.body!, 'base64')).toString('utf8')) as DeviceJson[];
+    expect(devices).toHaveLength(16_000);
+    expect(Buffer.byteLength(JSON.stringify(devices))).toBeGreaterThan(6 * 1024 * 1024);
+
+    const plain = await handler(event, lambdaContext());
+    expect(plain.statusCode).toBe(500);
+    expect(errorOf(plain).message).toMatch(/Accept-Encoding: gzip/);
+    const line = accessLines(logs)[1]!;
+    expect(line).toMatchObject({ status_code: 500, cache_tier: 'memory' });
+    expect(JSON.stringify(line.error)).toContain("exceeds Lambda's 6 MB response limit");
   });
 
   it('answers 502 and caches nothing when a page in the middle comes back short', async () => {

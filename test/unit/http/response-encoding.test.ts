@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { ResponseTooLargeError } from '../../../lib/errors.ts';
+import { acceptsGzip, COMPRESS_MIN_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, makeResponseEncoder } from '../../../lib/http/response-encoding.ts';
+
+const jsonResult = (body: string) => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body });
+/** A JSON array of at least `bytes` bytes that compresses well, like a device list. */
+const bigJson = (bytes: number) => {
+  const json = JSON.stringify(Array.from({ length: Math.ceil(bytes / 40) }, (_, id) => ({ id: String(id), os_version: '26.1', managed: true })));
+  expect(json.length).toBeGreaterThanOrEqual(bytes);
+  return json;
+};
+
+describe('acceptsGzip', () => {
+  it.each([
+    ['gzip', true],
+    ['gzip, deflate, br', true],
+    ['br;q=1.0, GZIP;q=0.5', true],
+    ['x-gzip', true],
+    ['*', true],
+    ['gzip;q=0', false],
+    ['*, gzip;q=0', false],
+    ['deflate, br', false],
+    ['identity', false],
+    ['', false],
+    [undefined, false],
+  ])('reads %j as %s', (header, expected) => {
+    expect(acceptsGzip(header)).toBe(expected);
+  });
+});
+
+describe('makeResponseEncoder', () => {
+  it('leaves a body under the compression threshold as it is, whatever the client accepts', () => {
+    const result = jsonResult('[{"id":"1"}]');
+    expect(makeResponseEncoder()(result, 'gzip')).toBe(result);
+  });
+
+  it('sends a large body gzip-compressed and base64-encoded to a client that accepts gzip', () => {
+    const body = bigJson(COMPRESS_MIN_BYTES * 4);
+    const encoded = makeResponseEncoder()(jsonResult(body), 'gzip, deflate');
+    expect(encoded).toMatchObject({ statusCode: 200, isBase64Encoded: true });
+    expect(encoded.headers).toEqual({ 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', Vary: 'Accept-Encoding' });
+    expect(gunzipSync(Buffer.from(encoded.body!, 'base64')).toString('utf8')).toBe(body);
+    expect(encoded.body!.length).toBeLessThan(body.length / 3);
+  });
+
+  it('compresses the same body object once and reuses it (a memory-tier hit)', () => {
+    const encode = makeResponseEncoder();
+    const body = bigJson(COMPRESS_MIN_BYTES * 2);
+    const first = encode(jsonResult(body), 'gzip');
+    const second = encode(jsonResult(body), 'gzip');
+    expect(second.body).toBe(first.body);
+    const other = encode(jsonResult(bigJson(COMPRESS_MIN_BYTES * 3)), 'gzip');
+    expect(other.body).not.toBe(first.body);
+  });
+
+  it('sends a large body plainly, marked Vary, to a client that does not accept gzip', () => {
+    const body = bigJson(COMPRESS_MIN_BYTES * 2);
+    const encoded = makeResponseEncoder()(jsonResult(body), undefined);
+    expect(encoded.body).toBe(body);
+    expect(encoded.isBase64Encoded).toBeUndefined();
+    expect(encoded.headers).toEqual({ 'Content-Type': 'application/json', Vary: 'Accept-Encoding' });
+  });
+
+  it('refuses a body over the Lambda response limit without gzip, saying how to get it', () => {
+    const body = bigJson(LAMBDA_RESPONSE_LIMIT_BYTES + 1024);
+    const encode = makeResponseEncoder();
+    expect(() => encode(jsonResult(body), 'identity')).toThrow(ResponseTooLargeError);
+    expect(() => encode(jsonResult(body), 'identity')).toThrow(expect.objectContaining({ publicMessage: expect.stringMatching(/request it with Accept-Encoding: gzip/) }));
+    // The same body fits compressed.
+    expect(encode(jsonResult(body), 'gzip').isBase64Encoded).toBe(true);
+  });
+
+  it('refuses a body that is over the limit even compressed', () => {
+    const body = JSON.stringify(randomBytes(6 * 1024 * 1024).toString('base64'));
+    let thrown: unknown;
+    try {
+      makeResponseEncoder()(jsonResult(body), 'gzip');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ResponseTooLargeError);
+    expect((thrown as ResponseTooLargeError).status).toBe(500);
+    expect((thrown as Error).message).toMatch(/even gzip-compressed/);
+  });
+});
