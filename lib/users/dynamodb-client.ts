@@ -8,7 +8,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * Worst case per call: attempts × (connect + request) plus the SDK's retry back-off (under 0.5 s).
  */
 export const USERS_CLIENT_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 1_000, requestTimeoutMs: 2_000 } as const;
-/** The longest chain of calls one request makes (see dynamodb-user-store.ts). */
+/**
+ * The longest chain of calls of a create (see dynamodb-user-store.ts). A create that first meets a
+ * stale lock makes up to four more; a lock it strands when cut off is stale in turn and reclaimed.
+ */
 export const MAX_CALLS_PER_REQUEST = 4;
 
 /**

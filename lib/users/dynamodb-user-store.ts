@@ -15,7 +15,15 @@ export const emailLockKey = (email: string): string => `EMAIL#${emailKey(email)}
 export interface DynamoDbUserStoreOptions {
   client: DynamoDBDocumentClient;
   tableName: string;
+  /** Milliseconds since the epoch; injected so tests can age a lock. */
+  now?: () => number;
 }
+
+/**
+ * An email lock without its user that is older than this cannot belong to a create still in flight
+ * (the function times out after 29 s): it is what a create cut off or failed mid-way left behind.
+ */
+export const STALE_LOCK_MS = 60_000;
 
 const isConditionFailure = (error: unknown): boolean =>
   (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
@@ -36,10 +44,11 @@ const toUser = (item: Record<string, unknown>): User => ({
  * `attribute_not_exists`, then the user. Local DynamoDB emulators lack TransactWriteItems, so a failed
  * second write is compensated instead: the user item is deleted (its write may have landed unseen),
  * then the lock. If deleting the user fails the lock stays, so a failure can reserve an email but
- * never leave two users with one. Both writes also accept finding their own earlier attempt, so an
- * SDK retry of a write whose answer was lost is not mistaken for a conflict.
+ * never leave two users with one; such a stale lock (old, its user absent) is reclaimed by the next
+ * create of that email. Both writes also accept finding their own earlier attempt, so an SDK retry of
+ * a write whose answer was lost is not mistaken for a conflict.
  */
-export const makeDynamoDbUserStore = ({ client, tableName }: DynamoDbUserStoreOptions): UserStore => {
+export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: DynamoDbUserStoreOptions): UserStore => {
   const deleteLock = async (user: User): Promise<void> => {
     try {
       await client.send(
@@ -73,19 +82,73 @@ export const makeDynamoDbUserStore = ({ client, tableName }: DynamoDbUserStoreOp
     throw new StorageError(`${step}${note}`, cause);
   };
 
-  const insert = async (user: User): Promise<void> => {
+  /**
+   * Frees the email of a lock that a failed create left behind: older than STALE_LOCK_MS and its user
+   * item absent. The delete is conditional on the very lock read, so a lock taken meanwhile stays.
+   * True when the email may be tried again.
+   */
+  const reclaimStaleLock = async (email: string): Promise<boolean> => {
+    const { Item: lock } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: emailLockKey(email) }, ConsistentRead: true }));
+    if (lock === undefined) return true;
+    const age = now() - Date.parse(String(lock.created));
+    if (!(age > STALE_LOCK_MS)) return false;
+    const { Item: owner } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: userItemKey(String(lock.userId)) }, ConsistentRead: true }));
+    if (owner !== undefined) return false;
     try {
       await client.send(
-        new PutCommand({
+        new DeleteCommand({
           TableName: tableName,
-          Item: { pk: emailLockKey(user.email), userId: user.id, created: user.created },
-          // The SDK retries a write whose answer was lost; finding our own lock then is no conflict.
-          ConditionExpression: 'attribute_not_exists(pk) OR userId = :userId',
-          ExpressionAttributeValues: { ':userId': user.id },
+          Key: { pk: emailLockKey(email) },
+          ConditionExpression: 'userId = :userId AND created = :created',
+          ExpressionAttributeValues: { ':userId': lock.userId, ':created': lock.created },
         }),
       );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  };
+
+  const writeLock = (user: User) =>
+    client.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { pk: emailLockKey(user.email), userId: user.id, created: user.created },
+        // The SDK retries a write whose answer was lost; finding our own lock then is no conflict.
+        ConditionExpression: 'attribute_not_exists(pk) OR userId = :userId',
+        ExpressionAttributeValues: { ':userId': user.id },
+      }),
+    );
+
+  /** The email lock, taken once more after freeing a stale one; EmailTakenError when the email is in use. */
+  const takeLock = async (user: User): Promise<void> => {
+    try {
+      await writeLock(user);
+      return;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+    let reclaimed: boolean;
+    try {
+      reclaimed = await reclaimStaleLock(user.email);
+    } catch (error) {
+      throw new StorageError('reclaim a stale email lock', error);
+    }
+    if (!reclaimed) throw new EmailTakenError();
+    try {
+      await writeLock(user);
     } catch (error) {
       if (isConditionFailure(error)) throw new EmailTakenError();
+      throw error;
+    }
+  };
+
+  const insert = async (user: User): Promise<void> => {
+    try {
+      await takeLock(user);
+    } catch (error) {
+      if (error instanceof EmailTakenError || error instanceof StorageError) throw error;
       // A timed-out write may still have landed.
       return fail(user, 'write email lock', error, false);
     }

@@ -247,7 +247,7 @@ describe('osls package: the CloudFormation template', () => {
       expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
       expect(grantLines(grantsOf(template, 'devices'))).toEqual(logGrants('devices'));
       expect(grantLines(grantsOf(template, 'createUser'))).toEqual(
-        [...logGrants('createUser'), 'dynamodb:PutItem on UsersTable.Arn', 'dynamodb:DeleteItem on UsersTable.Arn'].sort(),
+        [...logGrants('createUser'), 'dynamodb:PutItem on UsersTable.Arn', 'dynamodb:DeleteItem on UsersTable.Arn', 'dynamodb:GetItem on UsersTable.Arn'].sort(),
       );
       expect(grantLines(grantsOf(template, 'getUser'))).toEqual([...logGrants('getUser'), 'dynamodb:GetItem on UsersTable.Arn'].sort());
       expect(grantLines(grantsOf(template, 'importTickets'))).toEqual(

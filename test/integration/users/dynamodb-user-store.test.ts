@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../lib/errors.ts';
-import { makeDynamoDbUserStore } from '../../../lib/users/dynamodb-user-store.ts';
+import { makeDynamoDbUserStore, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
 import { StorageError } from '../../../lib/users/user-errors.ts';
 import type { User, UserStore } from '../../../lib/users/user.ts';
 import { createUsersTable, LOCAL_AWS, startDynalite, type Dynalite } from '../../support/dynalite.ts';
@@ -84,8 +84,38 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
   it('decides uniqueness by conditional writes, never by a read first', async () => {
     await store.insert(newUser('jane@example.com'));
     await store.insert(newUser('jane@example.com')).catch(() => undefined);
-    expect(proxy.calls.map((call) => call.operation)).toEqual(['PutItem', 'PutItem', 'PutItem']);
-    expect(proxy.calls.every((call) => call.body.includes('attribute_not_exists(pk)'))).toBe(true);
+    // Only a refused lock write is followed by reads: is the lock a stale one whose user never landed?
+    expect(proxy.calls.map((call) => call.operation)).toEqual(['PutItem', 'PutItem', 'PutItem', 'GetItem', 'GetItem']);
+    expect(proxy.calls.filter((call) => call.operation === 'PutItem').every((call) => call.body.includes('attribute_not_exists(pk)'))).toBe(true);
+  });
+
+  it('reclaims a stale email lock whose user never landed (a create cut off mid-way) and creates the user', async () => {
+    const lockedBy = randomUUID();
+    await direct.send(new PutCommand({ TableName: tableName, Item: { pk: 'EMAIL#stale@example.com', userId: lockedBy, created: '2026-11-22T10:00:00.000Z' } }));
+    const later = makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse('2026-11-22T10:00:00.000Z') + STALE_LOCK_MS + 1 });
+    const user = newUser('Stale@Example.com');
+    await later.insert(user);
+    expect(await later.getById(user.id)).toEqual(user);
+    const stored = await items();
+    expect(stored.find((item) => item.pk === 'EMAIL#stale@example.com')).toMatchObject({ userId: user.id });
+    expect(stored).toHaveLength(2);
+  });
+
+  it('leaves a fresh lock without its user alone (its create may still be running): 409', async () => {
+    const lockedBy = randomUUID();
+    const lock = { pk: 'EMAIL#inflight@example.com', userId: lockedBy, created: '2026-11-22T10:00:00.000Z' };
+    await direct.send(new PutCommand({ TableName: tableName, Item: lock }));
+    const soon = makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(lock.created) + STALE_LOCK_MS - 1 });
+    await expect(soon.insert(newUser('inflight@example.com'))).rejects.toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual([lock]);
+  });
+
+  it('answers 503, not 409, when checking a refused lock fails', async () => {
+    await store.insert(newUser('check@example.com'));
+    proxy.decide((call) => (call.operation === 'GetItem' ? 'fail' : 'pass'));
+    const failure = await store.insert(newUser('check@example.com')).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(StorageError);
+    expect(await items()).toHaveLength(2);
   });
 
   it('lets exactly one of 50 concurrent inserts of one email win', async () => {
