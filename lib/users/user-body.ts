@@ -18,10 +18,8 @@ const VALIDATORS: Record<EmailMode, ValidateFunction> = { strict: validateStrict
  * `mode()` becomes the chain's generic 500).
  */
 export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
-  const validatorFor = (emailMode: EmailMode): ValidateFunction => VALIDATORS[emailMode];
-
   const validate = ((event: unknown) => {
-    const selected = validatorFor(mode());
+    const selected = VALIDATORS[mode()];
     const valid = selected(event);
     validate.errors = selected.errors;
     return valid;
@@ -31,7 +29,7 @@ export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
     const folded = foldUserAliases(body);
     if (folded.conflicts.length === 0) return folded.body;
     // Report the conflicts together with every other failure of the same body.
-    const selected = validatorFor(mode());
+    const selected = VALIDATORS[mode()];
     const others = selected({ body: folded.body }) ? [] : toErrorDetails(selected.errors);
     throw new ValidationError(USER_PARAMETER, [...folded.conflicts, ...others]);
   };
