@@ -2,7 +2,7 @@ import type { Ajv, AnySchema } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { credentialsSchema } from '../lib/devices/credentials-schema.ts';
 import { makeAjv, wrapBodySchema } from '../lib/http/validation.ts';
-import { addEmailKeyword, userSchema } from '../lib/users/user-schema.ts';
+import { addEmailKeyword, EMAIL_CHECK_MODULE, userSchema } from '../lib/users/user-schema.ts';
 
 // ajv's standalone entry is CommonJS with a default export; under nodenext it arrives as the module object.
 const standaloneCode = ((standaloneModule as unknown as { default?: typeof standaloneModule }).default ?? standaloneModule) as unknown as (
@@ -30,7 +30,7 @@ export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
 /** Where a `require()` of the generated code is served from instead: a module of lib/, as a named import. */
 const REQUIRE_TARGETS: Record<string, { from: string; name: string }> = {
   'ajv/dist/runtime/ucs2length#default': { from: './ucs2length.ts', name: 'ucs2length' },
-  '../users/email-address.ts#isEmailAddress': { from: '../users/email-address.ts', name: 'isEmailAddress' },
+  [`${EMAIL_CHECK_MODULE}#isEmailAddress`]: { from: EMAIL_CHECK_MODULE, name: 'isEmailAddress' },
 };
 
 const REQUIRE_LINE = /const (\w+) = require\("([^"]+)"\)\.(\w+);/g;
