@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.serverless/**', '.esbuild/**', 'dist/**', '.build/**', 'coverage/**', 'lib/validators/*.generated.ts'] },
+  { ignores: ['node_modules/**', '.serverless/**', '.esbuild/**', 'dist/**', '.build/**', 'coverage/**', 'lib/**/*.generated.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

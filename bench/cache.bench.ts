@@ -12,7 +12,7 @@ import { makeReadDevices } from '../lib/devices/read-devices.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler, type HttpResponse } from '../lib/http/make-http-handler.ts';
 import { makeJamfClient } from '../lib/inventory/jamf-client.ts';
-import { generateJamfComputers, startFakeJamf } from '../test/support/fake-jamf.ts';
+import { generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../test/support/http-events.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 

@@ -1,6 +1,6 @@
 import { mapInventoryRecord, renderDeviceList, type InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../test/support/fake-jamf.ts';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 
 /**
  * Full upstream read of 10,000 devices behind a Jamf-compatible server adding 20 ms per request:

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { generateChatCsv } from './generate-chat-csv.ts';
+import { generateChatCsv } from '../demo/chat-export.ts';
 
 /**
  * Import pipeline, end to end: the CLI (`scripts/import.ts`) turning a generated chat CSV into a

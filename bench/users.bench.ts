@@ -9,7 +9,7 @@ import { makeCreateUser } from '../lib/users/create-user.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
 import { makeUserBodySpec } from '../lib/users/user-body.ts';
 import type { NewUser, UserStore } from '../lib/users/user.ts';
-import { createUsersTable, LOCAL_AWS, startDynalite } from '../test/support/dynalite.ts';
+import { createUsersTable, LOCAL_AWS, startDynalite } from '../scripts/local/dynalite.ts';
 import { httpEvent, lambdaContext } from '../test/support/http-events.ts';
 
 /**

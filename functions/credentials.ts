@@ -1,7 +1,7 @@
-import type { Credentials } from '../lib/devices/credentials-schema.ts';
+import type { Credentials } from '../lib/credentials/credentials-schema.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
-import { validate as validateCredentials } from '../lib/validators/credentials.generated.ts';
+import { validate as validateCredentials } from '../lib/credentials/credentials.generated.ts';
 
 const logger = makeLogger('credentials');
 

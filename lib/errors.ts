@@ -31,6 +31,22 @@ export class AppError extends Error {
 
 export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Unknown Status';
 
+/**
+ * A failure of a job run outside HTTP (the ticket import, from the CLI or the scheduled Lambda): no
+ * status, and a message written for whoever runs the job, shown as is. It names what failed (a
+ * file, a row, a page), never a secret or a cell's contents.
+ */
+export class JobError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** `Name: message` of an error, for one log field or one line of output; anything else as text. */
+export const describeError = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
 export class BadRequestError extends AppError {
   constructor(message = 'Request body is not valid JSON', cause?: unknown) {
     super(400, message, { cause });

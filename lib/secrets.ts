@@ -1,4 +1,3 @@
-import { getParameter } from '@aws-lambda-powertools/parameters/ssm';
 import type { SecretRef } from './config.ts';
 import { ConfigError } from './errors.ts';
 
@@ -17,7 +16,9 @@ const abortable = <T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
 };
 
 /**
- * Resolves a secret named in configuration; an SSM failure is a misconfiguration (500), never
+ * Resolves a secret named in configuration: an inline value as is, an SSM parameter through
+ * Powertools Parameters, which (with the SSM client) is loaded only then, so a function configured
+ * without any `<SECRET>_SSM` never loads either. An SSM failure is a misconfiguration (500), never
  * leaked. `signal` bounds the wait (a hung SSM must not outlive the caller's deadline): on abort it
  * rejects with the signal's reason, for the caller to map like its other timeouts.
  */
@@ -25,6 +26,7 @@ export const resolveSecret = async (ref: SecretRef, variable: string, signal?: A
   if (ref.kind === 'value') return ref.value;
   let value: string | undefined;
   try {
+    const { getParameter } = await abortable(import('@aws-lambda-powertools/parameters/ssm'), signal);
     value = await abortable(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS }), signal);
   } catch (cause) {
     if (signal?.aborted) throw cause;

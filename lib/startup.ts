@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.ts';
+import { ConfigError, describeError } from './errors.ts';
 
 interface ErrorLogger {
   error: (message: string, fields: Record<string, unknown>) => void;
@@ -16,7 +16,7 @@ export const checkConfigAtStartup = (logger: ErrorLogger, load: () => unknown): 
     if (error instanceof ConfigError) {
       logger.error('configuration error at startup', { variable: error.variable, error: error.message });
     } else {
-      logger.error('startup check failed', { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      logger.error('startup check failed', { error: describeError(error) });
     }
   }
 };

@@ -2,17 +2,18 @@
 // ticket batches. Progress on stderr, one JSON summary on stdout, non-zero exit with one clear line on failure.
 import { tmpdir } from 'node:os';
 import { loadImportConfig } from '../lib/config.ts';
-import { AppError } from '../lib/errors.ts';
-import { ImportCancelledError, makeImportJob } from '../lib/import/import-job.ts';
-import { ImportInputError } from '../lib/import/import-input-error.ts';
-import { checkFileDestination, openFileSink, openFileSource } from '../lib/storage/file-storage.ts';
-import { formatLocation, parseLocation, type Location } from '../lib/storage/location.ts';
-import type { OpenSink, OpenSource } from '../lib/storage/storage.ts';
-import { fetchDestinationUsers } from '../lib/ticketing/user-listing-client.ts';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { AppError, JobError } from '../lib/errors.ts';
+import { makeConfiguredImport } from '../lib/import/configured-import.ts';
+import { ImportCancelledError } from '../lib/import/import-job.ts';
+import type { ImportProgress } from '../lib/import/import-pipeline.ts';
+import { throttleProgress } from '../lib/import/import-progress.ts';
+import { checkFileDestination } from '../lib/storage/file-storage.ts';
+import { parseLocation } from '../lib/storage/location.ts';
 
 const USAGE = 'usage: npm run import -- <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>';
 const MB = 1024 * 1024;
+/** How often the progress line is redrawn on a terminal. */
+const REDRAW_EVERY_MS = 250;
 
 const progressLine = (rows: number, bytesRead: number, elapsedMs: number): string => {
   const seconds = Math.max(elapsedMs / 1000, 0.001);
@@ -22,31 +23,8 @@ const progressLine = (rows: number, bytesRead: number, elapsedMs: number): strin
 /** Bad input, locations, configuration, upstream, AWS and file-system failures get one line; anything else keeps its stack. */
 const isExpected = (error: unknown): boolean =>
   error instanceof AppError ||
-  error instanceof ImportInputError ||
+  error instanceof JobError ||
   (error instanceof Error && (typeof (error as NodeJS.ErrnoException).code === 'string' || '$metadata' in error || error.name === 'CredentialsProviderError'));
-
-/**
- * The AWS SDK is loaded only when a location is on S3 (and the SSM client only for a TICKETING_PASSWORD_SSM):
- * loading it costs about 0.3 s and 75 MB of RSS, which a file-to-file run does not need.
- */
-const locationOpeners = async (
-  locations: readonly Location[],
-  forcePathStyle: boolean,
-  clients: { s3?: S3Client },
-): Promise<{ openSource: OpenSource; openSink: OpenSink }> => {
-  if (locations.every((location) => location.kind === 'file')) {
-    const pathOf = (location: Location): string => (location.kind === 'file' ? location.path : formatLocation(location));
-    return {
-      openSource: async (location) => openFileSource(pathOf(location)),
-      openSink: async (location) => openFileSink(pathOf(location)),
-    };
-  }
-  const [{ makeLocationOpeners }, { makeS3Client }] = await Promise.all([
-    import('../lib/storage/open-location.ts'),
-    import('../lib/storage/s3-client.ts'),
-  ]);
-  return makeLocationOpeners({ s3: () => (clients.s3 ??= makeS3Client({ forcePathStyle })) });
-};
 
 const main = async (args: string[]): Promise<void> => {
   if (args.includes('--help') || args.includes('-h')) {
@@ -61,20 +39,7 @@ const main = async (args: string[]): Promise<void> => {
   const [source, destination] = args.map(parseLocation) as [ReturnType<typeof parseLocation>, ReturnType<typeof parseLocation>];
   // A local destination that can never be written fails now, before the listing and the source are read.
   if (destination.kind === 'file') await checkFileDestination(destination.path);
-  const config = loadImportConfig();
-  const clients: { s3?: S3Client } = {};
-  const ticketing = config.ticketing;
-  const job = makeImportJob({
-    ...(await locationOpeners([source, destination], config.s3ForcePathStyle, clients)),
-    tmpDir: tmpdir(),
-    ...(ticketing && {
-      fetchDestinationUsers: async (signal) => {
-        const { resolveSecret } = await import('../lib/secrets.ts');
-        const password = await resolveSecret(ticketing.password, 'TICKETING_PASSWORD');
-        return fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password, ...(signal && { signal }) });
-      },
-    }),
-  });
+  const configured = makeConfiguredImport(loadImportConfig(), { tmpDir: tmpdir() });
   // The first Ctrl-C stops the run and cleans the destination up; a second one exits at once.
   const interrupted = new AbortController();
   const onSignal = (name: string) => {
@@ -84,24 +49,24 @@ const main = async (args: string[]): Promise<void> => {
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
   const started = Date.now();
   const live = process.stderr.isTTY === true;
-  let last = { rows: 0, bytesRead: 0 };
-  let lastDrawn = 0;
+  let last: ImportProgress = { rows: 0, bytesRead: 0 };
+  const redraw = throttleProgress(REDRAW_EVERY_MS, (progress) => {
+    process.stderr.write(`\r\x1b[2K${progressLine(progress.rows, progress.bytesRead, Date.now() - started)}`);
+  });
   try {
-    const summary = await job.run({
+    const summary = await configured.job({
       source,
       destination,
       signal: interrupted.signal,
       onProgress: (progress) => {
         last = progress;
-        if (!live || Date.now() - lastDrawn < 250) return;
-        lastDrawn = Date.now();
-        process.stderr.write(`\r\x1b[2K${progressLine(progress.rows, progress.bytesRead, lastDrawn - started)}`);
+        if (live) redraw(progress);
       },
     });
     process.stderr.write(`${live ? '\r\x1b[2K' : ''}done: ${progressLine(summary.rows, last.bytesRead, Date.now() - started)}\n`);
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
-    clients.s3?.destroy();
+    configured.close();
   }
 };
 

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
+import { describeError } from '../lib/errors.ts';
 import { startEmbeddedDefaults } from './local/embedded-defaults.ts';
 import { loadLocalEnvFile } from './local/env-file.ts';
 import { findEventFile, functionNames, invokeTarget, s3LocationsOf } from './local/invoke-target.ts';
@@ -66,7 +67,7 @@ try {
   process.stdout.write(`${JSON.stringify(result ?? null, null, 2)}\n`);
 } catch (error) {
   exitCode = 1;
-  process.stderr.write(`invoke: ${target.name} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`);
+  process.stderr.write(`invoke: ${target.name} failed: ${describeError(error)}\n`);
 } finally {
   await defaults.stop().catch(() => undefined);
 }

@@ -1,7 +1,8 @@
 import type { Ajv, AnySchema } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import { credentialsSchema } from '../lib/devices/credentials-schema.ts';
-import { makeAjv, wrapBodySchema } from '../lib/http/validation.ts';
+import { Ajv as AjvClass } from 'ajv';
+import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
+import { credentialsSchema } from '../lib/credentials/credentials-schema.ts';
 import { addEmailKeyword, EMAIL_CHECK_MODULE, userSchema } from '../lib/users/user-schema.ts';
 
 // ajv's standalone entry is CommonJS with a default export; under nodenext it arrives as the module object.
@@ -10,8 +11,35 @@ const standaloneCode = ((standaloneModule as unknown as { default?: typeof stand
   validate: ReturnType<Ajv['compile']>,
 ) => string;
 
+// ajv-formats ships CommonJS with a default export; under nodenext it arrives as the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? addFormatsModule) as FormatsPlugin;
+
 /**
- * The request-body validators, generated ahead of time (AJV "standalone" code) into lib/validators/,
+ * The AJV settings of every validator: every failure reported, nothing coerced or defaulted behind
+ * the caller's back, strict schemas, and the source kept so the compiled code can be written out.
+ */
+const makeAjv = (): Ajv =>
+  addFormats(
+    new AjvClass({
+      code: { source: true, esm: true },
+      allErrors: true,
+      strict: true,
+      validateSchema: false,
+      coerceTypes: false,
+      useDefaults: false,
+      allowUnionTypes: true,
+    }),
+  );
+
+/** A body schema as a schema of the whole event, the shape `@middy/validator` validates. */
+const wrapBodySchema = (bodySchema: object): object => ({
+  type: 'object',
+  required: ['body'],
+  properties: { body: bodySchema },
+});
+
+/**
+ * The request-body validators, generated ahead of time (AJV "standalone" code) next to their schemas,
  * so no function bundle carries AJV or compiles a schema at cold start. The schemas stay the source
  * of truth: `npm run generate:validators` rewrites the files, and a test fails when one is stale.
  */
@@ -22,14 +50,14 @@ interface ValidatorModule {
 }
 
 export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
-  { file: 'lib/validators/credentials.generated.ts', schema: credentialsSchema, ajv: makeAjv },
-  { file: 'lib/validators/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addEmailKeyword(makeAjv()) },
-  { file: 'lib/validators/user-off.generated.ts', schema: userSchema('off'), ajv: () => addEmailKeyword(makeAjv()) },
+  { file: 'lib/credentials/credentials.generated.ts', schema: credentialsSchema, ajv: makeAjv },
+  { file: 'lib/users/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addEmailKeyword(makeAjv()) },
+  { file: 'lib/users/user-off.generated.ts', schema: userSchema('off'), ajv: () => addEmailKeyword(makeAjv()) },
 ];
 
 /** Where a `require()` of the generated code is served from instead: a module of lib/, as a named import. */
 const REQUIRE_TARGETS: Record<string, { from: string; name: string }> = {
-  'ajv/dist/runtime/ucs2length#default': { from: './ucs2length.ts', name: 'ucs2length' },
+  'ajv/dist/runtime/ucs2length#default': { from: '../validators/ucs2length.ts', name: 'ucs2length' },
   [`${EMAIL_CHECK_MODULE}#isEmailAddress`]: { from: EMAIL_CHECK_MODULE, name: 'isEmailAddress' },
 };
 

@@ -1,3 +1,5 @@
+import { describeError } from '../errors.ts';
+
 /**
  * Tracks whether the cluster tier is answering and writes one log line per change of state
  * (healthy ↔ degraded), never one per lookup: a Redis outage must not double the log volume.
@@ -15,10 +17,7 @@ export interface TierHealth {
   failed: (reason: string, error?: unknown) => void;
 }
 
-const describe = (error: unknown): string | undefined => {
-  if (error === undefined) return undefined;
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-};
+const describe = (error: unknown): string | undefined => (error === undefined ? undefined : describeError(error));
 
 export const makeTierHealth = (tier: string, logger: TierHealthLogger): TierHealth => {
   let state: TierState = 'healthy';

@@ -1,3 +1,4 @@
+import { isPlainObject } from '../plain-object.ts';
 import { inventoryIdOf } from './record-id.ts';
 import { isLatest, parseVersion } from './version.ts';
 
@@ -29,8 +30,7 @@ export type Device = InventoryDevice & { os_is_latest: boolean };
 
 type Section = Record<string, unknown>;
 
-const sectionOf = (value: unknown): Section | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Section) : undefined;
+const sectionOf = (value: unknown): Section | undefined => (isPlainObject(value) ? value : undefined);
 
 // Empty or blank text carries no value; upstream sends it for unset fields.
 const text = (value: unknown): string | undefined =>

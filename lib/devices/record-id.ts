@@ -1,14 +1,13 @@
+import { isPlainObject } from '../plain-object.ts';
 import { compareDigitStrings, stripLeadingZeros } from './digit-strings.ts';
 
-const objectOf = (value: unknown): Record<string, unknown> | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 
 /**
  * An inventory record's id as decimal digits, or undefined when it has none usable. Jamf sends ids
  * as strings; a number is accepted when it is a safe non-negative integer.
  */
 export const inventoryIdOf = (record: unknown): string | undefined => {
-  const id = objectOf(record)?.id;
+  const id = isPlainObject(record) ? record.id : undefined;
   if (typeof id === 'string') return /^\d+$/.test(id) ? id : undefined;
   if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) return String(id);
   return undefined;

@@ -1,8 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { ResponseTooLargeError } from '../errors.ts';
-
-type Result = APIGatewayProxyStructuredResultV2;
+import type { HttpMiddleware, HttpResult as Result } from './http-types.ts';
 
 /** Lambda refuses a synchronous response above 6 MB (the whole result's JSON); API Gateway then answers a bare 502. */
 export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -60,5 +58,16 @@ export const makeResponseEncoder = () => {
     encoded.gzipBase64 ??= gzipSync(body, { level: GZIP_LEVEL }).toString('base64');
     if (encoded.gzipBase64.length > BODY_LIMIT_BYTES) throw new ResponseTooLargeError(encoded.plainBytes, true);
     return { ...result, headers: { ...headers, 'Content-Encoding': 'gzip' }, body: encoded.gzipBase64, isBase64Encoded: true };
+  };
+};
+
+/** The response encoder as a middleware: every successful response goes through it on its way out. */
+export const responseEncoding = (): HttpMiddleware => {
+  const encode = makeResponseEncoder();
+  return {
+    after: (request) => {
+      const headers = request.event.headers ?? {};
+      request.response = encode(request.response!, headers['accept-encoding'] ?? headers['Accept-Encoding']);
+    },
   };
 };

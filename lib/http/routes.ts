@@ -22,3 +22,10 @@ export const matchRoute = (method: string, path: string): RouteMatch => {
   if (exact) return { kind: 'found', routeKey: `${exact.method} ${exact.path}` as RouteKey };
   return { kind: 'method-not-allowed', allowed: samePath.map((route) => route.method) };
 };
+
+/** The request's method as API Gateway (HTTP API, payload 2.0) reports it. */
+export const requestMethod = (event: { requestContext?: { http?: { method?: string } } }): string => event.requestContext?.http?.method ?? 'GET';
+
+/** The request's path as API Gateway (HTTP API, payload 2.0) reports it. */
+export const requestPath = (event: { rawPath?: string; requestContext?: { http?: { path?: string } } }): string =>
+  event.rawPath ?? event.requestContext?.http?.path ?? '/';

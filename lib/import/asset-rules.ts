@@ -110,29 +110,16 @@ const faultOf = (row: CsvRow, columns: ColumnMap, required: readonly RequiredCol
   return 'invalid_field';
 };
 
-export type Built<T> = { ok: true; value: T } | { ok: false; reason: DropReason };
-
-const built = <T>(value: T | null, row: CsvRow, columns: ColumnMap, required: readonly RequiredColumn[], parsed: ParsedRow): Built<T> =>
-  value === null ? { ok: false, reason: faultOf(row, columns, required, parsed) } : { ok: true, value };
-
-export const buildTicket = (row: CsvRow, columns: ColumnMap): Built<Ticket> => {
-  const parsed = parseRow(row, columns);
-  return built(ticketOf(parsed), row, columns, TICKET_COLUMNS, parsed);
-};
-
-export const buildComment = (row: CsvRow, columns: ColumnMap): Built<Comment> => {
-  const parsed = parseRow(row, columns);
-  return built(commentOf(parsed), row, columns, COMMENT_COLUMNS, parsed);
-};
-
-export const buildUser = (row: CsvRow, columns: ColumnMap, destinationHolds?: DestinationHolds): Built<UserRow> => {
-  const parsed = parseRow(row, columns);
-  return built(userOf(parsed, destinationHolds), row, columns, USER_COLUMNS, parsed);
-};
-
 export type DropCounts = Record<string, number>;
 
 const zeroCounts = (reasons: readonly string[]): DropCounts => Object.fromEntries(reasons.map((reason) => [reason, 0]));
+
+/** What one row contributes to each asset: its record, or null where the asset did not take it. */
+export interface RowAssets {
+  ticket: Ticket | null;
+  comment: Comment | null;
+  user: UserRow | null;
+}
 
 /**
  * "First complete row per key wins" for the three assets. Holds only the keys seen (ids in compact
@@ -154,34 +141,27 @@ export class AssetDeduper {
     this.destinationHolds = destinationHolds;
   }
 
-  /** What the last `takeRow` contributed to each asset (null: nothing, the reason is counted). */
-  ticket: Ticket | null = null;
-  comment: Comment | null = null;
-  user: UserRow | null = null;
-
-  /** Considers one row for all three assets; the winners land in `ticket`, `comment`, `user`. */
-  takeRow(row: CsvRow, columns: ColumnMap): void {
+  /** Considers one row for all three assets: the records it wins; each refusal is counted by its reason. */
+  takeRow(row: CsvRow, columns: ColumnMap): RowAssets {
     const parsed = parseRow(row, columns);
-    const ticket = ticketOf(parsed);
-    this.ticket = ticket;
+    let ticket = ticketOf(parsed);
     if (ticket === null) this.drop(this.dropped.tickets, faultOf(row, columns, TICKET_COLUMNS, parsed));
-    else if (!this.ticketIds.add(ticket.id)) this.ticket = this.drop(this.dropped.tickets, 'duplicate');
+    else if (!this.ticketIds.add(ticket.id)) ticket = this.drop(this.dropped.tickets, 'duplicate');
 
-    const comment = commentOf(parsed);
-    this.comment = comment;
+    let comment = commentOf(parsed);
     if (comment === null) this.drop(this.dropped.comments, faultOf(row, columns, COMMENT_COLUMNS, parsed));
-    else if (!this.commentIds.add(comment.id)) this.comment = this.drop(this.dropped.comments, 'duplicate');
+    else if (!this.commentIds.add(comment.id)) comment = this.drop(this.dropped.comments, 'duplicate');
 
-    const user = userOf(parsed, this.destinationHolds);
-    this.user = user;
+    let user = userOf(parsed, this.destinationHolds);
     if (user === null) {
       this.drop(this.dropped.users, faultOf(row, columns, USER_COLUMNS, parsed));
     } else {
       // Users are keyed by email compared case-insensitively; the email keeps the row's spelling.
       const key = user.email.toLowerCase();
-      if (this.userEmails.has(key)) this.user = this.drop(this.dropped.users, 'duplicate');
+      if (this.userEmails.has(key)) user = this.drop(this.dropped.users, 'duplicate');
       else this.userEmails.add(ownedCopy(key));
     }
+    return { ticket, comment, user };
   }
 
   private drop(counts: DropCounts, reason: DropReason): null {

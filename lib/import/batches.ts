@@ -10,7 +10,3 @@ export const entryName = (index: number): string => `backup_tickets_${(index + 1
 
 export const entryCount = (assetSizes: readonly number[]): number =>
   Math.ceil(Math.max(0, ...assetSizes) / BATCH_SIZE);
-
-/** The zero-based `index`-th slice of an in-memory asset (empty past its end). */
-export const sliceFor = <T>(items: readonly T[], index: number): T[] =>
-  items.slice(index * BATCH_SIZE, (index + 1) * BATCH_SIZE);

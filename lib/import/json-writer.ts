@@ -1,6 +1,6 @@
 import type { Comment, Ticket } from './asset-rules.ts';
 import type { ResolvedUser } from './resolve-users.ts';
-import { maxUtf8Bytes, RECORD_HEADER_BYTES } from './spill-files.ts';
+import { jsonStart, maxUtf8Bytes, recordEnd, referenceLength, referenceStart, sliceJsonBytes } from './spill-files.ts';
 import type { SpillSlice, SpillWriter } from './spill-files.ts';
 
 /**
@@ -58,7 +58,7 @@ export const writeComment = (spill: SpillWriter, comment: Comment): void => {
   spill.end();
 };
 
-export const userJson = (user: ResolvedUser): string =>
+const userJson = (user: ResolvedUser): string =>
   `{"id":${user.id},"name":${JSON.stringify(user.name)},"email":${JSON.stringify(user.email)}}`;
 
 export const writeUser = (spill: SpillWriter, user: ResolvedUser): void => {
@@ -83,10 +83,9 @@ const remapsOf = (slice: SpillSlice, remap: Remap): (Buffer | null)[] | undefine
   if (remap === undefined) return undefined;
   const { data } = slice;
   const targets: (Buffer | null)[] = [];
-  for (let at = slice.start; at < slice.end; at += RECORD_HEADER_BYTES + data.readUInt32LE(at)) {
-    const length = data[at + 5]!;
-    const from = at + RECORD_HEADER_BYTES + data[at + 4]!;
-    const reference = data.toString('latin1', from, from + length);
+  for (let at = slice.start; at < slice.end; at = recordEnd(data, at)) {
+    const from = referenceStart(data, at);
+    const reference = data.toString('latin1', from, from + referenceLength(data, at));
     const target = remap(reference);
     targets.push(target === reference ? null : Buffer.from(target, 'latin1'));
   }
@@ -95,12 +94,12 @@ const remapsOf = (slice: SpillSlice, remap: Remap): (Buffer | null)[] | undefine
 
 /** Bytes of a slice's records in the entry: their JSON, the remaps' size changes, the commas. */
 const slicedBytes = (slice: SpillSlice, targets: readonly (Buffer | null)[] | undefined): number => {
-  let bytes = slice.end - slice.start - slice.count * RECORD_HEADER_BYTES + Math.max(slice.count - 1, 0);
+  let bytes = sliceJsonBytes(slice) + Math.max(slice.count - 1, 0);
   if (targets === undefined) return bytes;
   let index = 0;
-  for (let at = slice.start; at < slice.end; at += RECORD_HEADER_BYTES + slice.data.readUInt32LE(at), index += 1) {
+  for (let at = slice.start; at < slice.end; at = recordEnd(slice.data, at), index += 1) {
     const target = targets[index];
-    if (target) bytes += target.length - slice.data[at + 5]!;
+    if (target) bytes += target.length - referenceLength(slice.data, at);
   }
   return bytes;
 };
@@ -110,15 +109,15 @@ const copyRecords = (entry: Buffer, offset: number, slice: SpillSlice, targets: 
   const { data } = slice;
   let index = 0;
   for (let at = slice.start; at < slice.end; index += 1) {
-    const json = at + RECORD_HEADER_BYTES;
-    const next = json + data.readUInt32LE(at);
+    const json = jsonStart(at);
+    const next = recordEnd(data, at);
     if (index > 0) entry[offset++] = COMMA;
     const target = targets?.[index];
     if (target) {
-      const from = json + data[at + 4]!;
+      const from = referenceStart(data, at);
       offset += data.copy(entry, offset, json, from);
       offset += target.copy(entry, offset);
-      offset += data.copy(entry, offset, from + data[at + 5]!, next);
+      offset += data.copy(entry, offset, from + referenceLength(data, at), next);
     } else {
       offset += data.copy(entry, offset, json, next);
     }
@@ -146,7 +145,3 @@ export const entryBytes = (tickets: SpillSlice, comments: SpillSlice, users: Spi
   ENTRY_TAIL.copy(entry, offset);
   return entry;
 };
-
-/** One archive entry, from already serialized records. */
-export const entryJson = (tickets: readonly string[], comments: readonly string[], users: readonly string[]): string =>
-  `{"data":{"tickets":{"data":[${tickets.join(',')}],"comments":[${comments.join(',')}],"users":[${users.join(',')}],"organizations":[]}}}`;

@@ -1,11 +1,10 @@
+import { canonicalInt64 } from '../int64.ts';
+
 /**
  * Field parsers for the chat CSV (CONTRACT §5 "Field rules"). Each takes the raw cell (undefined when
  * a short row has no such cell) and returns the canonical value or null. Pure and allocation-light:
  * they run once per cell on the hot path.
  */
-
-const INT64_MAX = '9223372036854775807';
-const INT64_MIN_MAGNITUDE = '9223372036854775808';
 
 /** Printable ASCII other than space: never whitespace, in any sense String#trim knows. */
 const isPrintableAscii = (code: number): boolean => code > 32 && code < 127;
@@ -20,32 +19,8 @@ const trimmed = (raw: string): string =>
 /** True when the cell holds nothing but whitespace (an empty field, after the whitespace rule). */
 export const isBlank = (raw: string | undefined): boolean => raw === undefined || raw.trim() === '';
 
-/**
- * A signed 64-bit integer as canonical decimal text ("-0" → "0", leading zeros and a `+` dropped).
- * Kept as text so ids above 2^53 never pass through a double; anything else is null.
- */
-export const parseInt64 = (raw: string | undefined): string | null => {
-  if (raw === undefined) return null;
-  const text = trimmed(raw);
-  const length = text.length;
-  const first = text.charCodeAt(0);
-  const negative = first === 45; // '-'
-  let start = negative || first === 43 ? 1 : 0; // '-' or '+'
-  if (start === length) return null;
-  for (let index = start; index < length; index += 1) {
-    const code = text.charCodeAt(index);
-    if (code < 48 || code > 57) return null;
-  }
-  while (start < length - 1 && text.charCodeAt(start) === 48) start += 1;
-  const digitCount = length - start;
-  if (digitCount > 19) return null;
-  // The canonical text is usually the cell itself: no copy on the hot path.
-  const digits = start === 0 ? text : text.slice(start);
-  // Same length decimal strings compare like the numbers they spell.
-  if (digitCount === 19 && digits > (negative ? INT64_MIN_MAGNITUDE : INT64_MAX)) return null;
-  if (digits === '0') return '0';
-  return negative ? `-${digits}` : digits;
-};
+/** A signed 64-bit integer (surrounding whitespace ignored) as canonical decimal text, else null. */
+export const parseInt64 = (raw: string | undefined): string | null => (raw === undefined ? null : canonicalInt64(trimmed(raw)));
 
 /** `true/false/1/0` in any case, surrounding whitespace ignored; anything else is null. */
 export const parseBoolean = (raw: string | undefined): boolean | null => {

@@ -1,6 +1,6 @@
 import type { UserRow } from './asset-rules.ts';
 import { ownedCopy } from './int64-set.ts';
-import { parseInt64 } from './parse-fields.ts';
+import { canonicalInt64 } from '../int64.ts';
 
 /** A winning user with its final id. */
 export interface ResolvedUser {
@@ -72,7 +72,7 @@ export class UserResolver {
     const raw = this.destinationUsers.get(email.toLowerCase());
     if (raw === undefined) return null;
     // Written as a bare JSON integer: anything else would corrupt the archive, so refuse it loudly.
-    const id = parseInt64(raw);
+    const id = canonicalInt64(raw);
     if (id === null) throw new TypeError('A destination user id is not a 64-bit integer');
     return id;
   }

@@ -11,7 +11,7 @@ import { finished } from 'node:stream/promises';
  * decodes, parses or re-encodes anything. Records without a reference (users) have length 0 there.
  * A byte each is enough: the reference starts within a record's first 72 bytes and has ≤ 20 digits.
  */
-export const RECORD_HEADER_BYTES = 6;
+const RECORD_HEADER_BYTES = 6;
 
 /** Bytes a string can take in UTF-8: at most 3 per UTF-16 code unit (a surrogate pair: 4 for 2). */
 export const maxUtf8Bytes = (text: string): number => 3 * text.length;
@@ -129,6 +129,20 @@ export interface SpillSlice {
   end: number;
   count: number;
 }
+
+// Reading a record back. `at` is where a record (its header) starts: a slice's records run from
+// `slice.start`, each next one starting at the previous one's `recordEnd`, until `slice.end`.
+
+/** Where the record's JSON starts. */
+export const jsonStart = (at: number): number => at + RECORD_HEADER_BYTES;
+/** Where the record's JSON ends: also where the next record starts. */
+export const recordEnd = (data: Buffer, at: number): number => at + RECORD_HEADER_BYTES + data.readUInt32LE(at);
+/** Where the record's reference starts (meaningful only when its length is above 0). */
+export const referenceStart = (data: Buffer, at: number): number => at + RECORD_HEADER_BYTES + data[at + 4]!;
+/** The reference's length in bytes; 0 for a record without one. */
+export const referenceLength = (data: Buffer, at: number): number => data[at + 5]!;
+/** The bytes of the slice's JSON texts, headers left out. */
+export const sliceJsonBytes = (slice: SpillSlice): number => slice.end - slice.start - slice.count * RECORD_HEADER_BYTES;
 
 const READ_BYTES = 512 * 1024;
 

@@ -1,4 +1,6 @@
-import { callUpstream, loggableBase, parseJsonBody, statusError, withinDeadline, type CallLimits } from './upstream-call.ts';
+import { isPlainObject } from '../plain-object.ts';
+import { callJamf, loggableBase, parseJsonBody, statusError, withinDeadline } from './jamf-call.ts';
+import type { CallLimits } from '../upstream/upstream-call.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /** How the service proves itself to Jamf Pro; secrets are fetched only when a token is needed. */
@@ -7,7 +9,7 @@ export type JamfAuth =
   | { kind: 'basic'; username: string; password: (signal: AbortSignal) => Promise<string> };
 
 const tokenFrom = (body: unknown, field: 'access_token' | 'token'): string | undefined => {
-  const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[field] : undefined;
+  const value = isPlainObject(body) ? body[field] : undefined;
   return typeof value === 'string' && value !== '' ? value : undefined;
 };
 
@@ -23,7 +25,7 @@ export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: Call
   );
   const response =
     auth.kind === 'oauth'
-      ? await callUpstream(
+      ? await callJamf(
           label,
           `${baseUrl}/api/oauth/token`,
           {
@@ -33,7 +35,7 @@ export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: Call
           },
           limits,
         )
-      : await callUpstream(
+      : await callJamf(
           label,
           `${baseUrl}/api/v1/auth/token`,
           {

@@ -1,7 +1,8 @@
 import { dedupeAndSortById } from '../devices/record-id.ts';
 import { requestToken, type JamfAuth } from './jamf-auth.ts';
-import { runBounded } from './run-bounded.ts';
-import { callUpstream, excerpt, loggableBase, parseJsonBody, statusError, type CallLimits } from './upstream-call.ts';
+import { runBounded } from '../upstream/bounded-pool.ts';
+import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.ts';
+import { excerpt, type CallLimits } from '../upstream/upstream-call.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /**
@@ -63,7 +64,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
 
   const fetchPage = async (token: string, page: number, size: number, signal: AbortSignal): Promise<JamfPageResult> => {
     const label = `GET ${loggableBase(options.baseUrl)}/api/v3/computers-inventory page ${page} (page-size ${size})`;
-    const response = await callUpstream(
+    const response = await callJamf(
       label,
       `${options.baseUrl}/api/v3/computers-inventory?${inventoryQuery(page, size)}`,
       { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } },

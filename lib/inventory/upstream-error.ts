@@ -1,4 +1,5 @@
 import { AppError } from '../errors.ts';
+import { retryAfterMs } from '../upstream/upstream-call.ts';
 
 /** What went wrong with the upstream inventory, each variant with its status and generic message. */
 export const UpstreamFailure = {
@@ -54,13 +55,11 @@ export class UpstreamError extends AppError {
   }
 }
 
-/** Upstream's `Retry-After` (delta-seconds or an HTTP date) in whole seconds, when it is usable. */
-export const parseRetryAfter = (header: string | null, now = Date.now()): number | undefined => {
-  if (header === null) return undefined;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed), 3600);
-  // An HTTP date names its weekday and month; bare numbers like `-5` would otherwise parse as years.
-  const date = /^[A-Za-z]{3}/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
-  if (Number.isNaN(date)) return undefined;
-  return Math.min(Math.max(0, Math.ceil((date - now) / 1000)), 3600);
+/** The most a caller is told to wait, whatever upstream asked for. */
+const MAX_RETRY_AFTER_SECONDS = 3600;
+
+/** Upstream's `Retry-After` in whole seconds (capped at an hour), when it is usable. */
+export const retryAfterSecondsOf = (header: string | null, now = Date.now()): number | undefined => {
+  const ms = retryAfterMs(header, now);
+  return ms === undefined ? undefined : Math.min(Math.ceil(ms / 1000), MAX_RETRY_AFTER_SECONDS);
 };

@@ -1,16 +1,12 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppError } from '../errors.ts';
+import { JobError } from '../errors.ts';
 
 /** Where an import reads from or writes to: a local file or an S3 object. */
 export type Location = { kind: 'file'; path: string } | { kind: 's3'; bucket: string; key: string };
 
 /** A source or destination that cannot be used as written. */
-export class LocationError extends AppError {
-  constructor(message: string) {
-    super(400, message);
-  }
-}
+export class LocationError extends JobError {}
 
 // S3 bucket naming rules: 3–63 chars of lower-case letters, digits, dots and hyphens, alphanumeric at both ends.
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;

@@ -2,6 +2,7 @@ import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/c
 import { Upload } from '@aws-sdk/lib-storage';
 import { PassThrough, Readable } from 'node:stream';
 import { formatLocation, LocationError } from './location.ts';
+import { describeError } from '../errors.ts';
 import { asError, StorageError, type Sink } from './storage.ts';
 
 export interface S3Object {
@@ -68,7 +69,7 @@ export const openS3Sink = async (client: S3Client, object: S3Object, options: S3
   const body = new PassThrough({ highWaterMark: 1024 * 1024 });
   // The writer sees one clear error naming the object, with the SDK's error as its cause.
   const uploadFailed = (error: unknown) => {
-    const detail = error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : String(error);
+    const detail = describeError(error).slice(0, 300);
     return new StorageError(`Upload to ${shown(object)} failed (${detail})`, error);
   };
   // Failures surface through the writer's pipeline and `commit`; this listener only prevents a crash.

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { AppError } from '../errors.ts';
+import { JobError } from '../errors.ts';
 import type { Location } from './location.ts';
 
 /**
@@ -18,9 +18,9 @@ export type OpenSource = (location: Location) => Promise<Readable>;
 export type OpenSink = (location: Location) => Promise<Sink>;
 
 /** Reading or writing a location failed (after it was opened, or for a reason other than a bad name). */
-export class StorageError extends AppError {
+export class StorageError extends JobError {
   constructor(message: string, cause?: unknown) {
-    super(502, 'Storage failure', { cause, logMessage: message });
+    super(message, cause === undefined ? undefined : { cause });
   }
 }
 

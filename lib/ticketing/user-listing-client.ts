@@ -1,4 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { runBounded } from '../upstream/bounded-pool.ts';
+import { callUpstream, redactUrl, retryAfterMs, UpstreamCallError, type UpstreamResponse } from '../upstream/upstream-call.ts';
 import { TicketingListingError } from './ticketing-error.ts';
 import { parseUsersPage, type UsersPage } from './users-page.ts';
 
@@ -34,25 +36,8 @@ const RATE_LIMIT_ATTEMPTS_PER_PAGE = 20;
 
 const defaultSleep = (ms: number, signal: AbortSignal) => delay(ms, undefined, { signal });
 
-/** Credentials never reach a message: user info is stripped from any URL that is shown. */
-const displayUrl = (url: string): string => {
-  const parsed = new URL(url);
-  parsed.username = '';
-  parsed.password = '';
-  return parsed.toString();
-};
-
 /** Whole seconds as `130 s`; anything finer in ms, so a message never rounds a wait across the budget. */
 const formatWait = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.ceil(ms)} ms`);
-
-/** `Retry-After` in seconds or as an HTTP date; undefined when absent or unreadable. */
-const retryAfterMs = (header: string | null, now = Date.now()): number | undefined => {
-  if (header === null) return undefined;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-};
 
 interface Settings {
   authorization: string;
@@ -67,41 +52,33 @@ interface Settings {
 }
 
 const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> => {
-  const shown = displayUrl(url);
+  // Credentials never reach a message: user info is stripped from any URL that is shown.
+  const shown = redactUrl(url);
   let failures = 0;
   let rateLimited = 0;
   // Each pass either returns, throws, or uses up a bounded retry (failures ≤ maxRetries, 429s ≤ the cap).
   for (;;) {
     settings.signal.throwIfAborted();
-    let response: Response;
+    let response: UpstreamResponse;
     try {
-      response = await fetch(url, {
-        headers: { authorization: settings.authorization, accept: 'application/json' },
-        // A redirect is reported, not followed: basic credentials go to the configured host only.
-        redirect: 'manual',
-        signal: AbortSignal.any([settings.signal, AbortSignal.timeout(settings.timeoutMs)]),
-      });
+      response = await callUpstream(
+        url,
+        { headers: { authorization: settings.authorization, accept: 'application/json' } },
+        { signal: settings.signal, timeoutMs: settings.timeoutMs },
+      );
     } catch (error) {
       settings.signal.throwIfAborted();
       failures += 1;
-      const problem = error instanceof Error && error.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : 'was unreachable';
+      const problem = error instanceof UpstreamCallError && error.failure === 'timed-out' ? `timed out after ${settings.timeoutMs} ms` : 'was unreachable';
       if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} ${problem} (${failures} attempts)`, error);
       await settings.sleep(settings.backoffMs * 2 ** (failures - 1), settings.signal);
       continue;
     }
-    if (response.ok) {
-      let text: string;
-      try {
-        text = await response.text();
-      } catch (error) {
-        settings.signal.throwIfAborted();
-        throw new TicketingListingError(`User listing ${shown} broke off while reading the body`, error);
-      }
-      const page = parseUsersPage(text);
+    if (response.status >= 200 && response.status < 300) {
+      const page = parseUsersPage(response.text);
       if (typeof page === 'string') throw new TicketingListingError(`User listing ${shown} answered something unreadable: ${page}`);
       return page;
     }
-    await response.body?.cancel();
     if (response.status === 401 || response.status === 403) {
       throw new TicketingListingError(`Ticketing credentials rejected by ${shown} (HTTP ${response.status})`);
     }
@@ -130,6 +107,7 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
       await settings.sleep(settings.backoffMs * 2 ** (failures - 1), settings.signal);
       continue;
     }
+    // A redirect is reported, not followed: basic credentials go to the configured host only.
     throw new TicketingListingError(`User listing ${shown} answered HTTP ${response.status}`);
   }
 };
@@ -142,26 +120,10 @@ const fetchPagesConcurrently = async (
   concurrency: number,
   settings: Settings,
 ): Promise<UsersPage[]> => {
-  const pages: UsersPage[] = [];
-  const controller = new AbortController();
-  const scoped: Settings = { ...settings, signal: AbortSignal.any([settings.signal, controller.signal]) };
-  let next = from;
-  let firstError: unknown;
-  const worker = async () => {
-    while (next <= to && firstError === undefined) {
-      const page = next;
-      next += 1;
-      try {
-        pages[page - from] = await fetchPage(pageUrl(page), scoped);
-      } catch (error) {
-        firstError ??= error;
-        controller.abort();
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, to - from + 1) }, worker));
-  if (firstError !== undefined) throw firstError;
-  return pages;
+  const abort = new AbortController();
+  const scoped: Settings = { ...settings, signal: AbortSignal.any([settings.signal, abort.signal]) };
+  const tasks = Array.from({ length: to - from + 1 }, (_, offset) => () => fetchPage(pageUrl(from + offset), scoped));
+  return runBounded(tasks, concurrency, abort);
 };
 
 /** Follows `next_page` links one by one (the listing gave no `count`). */
@@ -180,7 +142,7 @@ const followNextPages = async (first: UsersPage, baseUrl: string, maxPages: numb
     }
     // Basic credentials go only to the configured host.
     if (url.origin !== origin) throw new TicketingListingError(`User listing's next_page points to another origin (${url.origin})`);
-    if (seen.has(url.href)) throw new TicketingListingError(`User listing's next_page loops back to ${displayUrl(url.href)}`);
+    if (seen.has(url.href)) throw new TicketingListingError(`User listing's next_page loops back to ${redactUrl(url.href)}`);
     seen.add(url.href);
     const page = await fetchPage(url.href, settings);
     pages.push(page);

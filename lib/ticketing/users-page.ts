@@ -1,4 +1,5 @@
-import { parseInt64 } from '../import/parse-fields.ts';
+import { canonicalInt64 } from '../int64.ts';
+import { isPlainObject } from '../plain-object.ts';
 
 /**
  * Parsing one page of `GET /api/v1/users.json`. Listing ids are int64: they are taken from the JSON
@@ -24,9 +25,6 @@ class ExactId {
 
 const INTEGER_TEXT = /^-?(0|[1-9]\d*)$/;
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Returns the page, or a string describing what is wrong with it. */
 export const parseUsersPage = (text: string): UsersPage | string => {
   let parsed: unknown;
@@ -37,7 +35,7 @@ export const parseUsersPage = (text: string): UsersPage | string => {
   } catch {
     return 'the body is not JSON';
   }
-  if (!isRecord(parsed) || !Array.isArray(parsed.users)) return 'the body has no "users" array';
+  if (!isPlainObject(parsed) || !Array.isArray(parsed.users)) return 'the body has no "users" array';
   const { count, next_page: nextPage } = parsed;
   if (count !== undefined && count !== null && !(typeof count === 'number' && Number.isSafeInteger(count) && count >= 0)) {
     return '"count" is not a non-negative integer';
@@ -45,10 +43,10 @@ export const parseUsersPage = (text: string): UsersPage | string => {
   if (nextPage !== undefined && nextPage !== null && typeof nextPage !== 'string') return '"next_page" is not a URL or null';
   const users: UsersPage['users'] = [];
   for (const [index, user] of parsed.users.entries()) {
-    if (!isRecord(user)) return `users[${index}] is not an object`;
+    if (!isPlainObject(user)) return `users[${index}] is not an object`;
     const id = user.id instanceof ExactId ? user.id.text : undefined;
     if (id === undefined || !INTEGER_TEXT.test(id)) return `users[${index}].id is not an integer`;
-    const exact = parseInt64(id);
+    const exact = canonicalInt64(id);
     if (exact === null) return `users[${index}].id ${id} is outside the signed 64-bit range`;
     users.push({ id: exact, email: typeof user.email === 'string' ? user.email : null });
   }

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { emailKey } from './email-address.ts';
-import { EmailTakenError, StorageError } from './user-errors.ts';
+import { EmailTakenError, UserStoreError } from './user-errors.ts';
 import type { User, UserStore } from './user.ts';
 
 /**
@@ -79,7 +79,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
   const fail = async (user: User, step: string, cause: unknown, userItemMayExist: boolean): Promise<never> => {
     const leftover = await compensate(user, userItemMayExist);
     const note = leftover === undefined ? '' : `; compensation failed, email lock of user ${user.id} left in place (${String(leftover)})`;
-    throw new StorageError(`${step}${note}`, cause);
+    throw new UserStoreError(`${step}${note}`, cause);
   };
 
   /**
@@ -133,7 +133,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     try {
       reclaimed = await reclaimStaleLock(user.email);
     } catch (error) {
-      throw new StorageError('reclaim a stale email lock', error);
+      throw new UserStoreError('reclaim a stale email lock', error);
     }
     if (!reclaimed) throw new EmailTakenError();
     try {
@@ -148,7 +148,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     try {
       await takeLock(user);
     } catch (error) {
-      if (error instanceof EmailTakenError || error instanceof StorageError) throw error;
+      if (error instanceof EmailTakenError || error instanceof UserStoreError) throw error;
       // A timed-out write may still have landed.
       return fail(user, 'write email lock', error, false);
     }
@@ -175,7 +175,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
         new GetCommand({ TableName: tableName, Key: { pk: userItemKey(id) }, ConsistentRead: true }),
       ));
     } catch (error) {
-      throw new StorageError('read user', error);
+      throw new UserStoreError('read user', error);
     }
     return item === undefined ? undefined : toUser(item);
   };

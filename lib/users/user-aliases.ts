@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '../errors.ts';
+import { isPlainObject } from '../plain-object.ts';
 
 /** snake_case aliases accepted for the camelCase fields (CONTRACT §3). */
 export const USER_ALIASES = [
@@ -12,9 +13,6 @@ export interface FoldedAliases {
   /** One detail per alias whose camelCase twin holds a different value. */
   conflicts: ErrorDetail[];
 }
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Folds aliases before validation, so the schema sees (and type-checks) whatever the alias carried:

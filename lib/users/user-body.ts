@@ -4,8 +4,8 @@ import type { BodySpec } from '../http/make-http-handler.ts';
 import { toErrorDetails } from '../http/error-details.ts';
 import type { EmailMode } from './email-address.ts';
 import { foldUserAliases } from './user-aliases.ts';
-import { validate as validateOff } from '../validators/user-off.generated.ts';
-import { validate as validateStrict } from '../validators/user-strict.generated.ts';
+import { validate as validateOff } from './user-off.generated.ts';
+import { validate as validateStrict } from './user-strict.generated.ts';
 
 export const USER_PARAMETER = 'user';
 

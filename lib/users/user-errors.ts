@@ -1,7 +1,7 @@
 import { AppError, ConflictError } from '../errors.ts';
 
 /** The user store failed or could not be reached; the cause goes to the log, never to the caller. */
-export class StorageError extends AppError {
+export class UserStoreError extends AppError {
   constructor(operation: string, cause: unknown) {
     super(503, 'Service Unavailable', { cause, logMessage: `User storage failed: ${operation}` });
   }

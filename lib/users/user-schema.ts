@@ -1,5 +1,4 @@
-import { _, type Ajv, type KeywordCxt, type ValidateFunction } from 'ajv';
-import { compileBodyValidator, makeAjv } from '../http/validation.ts';
+import { _, type Ajv, type KeywordCxt } from 'ajv';
 import { isEmailAddress, MAX_EMAIL_LENGTH, type EmailMode } from './email-address.ts';
 
 export const NAME_MAX_LENGTH = 100;
@@ -26,7 +25,7 @@ export const userSchema = (mode: EmailMode) =>
   }) as const;
 
 /** How generated validators (scripts/generate-validators.ts) reach the email check: a module of lib/. */
-export const EMAIL_CHECK_MODULE = '../users/email-address.ts';
+export const EMAIL_CHECK_MODULE = './email-address.ts';
 
 /**
  * Registers the `emailAddress` keyword; its failure names the rule, not the whole regex. It emits
@@ -44,7 +43,3 @@ export const addEmailKeyword = (ajv: Ajv): Ajv =>
       cxt.fail(_`!${check}(${cxt.data}, ${cxt.schema as string})`);
     },
   });
-
-/** A validator of the HTTP event's `{ body }` for the given email mode (see `compileBodyValidator`). */
-export const compileUserValidator = (mode: EmailMode): ValidateFunction =>
-  compileBodyValidator(addEmailKeyword(makeAjv()), userSchema(mode));

@@ -83,7 +83,7 @@ export const startEmbeddedDefaults = async (
   try {
     if (plan.inventory) {
       // Loaded only when needed: the demo inventory and the tests' fake Jamf are one module.
-      const { startFakeJamf, generateJamfComputers, DEMO_JAMF_CREDENTIALS } = await import('../../test/support/fake-jamf.ts');
+      const { startFakeJamf, generateJamfComputers, DEMO_JAMF_CREDENTIALS } = await import('../../demo/fake-jamf.ts');
       const jamf = await startFakeJamf({
         devices: generateJamfComputers(DEMO_COMPUTER_COUNT),
         clientId: DEMO_JAMF_CREDENTIALS.clientId,
@@ -98,12 +98,12 @@ export const startEmbeddedDefaults = async (
       notes.push(note('INVENTORY_URL', `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`));
     }
     if (plan.users) {
-      const { startDynalite, createUsersTable, seedDemoUser, DEMO_USER } = await import('../../test/support/dynalite.ts');
+      const [{ startDynalite, createUsersTable, seedUser }, { DEMO_USER }] = await Promise.all([import('./dynalite.ts'), import('../../demo/demo-user.ts')]);
       const dynamo = await startDynalite();
       stoppers.push(() => dynamo.stop());
       const tableName = overlay.USERS_TABLE ?? DEFAULT_USERS_TABLE;
       await createUsersTable({ endpoint: dynamo.endpoint, tableName });
-      await seedDemoUser({ endpoint: dynamo.endpoint, tableName });
+      await seedUser({ endpoint: dynamo.endpoint, tableName, user: DEMO_USER });
       overlay.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
       notes.push(note('AWS_ENDPOINT_URL_DYNAMODB', `${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), table "${tableName}"`));
       notes.push(note('', `DEMO DATA: one user, ${DEMO_USER.email} (id ${DEMO_USER.id})`));
@@ -111,7 +111,7 @@ export const startEmbeddedDefaults = async (
       notes.push(note('USERS_TABLE', `${plan.values.USERS_TABLE} (default name; the table must exist at the configured endpoint)`));
     }
     if (plan.storage) {
-      const { startS3Server, createBucket } = await import('../../test/support/s3-server.ts');
+      const { startS3Server, createBucket } = await import('./s3-server.ts');
       const s3 = await startS3Server();
       stoppers.push(() => s3.stop());
       const buckets = [...new Set([DEFAULT_IMPORT_BUCKET, ...(options.buckets ?? [])])];
@@ -138,8 +138,8 @@ export const startEmbeddedDefaults = async (
 /** Puts a small generated chat export where an import reads it, so the sample events work offline. */
 const seedChatExport = async (endpoint: string, target: { bucket: string; key: string }): Promise<void> => {
   const [{ localS3Client }, { chatCsvChunks }, { PutObjectCommand }] = await Promise.all([
-    import('../../test/support/s3-server.ts'),
-    import('../../bench/generate-chat-csv.ts'),
+    import('./s3-server.ts'),
+    import('../../demo/chat-export.ts'),
     import('@aws-sdk/client-s3'),
   ]);
   const client = localS3Client(endpoint);

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { handler as credentialsHandler } from '../../../functions/credentials.ts';
 import { devicesClusterKey } from '../../../lib/devices/cached-device-list-source.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
-import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../support/fake-jamf.ts';
+import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 

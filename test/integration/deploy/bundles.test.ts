@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFunctions, type BundleReport } from '../../../scripts/bundle-functions.ts';
-import { createUsersTable, startDynalite, type Dynalite } from '../../support/dynalite.ts';
+import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const run = promisify(execFile);

@@ -5,7 +5,7 @@ import { DEADLINE_MARGIN_MS, makeReadDevices } from '../../../lib/devices/read-d
 import { makeUncachedDeviceListSource } from '../../../lib/devices/uncached-device-list-source.ts';
 import { makeJamfClient } from '../../../lib/inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../support/fake-jamf.ts';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
 
 let jamf: FakeJamf | undefined;
 afterEach(async () => {

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
-import { createBucket, localS3Client, startS3Server, type S3Server } from '../../support/s3-server.ts';
-import { chatCsv, chatRow, COLUMNS, csvLine, readArchive } from './chat-fixture.ts';
+import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
+import { chatCsv, chatRow, HEADER, csvLine, readArchive } from '../../support/chat-import.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const NODE = join(ROOT, 'node_modules/.bin/node');
@@ -53,7 +53,7 @@ describe('npm run import (scripts/import.ts)', () => {
 
   it('exits non-zero with one clear line and no output file when a column is missing', async () => {
     const input = join(directory, 'in.csv');
-    await writeFile(input, chatCsv([chatRow(0)], COLUMNS.filter((column) => column !== 'COMMENT_PUBLIC')));
+    await writeFile(input, chatCsv([chatRow(0)], { columns: HEADER.filter((column) => column !== 'COMMENT_PUBLIC') }));
     const result = await runCli([input, join(directory, 'out.tar')]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
@@ -87,9 +87,9 @@ describe('npm run import (scripts/import.ts)', () => {
     // A slow producer: rows keep trickling in until the CLI goes away (EPIPE) or the bound is hit.
     const writer = await open(fifo, 'w');
     const producing = (async () => {
-      await writer.write(csvLine(COLUMNS));
+      await writer.write(csvLine(HEADER));
       for (let n = 0; running && n < 2_000; n += 1) {
-        await writer.write(csvLine(COLUMNS.map((column) => chatRow(n)[column])));
+        await writer.write(csvLine(HEADER.map((column) => chatRow(n)[column])));
         await delay(10);
       }
     })().catch(() => undefined);

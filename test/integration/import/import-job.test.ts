@@ -13,13 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ImportCancelledError, makeImportJob, type ImportJobDeps } from '../../../lib/import/import-job.ts';
-import { ImportInputError } from '../../../lib/import/run-import.ts';
+import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { LocationError, parseLocation, type Location } from '../../../lib/storage/location.ts';
 import { makeLocationOpeners } from '../../../lib/storage/open-location.ts';
 import { StorageError } from '../../../lib/storage/storage.ts';
 import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts';
-import { createBucket, localS3Client, recordCommands, startS3Server, type S3Server } from '../../support/s3-server.ts';
-import { chatCsv, chatCsvStream, chatRow, COLUMNS, readArchive } from './chat-fixture.ts';
+import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
+import { recordCommands } from '../../support/s3-commands.ts';
+import { chatCsv, chatCsvStream, chatRow, HEADER, readArchive } from '../../support/chat-import.ts';
 
 const BUCKET = 'job-test';
 const PART = 5 * 1024 * 1024;
@@ -94,7 +95,7 @@ describe('import job', () => {
     const summary = await jobOn(real, {
       openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS),
       fetchDestinationUsers: async () => new Map([['person.2@example.com', '777']]),
-    }).run({ source: parseLocation('/unused/in.csv'), destination: s3('big.tar') });
+    })({ source: parseLocation('/unused/in.csv'), destination: s3('big.tar') });
     expect(summary).toMatchObject({ rows: ROWS_FOR_THREE_PARTS, comments: ROWS_FOR_THREE_PARTS, users: 7, users_matched: 1, batches: 600 });
     expect(sent.filter((name) => name === 'UploadPartCommand')).toHaveLength(3);
     expect(sent).toContain('CompleteMultipartUploadCommand');
@@ -104,7 +105,7 @@ describe('import job', () => {
   it('leaves no object when an UploadPart fails mid-upload, and aborts the multipart upload', async () => {
     const { faulty, calls } = clientFailing({ command: 'UploadPart', onCall: 2 });
     const error = await failureOf(
-      jobOn(faulty, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) }).run({ source: parseLocation('/unused/in.csv'), destination: s3('part-fails.tar') }),
+      jobOn(faulty, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({ source: parseLocation('/unused/in.csv'), destination: s3('part-fails.tar') }),
     );
     expect(error).toBeInstanceOf(StorageError);
     expect(error?.message).toBe('Upload to s3://job-test/part-fails.tar failed (InternalError: We encountered an internal error. Please try again.)');
@@ -118,7 +119,7 @@ describe('import job', () => {
   it('leaves no object when S3 refuses to complete the upload', async () => {
     const { faulty } = clientFailing({ command: 'CompleteMultipartUpload', onCall: 1 });
     const error = await failureOf(
-      jobOn(faulty, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) }).run({ source: parseLocation('/unused/in.csv'), destination: s3('complete-fails.tar') }),
+      jobOn(faulty, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({ source: parseLocation('/unused/in.csv'), destination: s3('complete-fails.tar') }),
     );
     expect(error?.message).toBe('Upload to s3://job-test/complete-fails.tar failed (InternalError: We encountered an internal error. Please try again.)');
     expect(sent).toContain('AbortMultipartUploadCommand');
@@ -127,7 +128,7 @@ describe('import job', () => {
 
   it('leaves no object when the source connection breaks after several MB', async () => {
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS, 8 * 1024 * 1024) }).run({
+      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS, 8 * 1024 * 1024) })({
         source: parseLocation('/unused/in.csv'),
         destination: s3('source-breaks.tar'),
       }),
@@ -139,8 +140,8 @@ describe('import job', () => {
 
   it('leaves no file when a local CSV lacks a required column', async () => {
     const input = join(directory, 'in.csv');
-    await writeFile(input, chatCsv([chatRow(0)], COLUMNS.filter((column) => column !== 'AUTHOR_ID')));
-    const error = await failureOf(jobOn(real).run({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')) }));
+    await writeFile(input, chatCsv([chatRow(0)], { columns: HEADER.filter((column) => column !== 'AUTHOR_ID') }));
+    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')) }));
     expect(error).toBeInstanceOf(ImportInputError);
     expect(error?.message).toMatch(/AUTHOR_ID/);
     expect(await readdir(directory)).toEqual(['in.csv']);
@@ -149,7 +150,7 @@ describe('import job', () => {
   it('writes a local archive with resolution disabled when no listing is configured', async () => {
     const input = join(directory, 'in.csv');
     await writeFile(input, chatCsv(Array.from({ length: 250 }, (_unused, n) => chatRow(n))));
-    const summary = await jobOn(real).run({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')) });
+    const summary = await jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')) });
     expect(summary).toMatchObject({ rows: 250, batches: 3, user_resolution: 'disabled', users_matched: 0 });
     const entries = await readArchive(await readFile(join(directory, 'out.tar')));
     expect(entries.map((entry) => entry.name)).toEqual(['backup_tickets_100.json', 'backup_tickets_200.json', 'backup_tickets_300.json']);
@@ -171,19 +172,19 @@ describe('import job', () => {
         throw new TicketingListingError('Ticketing credentials rejected by http://127.0.0.1/ (HTTP 401)');
       },
     });
-    await expect(job.run({ source: s3('in.csv'), destination: s3('never.tar') })).rejects.toThrow(TicketingListingError);
+    await expect(job({ source: s3('in.csv'), destination: s3('never.tar') })).rejects.toThrow(TicketingListingError);
     expect(opened).toBe(0);
     expect(sent).toEqual([]);
   });
 
   it('does not create the destination when the source does not exist', async () => {
-    const error = await failureOf(jobOn(real).run({ source: s3('absent.csv'), destination: s3('absent.tar') }));
+    const error = await failureOf(jobOn(real)({ source: s3('absent.csv'), destination: s3('absent.tar') }));
     expect(error).toBeInstanceOf(LocationError);
     expect(sent).toEqual(['GetObjectCommand']);
   });
 
   it('refuses to overwrite its own source', async () => {
-    await expect(jobOn(real).run({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(/Source and destination are the same/);
+    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(/Source and destination are the same/);
   });
 
   it('stops mid-upload when the signal fires, aborting the multipart upload and leaving no object', async () => {
@@ -197,7 +198,7 @@ describe('import job', () => {
       { step: 'initialize', name: 'interruptOnFirstPart' },
     );
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) }).run({
+      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({
         source: parseLocation('/unused/in.csv'),
         destination: s3('interrupted.tar'),
         signal: interrupted.signal,
@@ -214,7 +215,7 @@ describe('import job', () => {
     const interrupted = new AbortController();
     const output = join(directory, 'out.tar');
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) }).run({
+      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({
         source: parseLocation('/unused/in.csv'),
         destination: parseLocation(output),
         signal: interrupted.signal,
@@ -230,7 +231,7 @@ describe('import job', () => {
   it('does not start when the signal has already fired', async () => {
     const interrupted = new AbortController();
     interrupted.abort(new ImportCancelledError('too late'));
-    await expect(jobOn(real).run({ source: s3('in.csv'), destination: s3('late.tar'), signal: interrupted.signal })).rejects.toThrow('too late');
+    await expect(jobOn(real)({ source: s3('in.csv'), destination: s3('late.tar'), signal: interrupted.signal })).rejects.toThrow('too late');
     expect(sent).toEqual([]);
   });
 });

@@ -2,13 +2,14 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } 
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler } from '../../../functions/import-tickets.ts';
-import { ImportCancelledError, InvalidImportEventError } from '../../../lib/import/import-job.ts';
-import { ImportInputError } from '../../../lib/import/run-import.ts';
+import { InvalidImportEventError } from '../../../lib/import/import-event.ts';
+import { ImportInputError } from '../../../lib/import/import-input-error.ts';
+import { ImportCancelledError } from '../../../lib/import/import-job.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { generateTicketingUsers, startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
 import { lambdaContext } from '../../support/http-events.ts';
-import { createBucket, localS3Client, startS3Server, type S3Server } from '../../support/s3-server.ts';
-import { chatCsv, chatRow, COLUMNS, readArchive } from './chat-fixture.ts';
+import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
+import { chatCsv, chatRow, HEADER, readArchive } from '../../support/chat-import.ts';
 
 const BUCKET = 'import-local';
 const PASSWORD = 'Ticketing-Pa55word!';
@@ -138,7 +139,7 @@ describe('importTickets handler', () => {
 
   it('fails naming the missing columns and leaves no object at the destination', async () => {
     const destination = `s3://${BUCKET}/output/missing-column.tar`;
-    await put('input/missing-column.csv', chatCsv([chatRow(0)], COLUMNS.filter((column) => column !== 'EMAIL' && column !== 'BODY')));
+    await put('input/missing-column.csv', chatCsv([chatRow(0)], { columns: HEADER.filter((column) => column !== 'EMAIL' && column !== 'BODY') }));
     const error = await failureOf(handler({ source: `s3://${BUCKET}/input/missing-column.csv`, destination }, lambdaContext()));
     expect(error).toBeInstanceOf(ImportInputError);
     expect(error?.message).toMatch(/BODY/);

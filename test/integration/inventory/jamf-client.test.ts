@@ -3,7 +3,7 @@ import { inventoryIdOf } from '../../../lib/devices/record-id.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
 import { JAMF_PAGE_SIZE, makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions } from '../../support/fake-jamf.ts';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions } from '../../../demo/fake-jamf.ts';
 
 const oauth: JamfAuth = {
   kind: 'oauth',

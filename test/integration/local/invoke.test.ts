@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTRACT_VARIABLES } from '../../../scripts/local/offline-command.ts';
-import { DEMO_USER } from '../../support/dynalite.ts';
+import { DEMO_USER } from '../../../demo/demo-user.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const run = promisify(execFile);

@@ -4,8 +4,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it, vi } from 'vitest';
 import { ROUTES } from '../../../lib/http/routes.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
-import { createUsersTable, startDynalite, type Dynalite } from '../../support/dynalite.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../support/fake-jamf.ts';
+import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
 import {
   allRefs,

@@ -15,7 +15,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocationError } from '../../../lib/storage/location.ts';
 import { openS3Sink, openS3Source } from '../../../lib/storage/s3-storage.ts';
 import { StorageError } from '../../../lib/storage/storage.ts';
-import { createBucket, localS3Client, recordCommands, startS3Server, type S3Server } from '../../support/s3-server.ts';
+import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
+import { recordCommands } from '../../support/s3-commands.ts';
 
 const BUCKET = 'storage-test';
 const MiB = 1024 * 1024;

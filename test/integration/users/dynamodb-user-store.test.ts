@@ -4,9 +4,9 @@ import { DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dy
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../lib/errors.ts';
 import { makeDynamoDbUserStore, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
-import { StorageError } from '../../../lib/users/user-errors.ts';
+import { UserStoreError } from '../../../lib/users/user-errors.ts';
 import type { User, UserStore } from '../../../lib/users/user.ts';
-import { createUsersTable, LOCAL_AWS, startDynalite, type Dynalite } from '../../support/dynalite.ts';
+import { createUsersTable, LOCAL_AWS, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 
 const documentClient = (endpoint: string) =>
@@ -114,7 +114,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     await store.insert(newUser('check@example.com'));
     proxy.decide((call) => (call.operation === 'GetItem' ? 'fail' : 'pass'));
     const failure = await store.insert(newUser('check@example.com')).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(StorageError);
+    expect(failure).toBeInstanceOf(UserStoreError);
     expect(await items()).toHaveLength(2);
   });
 
@@ -134,7 +134,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes('"USER#') ? 'fail' : 'pass'));
     const user = newUser('lock@example.com');
     const failure = await store.insert(user).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(StorageError);
+    expect(failure).toBeInstanceOf(UserStoreError);
     expect(failure).toMatchObject({ status: 503, publicMessage: 'Service Unavailable' });
     expect(await items()).toEqual([]);
     proxy.decide(() => 'pass');
@@ -145,7 +145,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
   it('removes a user write that landed unseen along with the lock', async () => {
     proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes('"USER#') ? 'fail-after-forwarding' : 'pass'));
     const user = newUser('unseen@example.com');
-    await expect(store.insert(user)).rejects.toBeInstanceOf(StorageError);
+    await expect(store.insert(user)).rejects.toBeInstanceOf(UserStoreError);
     expect(await items()).toEqual([]);
   });
 
@@ -157,7 +157,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     });
     const user = newUser('stuck@example.com');
     const failure = await store.insert(user).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(StorageError);
+    expect(failure).toBeInstanceOf(UserStoreError);
     expect(String((failure as Error).message)).toContain('email lock');
     const stored = await items();
     expect(stored.map((item) => String(item.pk)).sort()).toEqual(['EMAIL#stuck@example.com', `USER#${user.id}`]);
@@ -167,7 +167,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
 
   it('cleans up a lock whose write landed although the call failed', async () => {
     proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes('"EMAIL#') ? 'fail-after-forwarding' : 'pass'));
-    await expect(store.insert(newUser('ghost@example.com'))).rejects.toBeInstanceOf(StorageError);
+    await expect(store.insert(newUser('ghost@example.com'))).rejects.toBeInstanceOf(UserStoreError);
     expect(await items()).toEqual([]);
   });
 
@@ -189,21 +189,21 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     const first = newUser('first@example.com');
     await store.insert(first);
     const clash = { ...newUser('second@example.com'), id: first.id };
-    await expect(store.insert(clash)).rejects.toBeInstanceOf(StorageError);
+    await expect(store.insert(clash)).rejects.toBeInstanceOf(UserStoreError);
     expect(await store.getById(first.id)).toEqual(first);
     expect((await items()).map((item) => String(item.pk)).sort()).toEqual(['EMAIL#first@example.com', `USER#${first.id}`]);
   });
 
-  it('turns a failing read into a StorageError carrying the cause for the log only', async () => {
+  it('turns a failing read into a UserStoreError carrying the cause for the log only', async () => {
     proxy.decide(() => 'fail');
     const failure = await store.getById(randomUUID()).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(StorageError);
-    expect((failure as StorageError).publicMessage).toBe('Service Unavailable');
-    expect((failure as StorageError).cause).toBeInstanceOf(Error);
+    expect(failure).toBeInstanceOf(UserStoreError);
+    expect((failure as UserStoreError).publicMessage).toBe('Service Unavailable');
+    expect((failure as UserStoreError).cause).toBeInstanceOf(Error);
   });
 
-  it('turns a missing table into a StorageError, not a conflict', async () => {
+  it('turns a missing table into a UserStoreError, not a conflict', async () => {
     const missing = makeDynamoDbUserStore({ client: viaProxy, tableName: 'no-such-table' });
-    await expect(missing.insert(newUser('x@example.com'))).rejects.toBeInstanceOf(StorageError);
+    await expect(missing.insert(newUser('x@example.com'))).rejects.toBeInstanceOf(UserStoreError);
   });
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mapInventoryRecord, renderDeviceList, withLatestFlag, type InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
-import { generateJamfComputers } from '../../support/fake-jamf.ts';
+import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 
 const FIELD_ORDER = [
   'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build',

@@ -1,11 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { AssetDeduper, buildComment, buildTicket, buildUser } from '../../../lib/import/asset-rules.ts';
+import { AssetDeduper, type RowAssets } from '../../../lib/import/asset-rules.ts';
 import { columnMapFromHeader, REQUIRED_COLUMNS } from '../../../lib/import/read-csv.ts';
 
 const columns = columnMapFromHeader(REQUIRED_COLUMNS);
 type Cells = Partial<Record<(typeof REQUIRED_COLUMNS)[number], string>>;
 
 const row = (cells: Cells): string[] => REQUIRED_COLUMNS.map((column) => cells[column] ?? '');
+
+type Asset = keyof RowAssets;
+const DROPPED_KEY = { ticket: 'tickets', comment: 'comments', user: 'users' } as const;
+
+/**
+ * What a fresh deduper (no key seen yet) makes of one row for one asset: the record, or the one
+ * reason it counted the refusal under.
+ */
+const decide = <A extends Asset>(asset: A, cells: readonly string[]): { ok: true; value: NonNullable<RowAssets[A]> } | { ok: false; reason: string } => {
+  const deduper = new AssetDeduper();
+  const value = deduper.takeRow(cells, columns)[asset];
+  if (value !== null) return { ok: true, value: value as NonNullable<RowAssets[A]> };
+  const counted = Object.entries(deduper.dropped[DROPPED_KEY[asset]]).filter(([, count]) => count > 0);
+  expect(counted).toHaveLength(1);
+  return { ok: false, reason: counted[0]![0] };
+};
 
 const complete: Cells = {
   TICKET_CREATED_AT: '2024-05-01 12:00:00+02:00',
@@ -22,11 +38,11 @@ const complete: Cells = {
 
 describe('building assets from one row', () => {
   it('builds the ticket, comment and user of a complete row with canonical values', () => {
-    expect(buildTicket(row(complete), columns)).toEqual({
+    expect(decide('ticket', row(complete))).toEqual({
       ok: true,
       value: { id: '22', requester_id: '9223372036854775807', created_at: '2024-05-01T10:00:00Z' },
     });
-    expect(buildComment(row(complete), columns)).toEqual({
+    expect(decide('comment', row(complete))).toEqual({
       ok: true,
       value: {
         id: '11',
@@ -37,7 +53,7 @@ describe('building assets from one row', () => {
         created_at: '2024-05-01T12:00:00.25Z',
       },
     });
-    expect(buildUser(row(complete), columns)).toEqual({
+    expect(decide('user', row(complete))).toEqual({
       ok: true,
       value: { author_id: '33', name: 'Ann', email: 'Ann@Example.com' },
     });
@@ -45,9 +61,9 @@ describe('building assets from one row', () => {
 
   it('considers each asset independently: a row without NAME still makes its ticket and comment', () => {
     const cells = row({ ...complete, NAME: '' });
-    expect(buildTicket(cells, columns).ok).toBe(true);
-    expect(buildComment(cells, columns).ok).toBe(true);
-    expect(buildUser(cells, columns)).toEqual({ ok: false, reason: 'missing_field' });
+    expect(decide('ticket', cells).ok).toBe(true);
+    expect(decide('comment', cells).ok).toBe(true);
+    expect(decide('user', cells)).toEqual({ ok: false, reason: 'missing_field' });
   });
 
   it.each([
@@ -57,7 +73,7 @@ describe('building assets from one row', () => {
     ['TICKET_REQUESTER_ID', 'abc', 'invalid_field'],
     ['TICKET_CREATED_AT', '2023-02-29 10:00:00', 'invalid_field'],
   ] as const)('refuses the ticket when %s is %j (%s)', (column, value, reason) => {
-    expect(buildTicket(row({ ...complete, [column]: value }), columns)).toEqual({ ok: false, reason });
+    expect(decide('ticket', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason });
   });
 
   it.each([
@@ -70,7 +86,7 @@ describe('building assets from one row', () => {
     ['BODY', '', 'missing_field'],
     ['COMMENT_CREATED_AT', '2024-05-01', 'invalid_field'],
   ] as const)('refuses the comment when %s is %j (%s)', (column, value, reason) => {
-    expect(buildComment(row({ ...complete, [column]: value }), columns)).toEqual({ ok: false, reason });
+    expect(decide('comment', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason });
   });
 
   it.each([
@@ -81,26 +97,23 @@ describe('building assets from one row', () => {
     ['AUTHOR_ID', '', 'missing_field'],
     ['AUTHOR_ID', 'abc', 'invalid_field'],
   ] as const)('refuses the user when %s is %j (%s)', (column, value, reason) => {
-    expect(buildUser(row({ ...complete, [column]: value }), columns)).toEqual({ ok: false, reason });
+    expect(decide('user', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason });
   });
 
   it('counts a row with both a blank and an unparsable field as missing_field', () => {
-    expect(buildTicket(row({ ...complete, CONVERSATION_ID: '', TICKET_CREATED_AT: 'never' }), columns)).toEqual({
+    expect(decide('ticket', row({ ...complete, CONVERSATION_ID: '', TICKET_CREATED_AT: 'never' }))).toEqual({
       ok: false,
       reason: 'missing_field',
     });
   });
 
   it('treats the cells a short row lacks as missing', () => {
-    expect(buildComment(['2024-05-01 12:00:00', '1', '2'], columns)).toEqual({ ok: false, reason: 'missing_field' });
+    expect(decide('comment', ['2024-05-01 12:00:00', '1', '2'])).toEqual({ ok: false, reason: 'missing_field' });
   });
 });
 
 describe('AssetDeduper', () => {
-  const take = (deduper: AssetDeduper, cells: string[]) => {
-    deduper.takeRow(cells, columns);
-    return { ticket: deduper.ticket, comment: deduper.comment, user: deduper.user };
-  };
+  const take = (deduper: AssetDeduper, cells: string[]) => deduper.takeRow(cells, columns);
 
   it('lets the first complete row per key win, after an earlier incomplete one', () => {
     const deduper = new AssetDeduper();

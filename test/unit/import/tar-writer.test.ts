@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { makeTarWriter } from '../../../lib/import/tar-writer.ts';
-import { readTar } from './archive-reader.ts';
+import { readArchive } from '../../support/chat-import.ts';
 
 const collect = (stream: PassThrough): Buffer[] => {
   const parts: Buffer[] = [];
@@ -21,7 +21,7 @@ describe('makeTarWriter', () => {
     const archive = Buffer.concat(parts);
     expect(archive.length % 512).toBe(0);
     expect(archive.subarray(257, 262).toString('latin1')).toBe('ustar');
-    const entries = await readTar(archive);
+    const entries = await readArchive(archive);
     expect(entries.map(({ name, text }) => [name, text])).toEqual([
       ['backup_tickets_100.json', '{"a":1}'],
       ['backup_tickets_200.json', 'é'.repeat(600)],
@@ -35,7 +35,7 @@ describe('makeTarWriter', () => {
     await tar.finish();
     const archive = Buffer.concat(parts);
     expect(archive.length).toBe(1024);
-    expect(await readTar(archive)).toEqual([]);
+    expect(await readArchive(archive)).toEqual([]);
   });
 
   it('rejects an entry once the output failed, and abort leaves the output un-ended', async () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeLogger } from '../../../lib/http/logger.ts';
 import { makeHttpHandler } from '../../../lib/http/make-http-handler.ts';
-import { parseRetryAfter, UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
+import { retryAfterSecondsOf, UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 
@@ -80,7 +80,7 @@ describe('UpstreamError through the HTTP chain', () => {
   });
 });
 
-describe('parseRetryAfter', () => {
+describe('retryAfterSecondsOf', () => {
   const now = Date.parse('2026-11-22T10:00:00Z');
   it.each([
     ['30', 30],
@@ -90,10 +90,10 @@ describe('parseRetryAfter', () => {
     ['Sun, 22 Nov 2026 09:00:00 GMT', 0],
     ['999999', 3600],
   ])('reads %j as %i seconds', (header, expected) => {
-    expect(parseRetryAfter(header, now)).toBe(expected);
+    expect(retryAfterSecondsOf(header, now)).toBe(expected);
   });
 
   it.each([null, 'soon', '-5', '1.5'])('ignores %j', (header) => {
-    expect(parseRetryAfter(header, now)).toBeUndefined();
+    expect(retryAfterSecondsOf(header, now)).toBeUndefined();
   });
 });

@@ -2,18 +2,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entryBytes, writeComment, writeTicket } from '../../../lib/import/json-writer.ts';
+import { entryBytes, writeComment, writeTicket, writeUser } from '../../../lib/import/json-writer.ts';
 import type { Remap } from '../../../lib/import/json-writer.ts';
-import { maxUtf8Bytes, RECORD_HEADER_BYTES, SpillReader, SpillWriter } from '../../../lib/import/spill-files.ts';
+import { jsonStart, maxUtf8Bytes, recordEnd, SpillReader, SpillWriter } from '../../../lib/import/spill-files.ts';
 import type { SpillSlice } from '../../../lib/import/spill-files.ts';
 
 /** The JSON texts of a slice's records, read through the record headers. */
 const recordsOf = (slice: SpillSlice): string[] => {
   const records: string[] = [];
-  for (let at = slice.start; at < slice.end; ) {
-    const length = slice.data.readUInt32LE(at);
-    records.push(slice.data.toString('utf8', at + RECORD_HEADER_BYTES, at + RECORD_HEADER_BYTES + length));
-    at += RECORD_HEADER_BYTES + length;
+  for (let at = slice.start; at < slice.end; at = recordEnd(slice.data, at)) {
+    records.push(slice.data.toString('utf8', jsonStart(at), recordEnd(slice.data, at)));
   }
   expect(records).toHaveLength(slice.count);
   return records;
@@ -119,6 +117,22 @@ describe('spill files', () => {
       '{"data":{"tickets":{"data":[{"id":5,"requester_id":-7,"created_at":"2024-01-01T00:00:00Z"}],"comments":[],"users":[],"organizations":[]}}}',
     );
     reader.close();
+  });
+
+  it('splices spilled users into an entry byte for byte, escaping their text exactly, ids as bare integers', async () => {
+    const path = join(dir, 'users.spill');
+    const writer = new SpillWriter(path);
+    writeUser(writer, { id: '9223372036854775807', name: 'A "B" \\ C\u0000', email: 'a@b' });
+    writeUser(writer, { id: '6', name: 'Zoë', email: 'z@x' });
+    await writer.close();
+    const reader = new SpillReader(path);
+    const entry = entryBytes(EMPTY, EMPTY, reader.load(100), undefined).toString();
+    reader.close();
+    expect(entry).toBe(
+      '{"data":{"tickets":{"data":[],"comments":[],"users":[' +
+        '{"id":9223372036854775807,"name":"A \\"B\\" \\\\ C\\u0000","email":"a@b"},{"id":6,"name":"Zoë","email":"z@x"}' +
+        '],"organizations":[]}}}',
+    );
   });
 
   it('refuses to overwrite an existing spill file', async () => {

@@ -12,16 +12,14 @@ import { SpillReader, SpillWriter } from './spill-files.ts';
 import { makeTarWriter } from './tar-writer.ts';
 import type { TarWriter } from './tar-writer.ts';
 
-export { ImportInputError } from './import-input-error.ts';
-
 export interface ImportProgress {
   rows: number;
   bytesRead: number;
 }
 
-export interface RunImportOptions {
+export interface ImportPipelineOptions {
   input: Readable; // the CSV bytes (UTF-8, BOM tolerated)
-  output: Writable; // the TAR goes here; runImport ends it on success
+  output: Writable; // the TAR goes here; the pipeline ends it on success
   /** lower-cased email → destination user id as exact decimal text; undefined = resolution disabled */
   destinationUsers?: ReadonlyMap<string, string>;
   tmpDir?: string; // for spill files (default os.tmpdir()); always cleaned up
@@ -49,7 +47,7 @@ interface Spills<T> {
 }
 
 /**
- * CSV → TAR of JSON batches (CONTRACT §5), in two passes so memory does not grow with the input:
+ * The import pipeline: CSV → TAR of JSON batches, in two passes so memory does not grow with the input:
  * 1. stream the CSV once, keep only the dedupe keys and the AUTHOR_ID → destination id decisions,
  *    and spill each asset's winning records to its own temp file;
  * 2. read the three spill files in step, 100 records at a time, remap references, and write entry n.
@@ -57,7 +55,7 @@ interface Spills<T> {
  * `output` is not ended and `input` is not destroyed (both belong to the caller); temp files are
  * always removed.
  */
-export const runImport = async (options: RunImportOptions): Promise<ImportSummary> => {
+export const runImportPipeline = async (options: ImportPipelineOptions): Promise<ImportSummary> => {
   const workDir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'ticket-import-'));
   const resolver = new UserResolver(options.destinationUsers);
   const deduper = new AssetDeduper(resolver.enabled ? resolver.holds : undefined);
@@ -90,8 +88,7 @@ export const runImport = async (options: RunImportOptions): Promise<ImportSummar
       onRows: async (rows) => {
         const map = columns!;
         for (const row of rows) {
-          deduper.takeRow(row, map);
-          const { ticket, comment, user } = deduper;
+          const { ticket, comment, user } = deduper.takeRow(row, map);
           if (ticket !== null) {
             writeTicket(spill.tickets, ticket);
             counts.tickets += 1;

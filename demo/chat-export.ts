@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  * with quotes, commas and newlines, and a few per cent of rows carry faults (blank or unparsable
  * cells, bad emails, repeated comment ids). Deterministic for a given seed.
  *
- * CLI: `node bench/generate-chat-csv.ts <rows> <file> [seed]`.
+ * CLI: `node demo/chat-export.ts <rows> <file> [seed]`.
  */
 export interface GenerateChatCsvOptions {
   rows: number;
@@ -164,7 +164,7 @@ export const generateChatCsv = async (options: GenerateChatCsvOptions): Promise<
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [rows, path, seed] = process.argv.slice(2);
   if (rows === undefined || path === undefined || !/^\d+$/.test(rows)) {
-    process.stderr.write('usage: node bench/generate-chat-csv.ts <rows> <file> [seed]\n');
+    process.stderr.write('usage: node demo/chat-export.ts <rows> <file> [seed]\n');
     process.exitCode = 2;
   } else {
     const { bytes } = await generateChatCsv({ rows: Number(rows), path, ...(seed === undefined ? {} : { seed: Number(seed) }) });

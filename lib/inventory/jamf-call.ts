@@ -1,54 +1,19 @@
-import { parseRetryAfter, UpstreamError, UpstreamFailure } from './upstream-error.ts';
-
-export interface UpstreamResponse {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-export interface CallLimits {
-  /** The whole read's signal: its deadline, and the abort when a sibling request failed. */
-  signal: AbortSignal;
-  /** The most this one request (headers and body) may take. */
-  timeoutMs: number;
-}
-
-const EXCERPT_CHARS = 200;
-
-/** A short, single-line excerpt of an upstream body for the log. */
-export const excerpt = (text: string): string => {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
-};
+import { callUpstream, excerpt, redactUrl, UpstreamCallError, type CallLimits, type UpstreamResponse } from '../upstream/upstream-call.ts';
+import { retryAfterSecondsOf, UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /** The base URL as the log may show it: any user:password in it removed. */
-export const loggableBase = (baseUrl: string): string => {
-  try {
-    const url = new URL(baseUrl);
-    url.username = '';
-    url.password = '';
-    return url.toString().replace(/\/+$/, '');
-  } catch {
-    return '(invalid INVENTORY_URL)';
-  }
-};
-
-const isAbort = (error: unknown): boolean =>
-  error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+export const loggableBase = (baseUrl: string): string => redactUrl(baseUrl).replace(/\/+$/, '');
 
 /**
- * One upstream HTTP exchange, body included, bounded by its own timeout and the read's signal.
+ * One exchange with Jamf Pro (the shared upstream call), failing as the device layer's UpstreamError:
+ * out of time (its own timeout, or the read's deadline) as TimedOut, anything else as Unavailable.
  * `label` names the call in the log (method and path, never credentials).
  */
-export const callUpstream = async (label: string, url: string, init: RequestInit, limits: CallLimits): Promise<UpstreamResponse> => {
-  const signal = AbortSignal.any([limits.signal, AbortSignal.timeout(limits.timeoutMs)]);
+export const callJamf = async (label: string, url: string, init: RequestInit, limits: CallLimits): Promise<UpstreamResponse> => {
   try {
-    signal.throwIfAborted();
-    // A redirect would carry the Authorization header elsewhere; INVENTORY_URL must name the server itself.
-    const response = await fetch(url, { ...init, signal, redirect: 'error' });
-    return { status: response.status, headers: response.headers, text: await response.text() };
+    return await callUpstream(url, init, limits);
   } catch (cause) {
-    if (isAbort(cause) || signal.aborted) {
+    if (cause instanceof UpstreamCallError && cause.failure !== 'unreachable') {
       throw new UpstreamError(UpstreamFailure.TimedOut, { detail: `${label} did not complete in time`, cause });
     }
     throw new UpstreamError(UpstreamFailure.Unavailable, { detail: `${label} failed: network error`, cause });
@@ -60,7 +25,8 @@ export const callUpstream = async (label: string, url: string, init: RequestInit
  * timeout and the read's signal, failing as TimedOut.
  */
 export const withinDeadline = async <T>(label: string, limits: CallLimits, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-  const signal = AbortSignal.any([limits.signal, AbortSignal.timeout(limits.timeoutMs)]);
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const signal = limits.signal === undefined ? timeout : AbortSignal.any([limits.signal, timeout]);
   try {
     return await work(signal);
   } catch (cause) {
@@ -78,7 +44,7 @@ export const statusError = (label: string, response: UpstreamResponse, endpoint:
   const detail = `${label} answered ${response.status}: ${excerpt(response.text)}`;
   const { status } = response;
   if (status === 429) {
-    const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after'));
+    const retryAfterSeconds = retryAfterSecondsOf(response.headers.get('retry-after'));
     return new UpstreamError(UpstreamFailure.RateLimited, { detail, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });
   }
   if ((status === 400 && endpoint === 'token') || status === 401 || status === 403) return new UpstreamError(UpstreamFailure.CredentialsRejected, { detail });

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entryAssets, HEADER, importCsv } from './archive-reader.ts';
-import type { ChatRow } from './archive-reader.ts';
+import { entryAssets, HEADER, importCsv } from '../../support/chat-import.ts';
+import type { ChatRow } from '../../support/chat-import.ts';
 
 // ---- A deliberately simple, independent reference of CONTRACT §5 (BigInt for integers, Date for
 // timestamps), kept apart from lib/ so a shared mistake cannot hide.

@@ -4,7 +4,7 @@ import { buildApp } from 'fauxqs';
 /**
  * An S3-compatible server (fauxqs, embedded, in memory) on a free loopback port. fauxqs's own
  * `startFauxqs` binds every interface, so its app is listened on 127.0.0.1 here instead.
- * It answers multipart uploads including AbortMultipartUpload. No vitest imports: `npm start` uses it.
+ * It answers multipart uploads including AbortMultipartUpload. `npm start`, the tests and the benchmarks use it.
  */
 export interface S3Server {
   endpoint: string;
@@ -40,17 +40,4 @@ export const createBucket = async (options: { endpoint: string; bucket: string }
   } finally {
     client.destroy();
   }
-};
-
-/** Records the name of every command the client really sends (a middleware, so nothing is mocked). */
-export const recordCommands = (client: S3Client): string[] => {
-  const names: string[] = [];
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      names.push(String(context.commandName));
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordCommandNames' },
-  );
-  return names;
 };

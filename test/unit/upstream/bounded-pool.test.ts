@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { runBounded } from '../../../lib/inventory/run-bounded.ts';
+import { runBounded } from '../../../lib/upstream/bounded-pool.ts';
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('runBounded', () => {
+describe('bounded pool (runBounded)', () => {
   it('returns results in task order and never runs more than the limit at once', async () => {
     let active = 0;
     let peak = 0;

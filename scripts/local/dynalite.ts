@@ -8,7 +8,7 @@ import type { User } from '../../lib/users/user.ts';
 
 /**
  * A DynamoDB-compatible server (dynalite, in memory) on a free loopback port, for tests, benchmarks
- * and `npm start`. No vitest imports.
+ * and `npm start`.
  */
 export interface Dynalite {
   endpoint: string;
@@ -47,30 +47,6 @@ export const startDynalite = async (): Promise<Dynalite> => {
   };
 };
 
-/**
- * The one user the embedded table starts with, so `GET /api/users/{id}` (events/getUser/success.json,
- * `npm start`) has something to read. Written through the real store, like any created user.
- */
-export const DEMO_USER: User = {
-  id: '3f6c1a52-8d4e-4b7a-9c2f-1e5d7a8b9c0d',
-  email: 'demo.user@example.com',
-  username: 'demo.user@example.com',
-  firstName: 'Demo',
-  lastName: 'User',
-  active: true,
-  created: '2026-11-22T10:00:00.000Z',
-  lastUpdated: '2026-11-22T10:00:00.000Z',
-};
-
-export const seedDemoUser = async ({ endpoint, tableName }: { endpoint: string; tableName: string }): Promise<void> => {
-  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint }));
-  try {
-    await makeDynamoDbUserStore({ client, tableName }).insert(DEMO_USER);
-  } finally {
-    client.destroy();
-  }
-};
-
 /** Creates the users table with the key schema of infra/users-table.yml and waits until it is ACTIVE. */
 export const createUsersTable = async ({ endpoint, tableName }: { endpoint: string; tableName: string }): Promise<void> => {
   const client = new DynamoDBClient({ ...LOCAL_AWS, endpoint });
@@ -89,6 +65,16 @@ export const createUsersTable = async ({ endpoint, tableName }: { endpoint: stri
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     throw new Error(`Table ${tableName} did not become ACTIVE`);
+  } finally {
+    client.destroy();
+  }
+};
+
+/** Writes `user` through the real store, like any created user (the demo user of `npm start`). */
+export const seedUser = async ({ endpoint, tableName, user }: { endpoint: string; tableName: string; user: User }): Promise<void> => {
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint }));
+  try {
+    await makeDynamoDbUserStore({ client, tableName }).insert(user);
   } finally {
     client.destroy();
   }

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ImportInputError, runImport } from '../../../lib/import/run-import.ts';
-import type { ImportProgress, ImportSummary } from '../../../lib/import/run-import.ts';
-import { chatCsv, fullRow, HEADER, importCsv, parseLossless, readTar } from './archive-reader.ts';
+import { ImportInputError } from '../../../lib/import/import-input-error.ts';
+import { runImportPipeline } from '../../../lib/import/import-pipeline.ts';
+import type { ImportProgress, ImportSummary } from '../../../lib/import/import-pipeline.ts';
+import { chatCsv, fullRow, HEADER, importCsv, parseLossless, readArchive } from '../../support/chat-import.ts';
 
 const droppedTotal = (counts: Record<string, number>): number =>
   Object.values(counts).reduce((sum, count) => sum + count, 0);
@@ -67,7 +68,7 @@ describe('runImport', () => {
 
   it('keeps the BODY byte for byte through the archive', async () => {
     const body = '  <div>\n\t"quotes" , commas ,\r\n emoji 🎉 and \u2028 separators\u0001</div>  ';
-    const { all } = await importCsv(chatCsv([fullRow(1, { BODY: body })], '\r\n'), { tmpDir });
+    const { all } = await importCsv(chatCsv([fullRow(1, { BODY: body })], { newline: '\r\n' }), { tmpDir });
     expect(all.comments[0]!.html_body).toBe(body);
   });
 
@@ -180,7 +181,7 @@ describe('runImport', () => {
     output.on('data', (chunk: Buffer) => {
       written += chunk.length;
     });
-    const run = runImport({ input: Readable.from([`${header.join(',')}\n1,2,3\n`]), output, tmpDir });
+    const run = runImportPipeline({ input: Readable.from([`${header.join(',')}\n1,2,3\n`]), output, tmpDir });
     await expect(run).rejects.toThrowError(new ImportInputError('CSV header is missing required column(s): COMMENT_PUBLIC, NAME'));
     expect(written).toBe(0);
     expect(output.writableEnded).toBe(false);
@@ -273,7 +274,7 @@ describe('runImport', () => {
         this.destroy(new Error('source broke'));
       },
     });
-    await expect(runImport({ input: failing, output: new PassThrough(), tmpDir })).rejects.toThrowError('source broke');
+    await expect(runImportPipeline({ input: failing, output: new PassThrough(), tmpDir })).rejects.toThrowError('source broke');
     expect(await readdir(tmpDir)).toEqual([]);
   });
 
@@ -288,14 +289,14 @@ describe('runImport', () => {
       },
     });
     output.on('error', () => {});
-    await expect(runImport({ input: Readable.from([chatCsv(rows)]), output, tmpDir })).rejects.toThrowError('disk full');
+    await expect(runImportPipeline({ input: Readable.from([chatCsv(rows)]), output, tmpDir })).rejects.toThrowError('disk full');
     expect(output.writableEnded).toBe(false);
     expect(await readdir(tmpDir)).toEqual([]);
   });
 
   it('does not destroy the input it was given when it fails', async () => {
     const input = Readable.from([`${HEADER.slice(1).join(',')}\n`, 'more,data\n']);
-    await expect(runImport({ input, output: new PassThrough(), tmpDir })).rejects.toBeInstanceOf(ImportInputError);
+    await expect(runImportPipeline({ input, output: new PassThrough(), tmpDir })).rejects.toBeInstanceOf(ImportInputError);
     expect(input.destroyed).toBe(false);
     input.destroy();
   });
@@ -313,10 +314,10 @@ describe('runImport', () => {
         setImmediate(callback);
       },
     });
-    const summary = await runImport({ input: Readable.from([chatCsv(rows)]), output, tmpDir });
+    const summary = await runImportPipeline({ input: Readable.from([chatCsv(rows)]), output, tmpDir });
     expect(summary.batches).toBe(8);
     expect(output.writableFinished).toBe(true);
-    const entries = await readTar(Buffer.concat(received));
+    const entries = await readArchive(Buffer.concat(received));
     expect(entries.map((entry) => entry.name)).toEqual(Array.from({ length: 8 }, (_, index) => `backup_tickets_${(index + 1) * 100}.json`));
     expect(Buffer.concat(received).length).toBeGreaterThan(2_000_000);
     // At most about one entry waits in the output's buffer, never the whole archive.

@@ -1,0 +1,36 @@
+import { BadRequestError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts';
+import { toErrorDetails } from './error-details.ts';
+import type { HttpMiddleware } from './http-types.ts';
+
+const PARSER = '@middy/http-json-body-parser';
+const VALIDATOR = '@middy/validator';
+/** The keys the parser's prototype guard refuses, as it reports them in its error's `cause.data`. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor']);
+
+/** A Middy HTTP error (`createError`): its status and the package that raised it. */
+const middyError = (error: unknown): { status: number; package: unknown; data: unknown } | undefined => {
+  const { statusCode, cause } = (error ?? {}) as { statusCode?: unknown; cause?: { package?: unknown; data?: unknown } };
+  return typeof statusCode === 'number' && cause !== undefined ? { status: statusCode, package: cause.package, data: cause.data } : undefined;
+};
+
+/**
+ * Turns the body parser's and the validator's errors into the project's own, recognised by the
+ * package that raised them and their status, never their wording: the parser's 415 (not a JSON
+ * content type) and 422 (a `__proto__` or `constructor.prototype` key; json-body-limits has already
+ * refused text that is not JSON), and the validator's 400 (the schema failed), each schema failure
+ * a 422 naming `parameterName` with details.
+ */
+export const bodyErrors = (parameterName: string): HttpMiddleware => ({
+  onError: (request) => {
+    const error = middyError(request.error);
+    if (error?.package === PARSER && error.status === 415) {
+      request.error = new UnsupportedMediaTypeError();
+    } else if (error?.package === PARSER && error.status === 422) {
+      request.error = FORBIDDEN_KEYS.has(String(error.data))
+        ? new ValidationError(parameterName, [{ path: `/${String(error.data)}`, message: 'must NOT have additional properties' }])
+        : new BadRequestError(undefined, request.error);
+    } else if (error?.package === VALIDATOR && error.status === 400) {
+      request.error = new ValidationError(parameterName, toErrorDetails(error.data as never));
+    }
+  },
+});

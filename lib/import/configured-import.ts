@@ -1,0 +1,39 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { ImportConfig } from '../config.ts';
+import { resolveSecret } from '../secrets.ts';
+import { makeLocationOpeners } from '../storage/open-location.ts';
+import { fetchDestinationUsers } from '../ticketing/user-listing-client.ts';
+import { makeImportJob, type ImportJob } from './import-job.ts';
+
+export interface ConfiguredImport {
+  job: ImportJob;
+  /** Releases the S3 client's sockets, if one was made; for a process that exits after its runs. */
+  close: () => void;
+}
+
+/**
+ * The import job as the configuration describes it, composed once for its two entry points (the
+ * importTickets Lambda and `npm run import`): local files or S3 objects through one S3 client made
+ * on first use, and the destination's user listing (its password resolved when a run reads it)
+ * where TICKETING_URL is set.
+ */
+export const makeConfiguredImport = (config: ImportConfig, options: { tmpDir: string }): ConfiguredImport => {
+  let s3: S3Client | undefined;
+  const { ticketing } = config;
+  const job = makeImportJob({
+    ...makeLocationOpeners({
+      s3: async () => {
+        const { makeS3Client } = await import('../storage/s3-client.ts');
+        return (s3 ??= makeS3Client({ forcePathStyle: config.s3ForcePathStyle }));
+      },
+    }),
+    tmpDir: options.tmpDir,
+    fetchDestinationUsers:
+      ticketing &&
+      (async (signal) => {
+        const password = await resolveSecret(ticketing.password, 'TICKETING_PASSWORD', signal);
+        return fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password, signal });
+      }),
+  });
+  return { job, close: () => s3?.destroy() };
+};

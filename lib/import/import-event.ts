@@ -1,0 +1,46 @@
+import { LocationError, parseLocation, type Location } from '../storage/location.ts';
+import { ImportCancelledError } from './import-job.ts';
+
+/** An `importTickets` event that is not `{ "source": "s3://…", "destination": "s3://…" }`. */
+export class InvalidImportEventError extends LocationError {}
+
+const s3Location = (event: Record<string, unknown>, field: 'source' | 'destination'): Location => {
+  const value = event[field];
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new InvalidImportEventError(`Invalid import event: "${field}" must be an s3://bucket/key string`);
+  }
+  let location: Location;
+  try {
+    location = parseLocation(value);
+  } catch (error) {
+    throw new InvalidImportEventError(`Invalid import event: "${field}": ${(error as Error).message}`);
+  }
+  if (location.kind !== 's3') throw new InvalidImportEventError(`Invalid import event: "${field}" must be an s3://bucket/key URL, got "${value}"`);
+  return location;
+};
+
+/**
+ * The importTickets Lambda's event, invoked directly or by the EventBridge schedule (whose constant
+ * `input` is delivered as the whole event). A Lambda only sees S3: a local path would name its own /tmp.
+ */
+export const parseImportEvent = (event: unknown): { source: Location; destination: Location } => {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) {
+    throw new InvalidImportEventError('Invalid import event: expected {"source": "s3://…", "destination": "s3://…"}');
+  }
+  const record = event as Record<string, unknown>;
+  return { source: s3Location(record, 'source'), destination: s3Location(record, 'destination') };
+};
+
+/**
+ * A signal that fires `marginMs` before the Lambda's remaining time runs out, so a run still has the
+ * time to abort its multipart upload and leave nothing behind. `clear` must be called when the run ends.
+ */
+export const importDeadline = (remainingMs: number | undefined, marginMs: number): { signal: AbortSignal; clear: () => void } => {
+  const controller = new AbortController();
+  if (remainingMs === undefined) return { signal: controller.signal, clear: () => undefined };
+  const timer = setTimeout(
+    () => controller.abort(new ImportCancelledError(`Import stopped ${marginMs / 1000} s before the Lambda timeout; nothing was written`)),
+    Math.max(remainingMs - marginMs, 0),
+  );
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+};

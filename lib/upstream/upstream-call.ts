@@ -1,0 +1,81 @@
+/**
+ * One exchange with an upstream HTTP API (the Jamf Pro inventory, the ticketing destination's user
+ * listing), the same way for every client: bounded by its own timeout and by the caller's signal,
+ * body included; redirects are never followed (an `Authorization` header must not travel to
+ * another host), so a 3xx comes back as a status like any other. What a status means is the
+ * client's to decide.
+ */
+export interface UpstreamResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+export interface CallLimits {
+  /** The caller's signal: its deadline, or its abort when a sibling request failed. */
+  signal?: AbortSignal | undefined;
+  /** The most this one exchange (headers and body) may take. */
+  timeoutMs: number;
+}
+
+/** `timed-out`: this call's own timeout; `aborted`: the caller's signal; `unreachable`: a network failure. */
+export type UpstreamCallFailure = 'timed-out' | 'aborted' | 'unreachable';
+
+/** The exchange did not complete. The message names the URL without credentials. */
+export class UpstreamCallError extends Error {
+  readonly failure: UpstreamCallFailure;
+
+  constructor(failure: UpstreamCallFailure, message: string, cause: unknown) {
+    super(message, { cause });
+    this.name = 'UpstreamCallError';
+    this.failure = failure;
+  }
+}
+
+export const callUpstream = async (url: string, init: RequestInit, limits: CallLimits): Promise<UpstreamResponse> => {
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const signal = limits.signal === undefined ? timeout : AbortSignal.any([limits.signal, timeout]);
+  try {
+    signal.throwIfAborted();
+    const response = await fetch(url, { ...init, signal, redirect: 'manual' });
+    return { status: response.status, headers: response.headers, text: await response.text() };
+  } catch (cause) {
+    const shown = redactUrl(url);
+    if (limits.signal?.aborted) throw new UpstreamCallError('aborted', `${shown} was abandoned`, cause);
+    if (timeout.aborted) throw new UpstreamCallError('timed-out', `${shown} timed out after ${limits.timeoutMs} ms`, cause);
+    throw new UpstreamCallError('unreachable', `${shown} was unreachable`, cause);
+  }
+};
+
+/** A URL as messages and logs may show it: any `user:password@` removed. */
+export const redactUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '(invalid URL)';
+  }
+};
+
+const EXCERPT_CHARS = 200;
+
+/** A short, single-line excerpt of an upstream body for the log (never of a body holding a token). */
+export const excerpt = (text: string): string => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
+};
+
+/**
+ * `Retry-After` (RFC 9110 §10.2.3: delta-seconds or an HTTP date) as milliseconds from `now`;
+ * undefined when absent or unreadable. An HTTP date names its weekday first: bare numbers such as
+ * `-5` would otherwise parse as years.
+ */
+export const retryAfterMs = (header: string | null, now = Date.now()): number | undefined => {
+  if (header === null) return undefined;
+  const trimmed = header.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = /^[A-Za-z]{3}/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+};
