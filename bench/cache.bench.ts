@@ -15,6 +15,7 @@ import { makeJamfClient } from '../lib/inventory/jamf-client.ts';
 import { generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../test/support/http-events.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
+import { quietly } from './quietly.ts';
 
 /**
  * GET /devices handler latency per cache tier for 10,000 devices, all in one process so the ratios
@@ -48,16 +49,6 @@ const handlerOver = (sourceForRequest: () => DeviceListSource): Handler =>
 
 const handlerAnswering = (respond: () => HttpResponse): Handler =>
   makeHttpHandler({ route: 'GET /devices', logger, handle: async () => respond() }) as unknown as Handler;
-
-const quietly = async <T>(work: () => Promise<T>): Promise<T> => {
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  try {
-    return await work();
-  } finally {
-    process.stdout.write = write;
-  }
-};
 
 interface Figures {
   label: string;

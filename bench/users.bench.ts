@@ -9,8 +9,10 @@ import { makeCreateUser } from '../lib/users/create-user.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
 import { makeUserBodySpec } from '../lib/users/user-body.ts';
 import type { NewUser, UserStore } from '../lib/users/user.ts';
-import { createUsersTable, LOCAL_AWS, startDynalite } from '../scripts/local/dynalite.ts';
+import { createUsersTable, startDynalite } from '../scripts/local/dynalite.ts';
+import { LOCAL_AWS, LOCAL_AWS_ENV } from '../scripts/local/local-aws.ts';
 import { httpEvent, lambdaContext } from '../test/support/http-events.ts';
+import { quietly } from './quietly.ts';
 
 /**
  * POST /api/users through the real handler against dynalite on loopback: sequential and 16 in
@@ -69,16 +71,6 @@ const measure = async (total: number, inFlight: number, operation: () => Promise
   };
 };
 
-const silenced = async <T>(work: () => Promise<T>): Promise<T> => {
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  try {
-    return await work();
-  } finally {
-    process.stdout.write = write;
-  }
-};
-
 const fmt = (run: Run) =>
   `${run.perSecond.toFixed(0).padStart(6)} req/s   p50 ${run.p50.toFixed(2).padStart(6)} ms   p99 ${run.p99.toFixed(2).padStart(6)} ms`;
 
@@ -91,9 +83,7 @@ export const run = async (): Promise<void> => {
     USERS_TABLE: tableName,
     USER_EMAIL_PATTERN: 'strict',
     AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
-    AWS_REGION: LOCAL_AWS.region,
-    AWS_ACCESS_KEY_ID: LOCAL_AWS.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_AWS.credentials.secretAccessKey,
+    ...LOCAL_AWS_ENV,
   });
   const client = DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint: dynalite.endpoint }));
   try {
@@ -147,20 +137,20 @@ export const run = async (): Promise<void> => {
       if (result.statusCode !== 201) throw new Error(`unexpected ${result.statusCode}: ${result.body}`);
     };
 
-    await silenced(() => measure(100, 4, create)); // warm-up: JIT, connections, first-request config
+    await quietly(() => measure(100, 4, create)); // warm-up: JIT, connections, first-request config
     await measure(100, 4, rawPut);
 
     const baseSeq = await measure(SEQUENTIAL, 1, rawPut);
-    const seq = await silenced(() => measure(SEQUENTIAL, 1, create));
+    const seq = await quietly(() => measure(SEQUENTIAL, 1, create));
     const baseConc = await measure(CONCURRENT, IN_FLIGHT, rawPut);
-    const conc = await silenced(() => measure(CONCURRENT, IN_FLIGHT, create));
+    const conc = await quietly(() => measure(CONCURRENT, IN_FLIGHT, create));
 
-    await silenced(() => measure(100, 1, instrumentedCreate));
+    await quietly(() => measure(100, 1, instrumentedCreate));
     /** Each request's time, summed over the run, split into validation, storage and the rest. */
     const splitOf = async (total: number, inFlight: number): Promise<string> => {
       validationMs = 0;
       storageMs = 0;
-      const timed = await silenced(() => measure(total, inFlight, instrumentedCreate));
+      const timed = await quietly(() => measure(total, inFlight, instrumentedCreate));
       const requestMs = timed.meanMs * total;
       return (
         `inside ${total} creates, ${inFlight} in flight (${timed.meanMs.toFixed(3)} ms mean): validation ${((validationMs / total) * 1000).toFixed(1)} µs/request = ` +

@@ -10,7 +10,7 @@ const REQUIRED_BUILTIN = 'required-builtin';
  * included: `node:http` alone then loads undici (~15 ms of a ~65 ms cold load, see
  * bench/cold-start.bench.ts). Through require() nothing is read until used; the objects are the same.
  */
-export const builtinsThroughRequire: Plugin = {
+const builtinsThroughRequire: Plugin = {
   name: 'builtins-through-require',
   setup: (build) => {
     build.onResolve({ filter: /^(node:)?[a-z_]+(\/[a-z_]+)?$/ }, (args) => {

@@ -1,5 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { ConfigError } from '../errors.ts';
+import { reconnectDelayMs } from './reconnect-backoff.ts';
 import { makeTierHealth, type TierHealth, type TierHealthLogger } from './tier-health.ts';
 
 /** A value read from the cluster tier, with how long the cluster will still keep it. */
@@ -31,11 +32,7 @@ export interface RedisClusterTierOptions {
 }
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 250;
-export const DEFAULT_CONNECT_TIMEOUT_MS = 500;
-
-/** Capped exponential backoff with jitter: background reconnects never turn into a retry storm. */
-export const reconnectDelayMs = (attempt: number, random: () => number = Math.random): number =>
-  Math.min(50 * 2 ** Math.min(Math.max(attempt - 1, 0), 10), 1_000) + Math.floor(random() * 100);
+const DEFAULT_CONNECT_TIMEOUT_MS = 500;
 
 const withinMs = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
   new Promise<T>((resolve, reject) => {

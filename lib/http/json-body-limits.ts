@@ -3,9 +3,9 @@ import type { HttpEvent, HttpMiddleware } from './http-types.ts';
 import { exceedsJsonDepth } from './json-depth.ts';
 
 /** Bodies above this are refused before parsing; every body of this API is a few hundred bytes. */
-export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 64 * 1024;
 /** No body of this API nests; deeper JSON is a schema failure, refused before the recursive parser. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 /** The content types @middy/http-json-body-parser parses (it answers others with 415). */
 const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]+\+)?json(;|$)/i;
 

@@ -1,6 +1,7 @@
 import { Int64Set, ownedCopy } from './int64-set.ts';
 import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from './parse-fields.ts';
-import type { ColumnMap, CsvRow, RequiredColumn } from './read-csv.ts';
+import type { ColumnMap, RequiredColumn } from './chat-columns.ts';
+import type { CsvRow } from './read-csv.ts';
 
 /**
  * CONTRACT §5 "Assets": every row is considered for each asset on its own. A row whose fields for
@@ -34,9 +35,9 @@ export interface UserRow {
   email: string;
 }
 
-export const TICKET_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicate'] as const;
-export const COMMENT_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicate'] as const;
-export const USER_DROP_REASONS = ['missing_field', 'bad_email', 'invalid_field', 'duplicate'] as const;
+const TICKET_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicate'] as const;
+const COMMENT_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicate'] as const;
+const USER_DROP_REASONS = ['missing_field', 'bad_email', 'invalid_field', 'duplicate'] as const;
 export type DropReason = 'missing_field' | 'invalid_field' | 'bad_email' | 'duplicate';
 
 /** Every cell of a row parsed once (CONVERSATION_ID and AUTHOR_ID serve two assets each). */
@@ -53,7 +54,7 @@ export interface ParsedRow {
   email: string | null;
 }
 
-export const parseRow = (row: CsvRow, columns: ColumnMap): ParsedRow => ({
+const parseRow = (row: CsvRow, columns: ColumnMap): ParsedRow => ({
   conversationId: parseInt64(row[columns.CONVERSATION_ID]),
   requesterId: parseInt64(row[columns.TICKET_REQUESTER_ID]),
   commentPartId: parseInt64(row[columns.COMMENT_PART_ID]),
@@ -66,12 +67,12 @@ export const parseRow = (row: CsvRow, columns: ColumnMap): ParsedRow => ({
   email: parseEmail(row[columns.EMAIL]),
 });
 
-export const ticketOf = (parsed: ParsedRow): Ticket | null =>
+const ticketOf = (parsed: ParsedRow): Ticket | null =>
   parsed.conversationId === null || parsed.requesterId === null || parsed.ticketCreatedAt === null
     ? null
     : { id: parsed.conversationId, requester_id: parsed.requesterId, created_at: parsed.ticketCreatedAt };
 
-export const commentOf = (parsed: ParsedRow): Comment | null =>
+const commentOf = (parsed: ParsedRow): Comment | null =>
   parsed.commentPartId === null || parsed.conversationId === null || parsed.authorId === null ||
   parsed.isPublic === null || parsed.body === null || parsed.commentCreatedAt === null
     ? null
@@ -87,7 +88,7 @@ export const commentOf = (parsed: ParsedRow): Comment | null =>
 /** Lower-cased email → whether the destination holds it; absent when resolution is disabled. */
 export type DestinationHolds = (lowerCaseEmail: string) => boolean;
 
-export const userOf = (parsed: ParsedRow, destinationHolds?: DestinationHolds): UserRow | null =>
+const userOf = (parsed: ParsedRow, destinationHolds?: DestinationHolds): UserRow | null =>
   parsed.name === null || parsed.email === null ||
   (parsed.authorId === null && !(destinationHolds?.(parsed.email.toLowerCase()) ?? false))
     ? null

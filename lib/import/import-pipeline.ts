@@ -6,7 +6,7 @@ import { AssetDeduper } from './asset-rules.ts';
 import { BATCH_SIZE, entryCount, entryName } from './batches.ts';
 import { entryBytes, writeComment, writeTicket, writeUser } from './json-writer.ts';
 import { readCsv } from './read-csv.ts';
-import type { ColumnMap } from './read-csv.ts';
+import type { ColumnMap } from './chat-columns.ts';
 import { UserResolver } from './resolve-users.ts';
 import { SpillReader, SpillWriter } from './spill-files.ts';
 import { makeTarWriter } from './tar-writer.ts';

@@ -41,7 +41,7 @@ const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
 
-export const daysInMonth = (year: number, month: number): number =>
+const daysInMonth = (year: number, month: number): number =>
   month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!;
 
 const pad = (value: number, width: number): string => String(value).padStart(width, '0');

@@ -1,24 +1,6 @@
 import Papa from 'papaparse';
+import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from './chat-columns.ts';
 import { ImportInputError } from './import-input-error.ts';
-
-/** CONTRACT §5: the columns every chat CSV must have (any order, extra columns ignored). */
-export const REQUIRED_COLUMNS = [
-  'TICKET_CREATED_AT',
-  'TICKET_REQUESTER_ID',
-  'COMMENT_PART_ID',
-  'CONVERSATION_ID',
-  'COMMENT_PUBLIC',
-  'BODY',
-  'COMMENT_CREATED_AT',
-  'AUTHOR_ID',
-  'NAME',
-  'EMAIL',
-] as const;
-
-export type RequiredColumn = (typeof REQUIRED_COLUMNS)[number];
-
-/** Where each required column sits in a row array (rows stay arrays: no per-row objects). */
-export type ColumnMap = Readonly<Record<RequiredColumn, number>>;
 
 /** A parsed data row; a short row simply has no cell (undefined) at the higher indexes. */
 export type CsvRow = readonly string[];
@@ -39,21 +21,6 @@ export interface ReadCsvOptions {
 const DEFAULT_CHUNK_CHARS = 32 * 1024;
 const DEFAULT_MAX_ROW_CHARS = 16 << 20;
 const DECODE_SLICE_BYTES = 32 * 1024;
-
-/** Maps the header to column positions; a missing required column fails naming every one missing. */
-export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
-  const positions = new Map<string, number>();
-  header.forEach((name, index) => {
-    const key = name.trim();
-    // The first of two equally named columns wins, as a reader scanning left to right would take it.
-    if (!positions.has(key)) positions.set(key, index);
-  });
-  const missing = REQUIRED_COLUMNS.filter((column) => !positions.has(column));
-  if (missing.length > 0) {
-    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}`);
-  }
-  return Object.fromEntries(REQUIRED_COLUMNS.map((column) => [column, positions.get(column)!])) as ColumnMap;
-};
 
 const isEmptyLine = (row: readonly string[]): boolean => row.length === 1 && row[0] === '';
 

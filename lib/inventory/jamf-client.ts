@@ -14,7 +14,7 @@ export const JAMF_PAGE_SIZE = 1000;
 /** Inventory requests in flight at once; Jamf advises at most 5 connections per API client. */
 export const JAMF_CONCURRENCY = 4;
 /** The most any single upstream request may take; the read's overall deadline applies as well. */
-export const JAMF_REQUEST_TIMEOUT_MS = 10_000;
+const JAMF_REQUEST_TIMEOUT_MS = 10_000;
 /** A `totalCount` needing more pages than this is not believed (a million devices at full pages). */
 const MAX_PAGES = 10_000;
 
@@ -45,7 +45,7 @@ export interface JamfClient {
   fetchAllPages: (signal: AbortSignal) => Promise<unknown[]>;
 }
 
-export const inventoryQuery = (page: number, pageSize: number): string =>
+const inventoryQuery = (page: number, pageSize: number): string =>
   `${SECTIONS.map((section) => `section=${section}`).join('&')}&sort=id:asc&page=${page}&page-size=${pageSize}`;
 
 const asPage = (body: unknown): JamfPage | undefined => {

@@ -22,7 +22,7 @@ const RESPONSES: Record<UpstreamFailure, { status: number; message: string }> = 
 };
 
 /** Seconds a caller is told to wait when upstream rate-limits us without saying for how long. */
-export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
 export interface UpstreamErrorOptions {
   /** For the log only: what was called and what came back (never a token or secret). */

@@ -30,7 +30,7 @@ const specificity = ({ type, subtype }: MediaRange): number => {
  * Whether an `Accept` header admits `application/json` (RFC 9110 §12.5.1): the most specific
  * matching range decides, and `q=0` refuses. No header (or an empty one) accepts anything.
  */
-export const acceptsJson = (accept: string | undefined): boolean => {
+const acceptsJson = (accept: string | undefined): boolean => {
   if (accept === undefined || accept.trim() === '') return true;
   let best: MediaRange | undefined;
   for (const part of accept.split(',')) {

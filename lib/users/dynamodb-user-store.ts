@@ -9,8 +9,8 @@ import type { User, UserStore } from './user.ts';
  * - `EMAIL#<lower-cased email>`: the email lock, `{ userId }`, which makes DynamoDB itself refuse a
  *   second user with the same email through a conditional write.
  */
-export const userItemKey = (id: string): string => `USER#${id}`;
-export const emailLockKey = (email: string): string => `EMAIL#${emailKey(email)}`;
+const userItemKey = (id: string): string => `USER#${id}`;
+const emailLockKey = (email: string): string => `EMAIL#${emailKey(email)}`;
 
 export interface DynamoDbUserStoreOptions {
   client: DynamoDBDocumentClient;

@@ -7,7 +7,7 @@ import { foldUserAliases } from './user-aliases.ts';
 import { validate as validateOff } from './user-off.generated.ts';
 import { validate as validateStrict } from './user-strict.generated.ts';
 
-export const USER_PARAMETER = 'user';
+const USER_PARAMETER = 'user';
 
 /** The `user` schema of each email mode, generated ahead of time from user-schema.ts. */
 const VALIDATORS: Record<EmailMode, ValidateFunction> = { strict: validateStrict, off: validateOff };

@@ -1,10 +1,10 @@
 import { _, type Ajv, type KeywordCxt } from 'ajv';
 import { isEmailAddress, MAX_EMAIL_LENGTH, type EmailMode } from './email-address.ts';
 
-export const NAME_MAX_LENGTH = 100;
+const NAME_MAX_LENGTH = 100;
 
 /** Custom keyword: `emailAddress: 'strict' | 'off'`. It checks the length before any pattern runs. */
-export const EMAIL_KEYWORD = 'emailAddress';
+const EMAIL_KEYWORD = 'emailAddress';
 export const EMAIL_MESSAGE = 'must be a valid email address';
 
 /**

@@ -5,6 +5,7 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-s
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { makeDynamoDbUserStore } from '../../lib/users/dynamodb-user-store.ts';
 import type { User } from '../../lib/users/user.ts';
+import { LOCAL_AWS } from './local-aws.ts';
 
 /**
  * A DynamoDB-compatible server (dynalite, in memory) on a free loopback port, for tests, benchmarks
@@ -19,11 +20,6 @@ type DynaliteFactory = (options: { createTableMs?: number; deleteTableMs?: numbe
 
 // dynalite is CommonJS without type declarations.
 const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
-
-export const LOCAL_AWS = {
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-} as const;
 
 export const startDynalite = async (): Promise<Dynalite> => {
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });

@@ -1,4 +1,5 @@
 import type { Env } from './offline-params.ts';
+import { LOCAL_AWS_ENV } from './local-aws.ts';
 
 /** What a caller of the local stack needs: the HTTP API needs all three, one invoked function fewer. */
 export type LocalService = 'inventory' | 'users' | 'storage';
@@ -11,7 +12,6 @@ export const DEMO_COMPUTER_COUNT = 300;
 /** Where the sample importTickets events read from: seeded with a generated chat export. */
 export const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' } as const;
 const DEMO_CHAT_ROWS = 250;
-const LOCAL_REGION = 'us-east-1';
 
 const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
 
@@ -40,9 +40,9 @@ export const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): Defaul
   if (needs.has('users') && !present(env, 'USERS_TABLE')) plan.values.USERS_TABLE = DEFAULT_USERS_TABLE;
   // Local servers accept any credentials, but the SDK refuses to sign without some.
   if ((plan.users || plan.storage) && !present(env, 'AWS_ACCESS_KEY_ID') && !present(env, 'AWS_PROFILE')) {
-    Object.assign(plan.values, { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
+    Object.assign(plan.values, { AWS_ACCESS_KEY_ID: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY });
   }
-  if ((plan.users || plan.storage) && !present(env, 'AWS_REGION')) plan.values.AWS_REGION = LOCAL_REGION;
+  if ((plan.users || plan.storage) && !present(env, 'AWS_REGION')) plan.values.AWS_REGION = LOCAL_AWS_ENV.AWS_REGION;
   return plan;
 };
 

@@ -1,5 +1,6 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { buildApp } from 'fauxqs';
+import { LOCAL_AWS } from './local-aws.ts';
 
 /**
  * An S3-compatible server (fauxqs, embedded, in memory) on a free loopback port. fauxqs's own
@@ -27,10 +28,9 @@ export const startS3Server = async (): Promise<S3Server> => {
 /** The client settings every local S3 caller uses (any credentials are accepted). */
 export const localS3Client = (endpoint: string): S3Client =>
   new S3Client({
-    region: 'us-east-1',
+    ...LOCAL_AWS,
     endpoint,
     forcePathStyle: true,
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
 
 export const createBucket = async (options: { endpoint: string; bucket: string }): Promise<void> => {

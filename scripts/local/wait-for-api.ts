@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A path no route owns: the API's `$default` route answers it with its own 404 envelope. */
-export const READINESS_PATH = '/__local/ready';
+const READINESS_PATH = '/__local/ready';
 
 const answersWithEnvelope = async (baseUrl: string): Promise<boolean> => {
   try {

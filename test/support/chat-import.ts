@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { extract } from 'tar-stream';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from '../../lib/import/import-pipeline.ts';
-import { REQUIRED_COLUMNS, type RequiredColumn } from '../../lib/import/read-csv.ts';
+import { REQUIRED_COLUMNS, type RequiredColumn } from '../../lib/import/chat-columns.ts';
 
 /**
  * The import tests' one harness: chat-export CSVs built from rows, the archive read back, and the

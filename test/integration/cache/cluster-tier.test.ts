@@ -1,16 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_COMMAND_TIMEOUT_MS, makeRedisClusterTier, reconnectDelayMs, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
+import { DEFAULT_COMMAND_TIMEOUT_MS, makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
+import { reconnectDelayMs } from '../../../lib/cache/reconnect-backoff.ts';
 import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
-
-const recordingLogger = () => {
-  const lines: { level: 'warn' | 'info'; message: string; fields: Record<string, unknown> }[] = [];
-  return {
-    lines,
-    warn: (message: string, fields: Record<string, unknown>) => void lines.push({ level: 'warn', message, fields }),
-    info: (message: string, fields: Record<string, unknown>) => void lines.push({ level: 'info', message, fields }),
-  };
-};
+import { recordingLogger } from '../../support/recording-logger.ts';
 
 const asNumbers = (bytes: Buffer): number[] | undefined => {
   const parsed = JSON.parse(bytes.toString('utf8')) as unknown;

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { lambdaContext, loadEvent } from '../../support/http-events.ts';
+import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 type DeviceJson = Record<string, unknown> & { id: string; os_is_latest: boolean };
@@ -291,9 +292,7 @@ describe('GET /devices over a Jamf Pro inventory', () => {
         INVENTORY_CLIENT_SECRET_SSM: '/jamf/client-secret',
         LATEST_OS_VERSION: '26.1',
         AWS_ENDPOINT_URL_SSM: `http://127.0.0.1:${port}`,
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'test',
-        AWS_SECRET_ACCESS_KEY: 'test',
+        ...LOCAL_AWS_ENV,
       }));
       const started = Date.now();
       const result = await getDevices(handler, 2_500);

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { chatCsv, chatRow, HEADER, csvLine, readArchive } from '../../support/chat-import.ts';
+import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const NODE = join(ROOT, 'node_modules/.bin/node');
@@ -188,9 +189,7 @@ describe('npm run import between S3 objects with a ticketing listing', () => {
     const env = {
       ...baseEnv(),
       AWS_ENDPOINT_URL_S3: s3Server.endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
+      ...LOCAL_AWS_ENV,
       TICKETING_URL: ticketing.url,
       TICKETING_USERNAME: ticketing.username,
       TICKETING_PASSWORD: ticketing.password,

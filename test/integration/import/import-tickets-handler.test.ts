@@ -10,6 +10,7 @@ import { generateTicketingUsers, startFakeTicketing, type FakeTicketing } from '
 import { lambdaContext } from '../../support/http-events.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { chatCsv, chatRow, HEADER, readArchive } from '../../support/chat-import.ts';
+import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 
 const BUCKET = 'import-local';
 const PASSWORD = 'Ticketing-Pa55word!';
@@ -55,9 +56,7 @@ beforeAll(async () => {
   // The handler reads its configuration on the first invocation, exactly as in AWS.
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_S3: s3Server.endpoint,
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
+    ...LOCAL_AWS_ENV,
     TICKETING_URL: ticketing.url,
     TICKETING_USERNAME: ticketing.username,
     TICKETING_PASSWORD: PASSWORD,

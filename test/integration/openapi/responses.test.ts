@@ -16,6 +16,7 @@ import {
   responseProblems,
   type OpenApiDocument,
 } from './openapi-spec.ts';
+import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -228,9 +229,7 @@ describe('openapi.yaml', () => {
         USERS_TABLE: tableName,
         USER_EMAIL_PATTERN: undefined,
         AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'test',
-        AWS_SECRET_ACCESS_KEY: 'test',
+        ...LOCAL_AWS_ENV,
         AWS_SESSION_TOKEN: undefined,
         AWS_PROFILE: undefined,
       };

@@ -4,7 +4,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
-import { createUsersTable, LOCAL_AWS, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { LOCAL_AWS } from '../../../scripts/local/local-aws.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
 import { loadUserHandlers, localDynamoEnv, type UserHandlers } from './load-handlers.ts';
 

@@ -6,7 +6,8 @@ import { ConflictError } from '../../../lib/errors.ts';
 import { makeDynamoDbUserStore, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
 import { UserStoreError } from '../../../lib/users/user-errors.ts';
 import type { User, UserStore } from '../../../lib/users/user.ts';
-import { createUsersTable, LOCAL_AWS, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { LOCAL_AWS } from '../../../scripts/local/local-aws.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 
 const documentClient = (endpoint: string) =>

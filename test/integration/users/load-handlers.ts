@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { vi } from 'vitest';
+import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -32,9 +33,7 @@ export const loadUserHandlers = async (env: Record<string, string | undefined>):
 /** The SDK environment of a local DynamoDB endpoint. */
 export const localDynamoEnv = (endpoint: string) => ({
   AWS_ENDPOINT_URL_DYNAMODB: endpoint,
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'test',
-  AWS_SECRET_ACCESS_KEY: 'test',
+  ...LOCAL_AWS_ENV,
   AWS_SESSION_TOKEN: undefined,
   AWS_PROFILE: undefined,
 });

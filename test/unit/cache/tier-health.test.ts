@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeTierHealth } from '../../../lib/cache/tier-health.ts';
-
-const recordingLogger = () => {
-  const lines: { level: 'warn' | 'info'; message: string; fields: Record<string, unknown> }[] = [];
-  return {
-    lines,
-    warn: (message: string, fields: Record<string, unknown>) => void lines.push({ level: 'warn', message, fields }),
-    info: (message: string, fields: Record<string, unknown>) => void lines.push({ level: 'info', message, fields }),
-  };
-};
+import { recordingLogger } from '../../support/recording-logger.ts';
 
 describe('tier health', () => {
   it('writes nothing while the tier keeps succeeding', () => {

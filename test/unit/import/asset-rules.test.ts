@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AssetDeduper, type RowAssets } from '../../../lib/import/asset-rules.ts';
-import { columnMapFromHeader, REQUIRED_COLUMNS } from '../../../lib/import/read-csv.ts';
+import { columnMapFromHeader, REQUIRED_COLUMNS } from '../../../lib/import/chat-columns.ts';
 
 const columns = columnMapFromHeader(REQUIRED_COLUMNS);
 type Cells = Partial<Record<(typeof REQUIRED_COLUMNS)[number], string>>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
-import { columnMapFromHeader, readCsv, REQUIRED_COLUMNS } from '../../../lib/import/read-csv.ts';
-import type { ColumnMap, CsvRow } from '../../../lib/import/read-csv.ts';
+import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from '../../../lib/import/chat-columns.ts';
+import { readCsv, type CsvRow } from '../../../lib/import/read-csv.ts';
 
 const HEADER = REQUIRED_COLUMNS.join(',');
 

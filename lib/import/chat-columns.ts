@@ -1,0 +1,35 @@
+import { ImportInputError } from './import-input-error.ts';
+
+/** The columns every chat CSV must have (any order, extra columns ignored). */
+export const REQUIRED_COLUMNS = [
+  'TICKET_CREATED_AT',
+  'TICKET_REQUESTER_ID',
+  'COMMENT_PART_ID',
+  'CONVERSATION_ID',
+  'COMMENT_PUBLIC',
+  'BODY',
+  'COMMENT_CREATED_AT',
+  'AUTHOR_ID',
+  'NAME',
+  'EMAIL',
+] as const;
+
+export type RequiredColumn = (typeof REQUIRED_COLUMNS)[number];
+
+/** Where each required column sits in a row array (rows stay arrays: no per-row objects). */
+export type ColumnMap = Readonly<Record<RequiredColumn, number>>;
+
+/** Maps the header to column positions; a missing required column fails naming every one missing. */
+export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
+  const positions = new Map<string, number>();
+  header.forEach((name, index) => {
+    const key = name.trim();
+    // The first of two equally named columns wins, as a reader scanning left to right would take it.
+    if (!positions.has(key)) positions.set(key, index);
+  });
+  const missing = REQUIRED_COLUMNS.filter((column) => !positions.has(column));
+  if (missing.length > 0) {
+    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}`);
+  }
+  return Object.fromEntries(REQUIRED_COLUMNS.map((column) => [column, positions.get(column)!])) as ColumnMap;
+};
