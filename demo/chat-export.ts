@@ -148,6 +148,12 @@ export function* chatCsvChunks(options: Omit<GenerateChatCsvOptions, 'path'>): G
   if (out.length > 0) yield out;
 }
 
+/**
+ * The demo export committed beside this file (`npm run import -- demo/chat-export.csv …`, and the
+ * local S3's `input/chat.csv`): this generator's output for these options, which a test keeps true.
+ */
+export const DEMO_CHAT_EXPORT = { file: new URL('./chat-export.csv', import.meta.url), rows: 250, seed: 7 } as const;
+
 /** Writes the CSV to `path`; resolves with its size in bytes. */
 export const generateChatCsv = async (options: GenerateChatCsvOptions): Promise<{ bytes: number }> => {
   const file = createWriteStream(options.path);

@@ -6,7 +6,7 @@ import { generateJamfComputers, type JamfComputer } from './jamf-computers.ts';
 export { generateJamfComputers, type JamfComputer };
 
 /**
- * A Jamf Pro API on 127.0.0.1 speaking the real wire format (CONTRACT §2): both token endpoints,
+ * A Jamf Pro API on 127.0.0.1 speaking the real wire format: both token endpoints,
  * `/api/v3/computers-inventory` with paging, sorting, sections and bearer tokens, plus fault and
  * latency controls for tests and benchmarks. No test-framework imports: `npm start` uses it as the
  * demo inventory.

@@ -2,7 +2,7 @@ import { parseVersion } from './devices/version.ts';
 import { ConfigError } from './errors.ts';
 
 /**
- * The only module that reads the environment (CONTRACT §6). Each Lambda loads the section it needs
+ * The only module that reads the environment (docs/configuration.md). Each Lambda loads the section it needs
  * once, on its first request, so a missing variable becomes a logged ConfigError naming it and a
  * generic 500 for the caller rather than a crashed init.
  */

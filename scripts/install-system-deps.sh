@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# System packages the tests and the local stack need (Debian). Node 24 itself comes from the
-# `node` devDependency, so the machine's own node version does not matter.
+# What the tests need beyond node_modules, installed when missing (Debian): redis-server (the cache
+# tier's tests start their own on free loopback ports) and unzip (the deployment-package test opens
+# the zips). `npm test` runs this first; Node 24 itself comes from the `node` devDependency.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "install-system-deps: please install: ${missing[*]} (needs root)" >&2
-    exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # The Debian package starts a system-wide redis on 6379; the tests start their own on free ports.
-  (service redis-server stop || systemctl stop redis-server || true) >/dev/null 2>&1
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "npm test needs ${missing[*]}, which this machine lacks, and can install it only as root on Debian." >&2
+  echo "Install it yourself (Debian/Ubuntu: sudo apt-get install ${missing[*]}; macOS: brew install redis), then run npm test again." >&2
+  exit 1
 fi
+echo "npm test: installing ${missing[*]} (Debian packages)…" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The Debian package starts a system-wide redis on 6379; the tests start their own on free ports.
+(service redis-server stop || systemctl stop redis-server || true) >/dev/null 2>&1

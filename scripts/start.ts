@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ALL_SERVICES, describeConfigured, startEmbeddedDefaults } from './local/embedded-defaults.ts';
 import { loadLocalEnvFile } from './local/env-file.ts';
-import { CONTRACT_VARIABLES, offlineCommand } from './local/offline-command.ts';
+import { CONFIGURATION_VARIABLES, offlineCommand } from './local/offline-command.ts';
 import { paramVariables } from './local/offline-params.ts';
 import { isPortFree, LOOPBACK, parsePort } from './local/ports.ts';
 import { spawnGroup, type ProcessGroup } from './local/process-group.ts';
@@ -14,7 +14,7 @@ import { createShadowService, type ShadowService } from './local/shadow-service.
 import { describeStartupFailure, makeStartupFailureScanner } from './local/startup-failure.ts';
 import { waitForApi } from './local/wait-for-api.ts';
 
-/** `npm start`: the whole HTTP API through serverless-offline on 127.0.0.1:$PORT, on embedded defaults (CONTRACT §7). */
+/** `npm start`: the whole HTTP API through serverless-offline on 127.0.0.1:$PORT, on embedded defaults (docs/local-stack.md). */
 const root = fileURLToPath(new URL('..', import.meta.url));
 const READY_TIMEOUT_MS = 180_000;
 const SHUTDOWN_LIMIT_MS = 15_000;
@@ -74,7 +74,7 @@ setInterval(() => {
 
 say(`local stack${envFile ? ` (variables from ${envFile} and the environment)` : ''}; defaults in use — set the variable to replace one:`);
 for (const line of defaults.notes) say(line);
-for (const line of describeConfigured(process.env, CONTRACT_VARIABLES)) say(line);
+for (const line of describeConfigured(process.env, CONFIGURATION_VARIABLES)) say(line);
 
 const env = { ...process.env, ...defaults.env };
 const shadow = (running.shadow = await createShadowService(root, `device-users-offline-${port}`));

@@ -1,4 +1,4 @@
-/** POST /credentials body (CONTRACT §2). */
+/** POST /credentials body (docs/api.md). */
 export interface Credentials {
   client_id: string;
   client_secret: string;

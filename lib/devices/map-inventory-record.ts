@@ -3,9 +3,9 @@ import { inventoryIdOf } from './record-id.ts';
 import { isLatest, parseVersion } from './version.ts';
 
 /**
- * A device as read from the inventory, before the latest-OS decision (CONTRACT §2). This is what
+ * A device as read from the inventory, before the latest-OS decision (docs/api.md). This is what
  * the cache stores, so a changed `LATEST_OS_VERSION` never serves stale flags. Keys appear in the
- * contract's order; a field without a value is absent, never null.
+ * documented order (docs/api.md); a field without a value is absent, never null.
  */
 export interface InventoryDevice {
   id: string;
@@ -73,7 +73,7 @@ export const mapInventoryRecord = (record: unknown): InventoryDevice | undefined
 };
 
 /**
- * One fixed shape in the contract's order, `os_is_latest` after `os_build`. Fields without a value
+ * One fixed shape in the documented order, `os_is_latest` after `os_build`. Fields without a value
  * are undefined here, which JSON.stringify leaves out, so the body never carries null; the fixed
  * shape is also what keeps rendering 10,000 devices cheap.
  */

@@ -31,7 +31,7 @@ export const compareVersions = (a: Version | string, b: Version | string): -1 | 
 
 /**
  * Equal is latest; a device whose version does not parse is never latest, and neither is any
- * device against a reference that does not parse (CONTRACT §2). Pass the reference pre-parsed to
+ * device against a reference that does not parse. Pass the reference pre-parsed to
  * decide many devices against it.
  */
 export const isLatest = (version: string | undefined, reference: Version | string): boolean => {

@@ -4,7 +4,7 @@ import type { ColumnMap, RequiredColumn } from './chat-columns.ts';
 import type { CsvRow } from './read-csv.ts';
 
 /**
- * CONTRACT §5 "Assets": every row is considered for each asset on its own. A row whose fields for
+ * The import's assets (docs/import.md): every row is considered for each asset on its own. A row whose fields for
  * an asset are not all present contributes nothing to it; among the rows that do, the first per key
  * wins. Integers are canonical decimal text, never numbers.
  *

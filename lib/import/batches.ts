@@ -1,5 +1,5 @@
 /**
- * CONTRACT §5 "Batches": each asset is cut into consecutive slices of 100; entry n holds the n-th
+ * The archive's batches (docs/import.md): each asset is cut into consecutive slices of 100; entry n holds the n-th
  * slice of each (empty where an asset has none) and there are as many entries as the longest asset
  * needs — none when every asset is empty.
  */

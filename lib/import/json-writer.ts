@@ -6,7 +6,7 @@ import type { SpillSlice, SpillWriter } from './spill-files.ts';
 /**
  * Hand-built JSON for the archive entries: ids are canonical decimal text written as bare JSON
  * integers (a double would round ids above 2^53), strings go through JSON.stringify (exact escaping,
- * BODY byte for byte), keys in the contract's table order. Timestamps are already canonical ASCII
+ * BODY byte for byte), keys in the order of docs/import.md's asset table. Timestamps are already canonical ASCII
  * from parseTimestamp and need no escaping.
  *
  * Records are encoded straight into a spill file, each with its one remappable reference

@@ -1,7 +1,7 @@
 import { canonicalInt64 } from '../int64.ts';
 
 /**
- * Field parsers for the chat CSV (CONTRACT §5 "Field rules"). Each takes the raw cell (undefined when
+ * Field parsers for the chat CSV (docs/import.md, field rules). Each takes the raw cell (undefined when
  * a short row has no such cell) and returns the canonical value or null. Pure and allocation-light:
  * they run once per cell on the hot path.
  */

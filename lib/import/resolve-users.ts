@@ -10,7 +10,7 @@ export interface ResolvedUser {
 }
 
 /**
- * CONTRACT §5 user ids and references. A user's id is the destination's id for its email
+ * User ids and references (docs/import.md). A user's id is the destination's id for its email
  * (case-insensitive) where the destination holds one, else its AUTHOR_ID. Where the id came from the
  * destination, references to that AUTHOR_ID (comment `author_id`, ticket `requester_id`) follow it —
  * and the FIRST winning user row of an AUTHOR_ID decides: if that first user was not matched, a later

@@ -14,7 +14,7 @@ const tokenFrom = (body: unknown, field: 'access_token' | 'token'): string | und
 };
 
 /**
- * Obtains a bearer token (CONTRACT §2): OAuth client credentials at `/api/oauth/token`, or basic
+ * Obtains a bearer token: OAuth client credentials at `/api/oauth/token`, or basic
  * auth at `/api/v1/auth/token`. Token endpoint bodies never reach the log when the call succeeded,
  * as they hold the token.
  */

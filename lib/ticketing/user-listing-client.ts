@@ -4,7 +4,7 @@ import { callUpstream, redactUrl, retryAfterMs, UpstreamCallError, type Upstream
 import { TicketingListingError } from './ticketing-error.ts';
 import { parseUsersPage, type UsersPage } from './users-page.ts';
 
-/** The listing's fixed page size (CONTRACT §5). */
+/** The listing's fixed page size. */
 const PAGE_SIZE = 100;
 
 export interface FetchDestinationUsersOptions {

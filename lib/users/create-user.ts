@@ -6,7 +6,7 @@ export interface CreateUserDeps {
   newId: () => string;
 }
 
-/** Builds the record of CONTRACT §3 (username = email, active, created = lastUpdated) and stores it. */
+/** Builds the user record (username = email, active, created = lastUpdated) and stores it. */
 export const makeCreateUser =
   ({ store, clock, newId }: CreateUserDeps) =>
   async (input: NewUser): Promise<User> => {

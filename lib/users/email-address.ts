@@ -1,10 +1,10 @@
-/** How strictly `email` is checked (CONTRACT §3, `USER_EMAIL_PATTERN`). */
+/** How strictly `email` is checked (`USER_EMAIL_PATTERN`, docs/configuration.md). */
 export type EmailMode = 'strict' | 'off';
 
 /** RFC 5321 caps a forward path at 256 octets including the angle brackets. */
 export const MAX_EMAIL_LENGTH = 254;
 
-/** The contract's pattern, character for character (JavaScript, no `u` flag). */
+/** The documented pattern (docs/api.md), character for character (JavaScript, no `u` flag). */
 export const STRICT_EMAIL_SOURCE = String.raw`^(([^<>()\[\]\\.,;:\s@"]+(\.[^<>()\[\]\\.,;:\s@"]+)*)|(".+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$`;
 
 export const STRICT_EMAIL_PATTERN = new RegExp(STRICT_EMAIL_SOURCE);

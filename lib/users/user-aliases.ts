@@ -1,7 +1,7 @@
 import type { ErrorDetail } from '../errors.ts';
 import { isPlainObject } from '../plain-object.ts';
 
-/** snake_case aliases accepted for the camelCase fields (CONTRACT §3). */
+/** snake_case aliases accepted for the camelCase fields (docs/api.md). */
 const USER_ALIASES = [
   { alias: 'first_name', field: 'firstName' },
   { alias: 'last_name', field: 'lastName' },

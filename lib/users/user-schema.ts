@@ -8,7 +8,7 @@ const EMAIL_KEYWORD = 'emailAddress';
 export const EMAIL_MESSAGE = 'must be a valid email address';
 
 /**
- * The `user` body schema (CONTRACT §3). The email rule is a keyword rather than `pattern` because AJV
+ * The `user` body schema (docs/api.md). The email rule is a keyword rather than `pattern` because AJV
  * with `allErrors` evaluates `pattern` even after `maxLength` failed, which would hand a backtracking
  * regex an unbounded input.
  */

@@ -1,11 +1,11 @@
-/** The `user` body of POST /api/users once aliases are folded and the schema passed (CONTRACT §3). */
+/** The `user` body of POST /api/users once aliases are folded and the schema passed (docs/api.md). */
 export interface NewUser {
   email: string;
   firstName: string;
   lastName: string;
 }
 
-/** A stored user as returned by POST and GET /api/users. Key order is the contract's. */
+/** A stored user as returned by POST and GET /api/users. Key order is the documented one (docs/api.md). */
 export interface User {
   id: string;
   email: string;

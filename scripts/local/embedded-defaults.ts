@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import type { Env } from './offline-params.ts';
 import { LOCAL_AWS_ENV } from './local-aws.ts';
+import { DEMO_CHAT_EXPORT } from '../../demo/chat-export.ts';
 
 /** What a caller of the local stack needs: the HTTP API needs all three, one invoked function fewer. */
 export type LocalService = 'inventory' | 'users' | 'storage';
@@ -11,7 +13,6 @@ export const DEFAULT_IMPORT_BUCKET = 'import-local';
 export const DEMO_COMPUTER_COUNT = 300;
 /** Where the sample importTickets events read from: seeded with a generated chat export. */
 export const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' } as const;
-const DEMO_CHAT_ROWS = 250;
 
 const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
 
@@ -26,7 +27,7 @@ export interface DefaultsPlan {
   values: Record<string, string>;
 }
 
-/** Decides which embedded servers to start: each only where its variable is unset (CONTRACT §7). */
+/** Decides which embedded servers to start: each only where its variable is unset (docs/local-stack.md). */
 export const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan => {
   const anyEndpoint = present(env, 'AWS_ENDPOINT_URL');
   const plan: DefaultsPlan = {
@@ -121,7 +122,7 @@ export const startEmbeddedDefaults = async (
       overlay.AWS_ENDPOINT_URL_S3 = s3.endpoint;
       const bucketList = buckets.map((bucket) => `"${bucket}"`).join(', ');
       notes.push(note('AWS_ENDPOINT_URL_S3', `${s3.endpoint} — local S3-compatible store (in memory), bucket${buckets.length > 1 ? 's' : ''} ${bucketList}`));
-      for (const source of sources) notes.push(note('', `s3://${source.bucket}/${source.key} — DEMO DATA: ${DEMO_CHAT_ROWS} generated chat rows`));
+      for (const source of sources) notes.push(note('', `s3://${source.bucket}/${source.key} — DEMO DATA: the ${DEMO_CHAT_EXPORT.rows}-row demo/chat-export.csv`));
     }
     if (needs.has('inventory')) {
       if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(note('LATEST_OS_VERSION', `${plan.values.LATEST_OS_VERSION} (default)`));
@@ -135,16 +136,12 @@ export const startEmbeddedDefaults = async (
   return { env: overlay, notes, stop };
 };
 
-/** Puts a small generated chat export where an import reads it, so the sample events work offline. */
+/** Puts the demo chat export where an import reads it, so the sample events work offline. */
 const seedChatExport = async (endpoint: string, target: { bucket: string; key: string }): Promise<void> => {
-  const [{ localS3Client }, { chatCsvChunks }, { PutObjectCommand }] = await Promise.all([
-    import('./s3-server.ts'),
-    import('../../demo/chat-export.ts'),
-    import('@aws-sdk/client-s3'),
-  ]);
+  const [{ localS3Client }, { PutObjectCommand }] = await Promise.all([import('./s3-server.ts'), import('@aws-sdk/client-s3')]);
   const client = localS3Client(endpoint);
   try {
-    const body = [...chatCsvChunks({ rows: DEMO_CHAT_ROWS, seed: 7 })].join('');
+    const body = await readFile(DEMO_CHAT_EXPORT.file);
     await client.send(new PutObjectCommand({ Bucket: target.bucket, Key: target.key, Body: body, ContentType: 'text/csv' }));
   } finally {
     client.destroy();

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { paramArguments, type Env } from './offline-params.ts';
 
-/** Every variable of CONTRACT §6, for the banner. */
-export const CONTRACT_VARIABLES = [
+/** Every configuration variable (docs/configuration.md), for the banner. */
+export const CONFIGURATION_VARIABLES = [
   'INVENTORY_URL',
   'INVENTORY_CLIENT_ID',
   'INVENTORY_CLIENT_SECRET',

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTRACT_VARIABLES } from '../../scripts/local/offline-command.ts';
+import { CONFIGURATION_VARIABLES } from '../../scripts/local/offline-command.ts';
 import { freePort, isPortFree } from '../../scripts/local/ports.ts';
 import { groupAlive } from '../../scripts/local/process-group.ts';
 
@@ -23,10 +23,10 @@ interface RunningStart {
 /** One variable set in the environment replaces its default (and reaches the handler through the template). */
 const LATEST_OS_VERSION = '26.0';
 
-/** `node scripts/start.ts` in its own process group: no .env, no contract variable but LATEST_OS_VERSION. */
+/** `node scripts/start.ts` in its own process group: no .env, no configuration variable but LATEST_OS_VERSION. */
 const runStart = (port: number, options: { underShell?: boolean } = {}): RunningStart => {
   const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
-  for (const name of [...CONTRACT_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+  for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
   env.LATEST_OS_VERSION = LATEST_OS_VERSION;
   // Under a shell, like `npm start`: the shell is the child, start.ts its child (`; true` keeps sh from exec'ing).
   const [command, args] = options.underShell

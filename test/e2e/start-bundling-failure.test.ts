@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTRACT_VARIABLES } from '../../scripts/local/offline-command.ts';
+import { CONFIGURATION_VARIABLES } from '../../scripts/local/offline-command.ts';
 import { freePort, isPortFree } from '../../scripts/local/ports.ts';
 import { groupAlive } from '../../scripts/local/process-group.ts';
 
@@ -34,7 +34,7 @@ describe('npm start with a handler that does not bundle', () => {
   it('stops at once with one line naming the file, exit 1, nothing left running', async () => {
     const port = await freePort();
     const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
-    for (const name of [...CONTRACT_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+    for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
     const child = spawn(process.execPath, ['scripts/start.ts'], { cwd: project, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let errors = '';

@@ -351,7 +351,7 @@ describe('osls package: the CloudFormation template', () => {
   });
 
   describe('configuration and secrets', () => {
-    const CONTRACT_VARIABLES: Record<FunctionName, string[]> = {
+    const CONFIGURATION_VARIABLES: Record<FunctionName, string[]> = {
       credentials: [],
       devices: [
         'INVENTORY_URL',
@@ -369,9 +369,9 @@ describe('osls package: the CloudFormation template', () => {
     };
     const RUNTIME_VARIABLES = ['NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE'];
 
-    it('sets each function exactly its CONTRACT §6 variables, from the stage parameters', () => {
+    it('sets each function exactly its configuration variables, from the stage parameters', () => {
       for (const name of FUNCTION_NAMES) {
-        expect(Object.keys(environmentOf(full.template, name)).sort(), name).toEqual([...RUNTIME_VARIABLES, ...CONTRACT_VARIABLES[name]].sort());
+        expect(Object.keys(environmentOf(full.template, name)).sort(), name).toEqual([...RUNTIME_VARIABLES, ...CONFIGURATION_VARIABLES[name]].sort());
       }
       expect(environmentOf(full.template, 'devices')).toMatchObject({
         INVENTORY_URL: FULL_PARAMS.inventoryUrl,

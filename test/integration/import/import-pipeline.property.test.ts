@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entryAssets, HEADER, importCsv } from '../../support/chat-import.ts';
 import type { ChatRow } from '../../support/chat-import.ts';
 
-// ---- A deliberately simple, independent reference of CONTRACT §5 (BigInt for integers, Date for
+// ---- A deliberately simple, independent reference of the import rules (docs/import.md) (BigInt for integers, Date for
 // timestamps), kept apart from lib/ so a shared mistake cannot hide.
 
 const refInt = (raw: string | undefined): string | null => {

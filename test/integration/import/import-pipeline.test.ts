@@ -45,7 +45,7 @@ describe('runImport', () => {
     expect(summary.dropped.comments.invalid_field).toBe(1);
   });
 
-  it('writes each entry in the exact envelope with keys in the contract order', async () => {
+  it('writes each entry in the exact envelope with keys in the documented order', async () => {
     const csv = chatCsv([
       fullRow(1, {
         TICKET_CREATED_AT: '2024-01-01 00:30:00+01:00',

@@ -8,7 +8,7 @@ const root = fileURLToPath(new URL('../../..', import.meta.url));
 const template = readFileSync(join(root, 'serverless.yml'), 'utf8');
 
 describe('invokeTarget', () => {
-  it('resolves each function of the contract to its TypeScript handler module', () => {
+  it('resolves each function of serverless.yml to its TypeScript handler module', () => {
     expect(functionNames(template)).toEqual(['credentials', 'devices', 'createUser', 'getUser', 'importTickets']);
     expect(invokeTarget(root, template, 'createUser')).toMatchObject({
       modulePath: join(root, 'functions/create-user.ts'),

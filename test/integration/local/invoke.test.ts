@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTRACT_VARIABLES } from '../../../scripts/local/offline-command.ts';
+import { CONFIGURATION_VARIABLES } from '../../../scripts/local/offline-command.ts';
 import { DEMO_USER } from '../../../demo/demo-user.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -17,10 +17,10 @@ interface Outcome {
   stderr: string;
 }
 
-/** `node scripts/invoke.ts …` on embedded defaults only (no .env, no contract variables). */
+/** `node scripts/invoke.ts …` on embedded defaults only (no .env, no configuration variables). */
 const invoke = async (...args: string[]): Promise<Outcome> => {
   const env: Record<string, string | undefined> = { ...process.env, LOCAL_ENV_FILE: '' };
-  for (const name of [...CONTRACT_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+  for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
   try {
     const { stdout, stderr } = await run(process.execPath, ['scripts/invoke.ts', ...args], { cwd: ROOT, env, timeout: 60_000 });
     return { code: 0, stdout, stderr };

@@ -55,7 +55,7 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
     handlers.restore();
   });
 
-  it('creates a user from the sample event: 201, Location and the contract record', async () => {
+  it('creates a user from the sample event: 201, Location and the documented record', async () => {
     const result = await handlers.createUser(await loadEvent('createUser/success.json'), lambdaContext());
     expect(result.statusCode).toBe(201);
     const user = JSON.parse(result.body!);

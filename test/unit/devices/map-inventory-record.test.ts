@@ -32,7 +32,7 @@ const isOrderedSubsequence = (keys: string[], order: string[]) => {
 };
 
 describe('mapInventoryRecord', () => {
-  it('maps every field from its upstream path, in the contract order', () => {
+  it('maps every field from its upstream path, in the documented order', () => {
     const device = mapInventoryRecord(fullRecord)!;
     expect(device).toEqual({
       id: '17',

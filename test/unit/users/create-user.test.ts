@@ -14,7 +14,7 @@ const memoryStore = (): UserStore & { users: User[] } => {
 };
 
 describe('makeCreateUser', () => {
-  it('builds the contract record: id, username = email, active, created = lastUpdated in UTC with milliseconds', async () => {
+  it('builds the documented record: id, username = email, active, created = lastUpdated in UTC with milliseconds', async () => {
     const store = memoryStore();
     const createUser = makeCreateUser({
       store,
