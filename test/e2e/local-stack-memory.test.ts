@@ -73,7 +73,7 @@ describe('npm start under sustained load', () => {
     const summary =
       `responses ${JSON.stringify(Object.fromEntries(statuses))} of ${started} started; emulator RSS ${atReady.emulatorMb?.toFixed(0)} MB at ready, ` +
       `${after.emulatorMb === undefined ? 'gone' : `${after.emulatorMb.toFixed(0)} MB`} after; stack exited: ${exited}; heap exhausted: ${heapExhausted}` +
-      (exited || heapExhausted ? `\n${stack.errors().slice(-1_500)}` : '');
+      (exited || heapExhausted ? `\n${stack.output().split('\n').filter((line) => /^(stopping|start:)/.test(line)).join('\n')}\n${stack.errors().slice(-1_500)}` : '');
     expect(exited, summary).toBe(false);
     expect(heapExhausted, summary).toBe(false);
     expect(statuses.get('200'), summary).toBe(REQUESTS);
