@@ -1,54 +1,35 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { makeRedisClusterTier } from '../lib/cache/cluster-tier.ts';
-import { makeMemoryTier } from '../lib/cache/memory-tier.ts';
-import { cacheTierName } from '../lib/cache/provenance.ts';
-import { deviceListTemplateCodec, prepareDeviceList, renderDeviceListTemplate } from '../lib/cache/device-list-template.ts';
-import { makeCachedDeviceListSource } from '../lib/devices/cached-device-list-source.ts';
-
-const DEVICES_CLUSTER_KEY = 'devices:v1:bench';
-import type { DeviceListSource } from '../lib/devices/device-list-source.ts';
-import { renderDeviceList, withLatestFlag } from '../lib/devices/map-inventory-record.ts';
-import { makeReadDevices } from '../lib/devices/read-devices.ts';
+import { deviceSnapshotCodec } from '../lib/devices/device-snapshot-codec.ts';
+import { buildSnapshot } from '../lib/devices/device-snapshot.ts';
+import { mapInventoryRecord } from '../lib/devices/map-inventory-record.ts';
 import { makeLogger } from '../lib/http/logger.ts';
-import { makeHttpHandler, type HttpResponse } from '../lib/http/make-http-handler.ts';
-import { makeJamfClient } from '../lib/inventory/jamf-client.ts';
+import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../test/support/http-events.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 import { quietly } from './quietly.ts';
 
 /**
- * GET /devices handler latency per cache tier for 10,000 devices, all in one process so the ratios
- * hold on a noisy machine: a memory hit, a cluster hit (warm Redis connection, empty memory tier),
- * an upstream read (fake Jamf on loopback, no added latency), and what serving the pre-serialized
- * body saves over stringifying cached devices per request. Every handler runs the real Middy chain
- * with its access-log line (written to a discarding stdout while measuring).
+ * The real GET /devices handler (functions/devices.ts) per cache tier for 10,000 devices, in one
+ * process so the ratios hold on a noisy machine: a memory hit (one container, repeated requests), a
+ * cluster hit (a fresh container per request: its module loaded anew, empty memory, new Redis
+ * connection), an upstream read (fresh containers without a cluster, fake Jamf on loopback), next to
+ * the same Middy chain answering a constant body. The whole list and a page of 1,000.
  */
 const DEVICES = 10_000;
-const REFERENCE = '26.1';
 const CREDENTIALS = { clientId: 'bench-client', clientSecret: 'bench-secret' };
 
 type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
 
-const logger = makeLogger('devices-bench');
-/** The tier behind each measured response, so a figure is never labelled with the wrong tier. */
-const answeredBy: string[] = [];
+let containers = 0;
+/** A new container: functions/devices.ts evaluated afresh (its configuration, tiers and clients). */
+const freshContainer = async (): Promise<Handler> => {
+  containers += 1;
+  const module = (await import(`../functions/devices.ts?container=${containers}`)) as { handler: Handler };
+  return module.handler;
+};
 
-/** The same handle as functions/devices.ts, over a source chosen per request. */
-const handlerOver = (sourceForRequest: () => DeviceListSource): Handler =>
-  makeHttpHandler({
-    route: 'GET /devices',
-    logger,
-    handle: async ({ remainingTimeMs, annotate }) => {
-      const result = await sourceForRequest()({ remainingTimeMs });
-      annotate({ cache_tier: cacheTierName(result.tier) });
-      answeredBy.push(cacheTierName(result.tier));
-      return { status: 200, json: result.json };
-    },
-  }) as unknown as Handler;
-
-const handlerAnswering = (respond: () => HttpResponse): Handler =>
-  makeHttpHandler({ route: 'GET /devices', logger, handle: async () => respond() }) as unknown as Handler;
+const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))]!;
 
 interface Figures {
   label: string;
@@ -57,94 +38,80 @@ interface Figures {
   p99: number;
 }
 
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))]!;
-
-const measure = async (label: string, handler: Handler, runs: number, expectTier?: string): Promise<Figures> =>
+/** `runs` requests (after five to warm up), each on the handler `handlerFor` gives, checking the tier on the line. */
+const measure = async (label: string, handlerFor: () => Promise<Handler>, query: string, runs: number): Promise<Figures> =>
   quietly(async () => {
     const samples: number[] = [];
-    answeredBy.length = 0;
     for (let index = 0; index < runs + 5; index += 1) {
+      const handler = await handlerFor();
       const started = performance.now();
-      const result = await handler(httpEvent('GET', '/devices'), lambdaContext());
-      const ms = performance.now() - started;
+      const result = await handler({ ...httpEvent('GET', '/devices'), rawQueryString: query }, lambdaContext());
+      const elapsed = performance.now() - started;
       if (result.statusCode !== 200) throw new Error(`${label}: status ${result.statusCode}`);
-      if (index >= 5) samples.push(ms); // the first five warm the path up
+      if (index >= 5) samples.push(elapsed);
     }
     samples.sort((a, b) => a - b);
-    const wrong = answeredBy.filter((tier) => tier !== expectTier);
-    if (expectTier !== undefined && wrong.length > 0) throw new Error(`${label}: ${wrong.length} responses came from ${wrong[0]}`);
     return { label, runs, p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
   });
-
-const timeOnce = async (work: () => unknown, repeat = 20): Promise<number> => {
-  const samples: number[] = [];
-  for (let index = 0; index < repeat; index += 1) {
-    const started = performance.now();
-    await work();
-    samples.push(performance.now() - started);
-  }
-  return percentile(samples.sort((a, b) => a - b), 0.5);
-};
 
 const ms = (value: number) => `${value.toFixed(value < 1 ? 3 : 1)} ms`;
 
 export const run = async (): Promise<void> => {
   const redis = await startRedisServer();
-  const jamf = await startFakeJamf({ devices: generateJamfComputers(DEVICES, 11), ...CREDENTIALS });
-  const cluster = makeRedisClusterTier({ url: redis.url, logger, commandTimeoutMs: 2_000, connectTimeoutMs: 2_000 });
+  const records = generateJamfComputers(DEVICES, 11);
+  const jamf = await startFakeJamf({ devices: records, ...CREDENTIALS });
+  const saved = { ...process.env };
+  Object.assign(process.env, {
+    INVENTORY_URL: jamf.url,
+    INVENTORY_CLIENT_ID: CREDENTIALS.clientId,
+    INVENTORY_CLIENT_SECRET: CREDENTIALS.clientSecret,
+    LATEST_OS_VERSION: '26.1',
+    DEVICES_CACHE_TTL_SECONDS: '3600',
+    REDIS_URL: redis.url,
+  });
   try {
-    const inventory = makeJamfClient({
-      baseUrl: jamf.url,
-      auth: { kind: 'oauth', clientId: CREDENTIALS.clientId, clientSecret: async () => CREDENTIALS.clientSecret },
-    });
-    const readDevices = makeReadDevices({ inventory });
-    const devices = await readDevices({ remainingTimeMs: () => 60_000 });
-    const cachedSource = (memory = makeMemoryTier<string>()) =>
-      makeCachedDeviceListSource({ readDevices, latestOsVersion: REFERENCE, ttlSeconds: 3_600, clusterKey: DEVICES_CLUSTER_KEY, cluster, memory });
-
-    // Warm container: one upstream fill, then every request is a memory hit.
-    const warm = cachedSource();
-    await quietly(() => warm({ remainingTimeMs: () => 60_000 }));
-    const clusterValue = deviceListTemplateCodec.encode(prepareDeviceList(devices));
-    await cluster.write(DEVICES_CLUSTER_KEY, clusterValue, 3_600_000);
-    const body = renderDeviceList(devices, REFERENCE);
-    const flagged = devices.map((device) => withLatestFlag(device, REFERENCE));
+    const warm = await freshContainer();
+    // Fills memory and the cluster (an upstream read): later fresh containers hit the cluster.
+    const whole = await quietly(() => warm(httpEvent('GET', '/devices'), lambdaContext()));
+    const page = await quietly(() => warm({ ...httpEvent('GET', '/devices'), rawQueryString: 'limit=1000' }, lambdaContext()));
+    const logger = makeLogger('devices-bench');
+    const constant = (body: string): (() => Promise<Handler>) => {
+      const handler = makeHttpHandler({ route: 'GET /devices', logger, handle: async () => ({ status: 200, json: body }) }) as unknown as Handler;
+      return async () => handler;
+    };
 
     const results: Figures[] = [];
-    results.push(await measure('baseline: chain only, body "[]"', handlerAnswering(() => ({ status: 200, json: '[]' })), 200));
-    results.push(await measure('memory hit (pre-serialized body)', handlerOver(() => warm), 200, 'memory'));
-    results.push(await measure('memory hit, stringify cached devices per request', handlerAnswering(() => ({ status: 200, body: flagged })), 200));
-    results.push(await measure('cluster hit (fresh memory tier per request)', handlerOver(() => cachedSource()), 200, 'cluster'));
-    const upstreamSource = () => makeCachedDeviceListSource({ readDevices, latestOsVersion: REFERENCE, ttlSeconds: 60, clusterKey: DEVICES_CLUSTER_KEY });
-    results.push(await measure('upstream read (fake Jamf, no cluster)', handlerOver(upstreamSource), 50, 'upstream'));
+    results.push(await measure('baseline: the chain answering the whole list as a constant', constant(whole.body!), '', 200));
+    results.push(await measure('memory hit, whole list', async () => warm, '', 200));
+    results.push(await measure('baseline: the chain answering a 1,000-device page as a constant', constant(page.body!), '', 200));
+    results.push(await measure('memory hit, page of 1,000 (limit=1000&after=…)', async () => warm, 'limit=1000&after=4000', 200));
+    results.push(await measure('memory hit, filtered page (os_is_latest=false&managed=true&limit=1000)', async () => warm, 'os_is_latest=false&managed=true&limit=1000', 200));
+    results.push(await measure('cluster hit, page of 1,000, fresh container per request', freshContainer, 'limit=1000', 40));
+    delete process.env.REDIS_URL;
+    results.push(await measure('upstream read, page of 1,000, fresh container per request (no cluster)', freshContainer, 'limit=1000', 20));
 
-    const memoryP50 = results[1]!.p50;
-    process.stdout.write(`${DEVICES} devices, body ${(body.length / 1e6).toFixed(2)} MB, cluster value ${(clusterValue.length / 1e6).toFixed(2)} MB (zstd)\n`);
-    process.stdout.write('| handler path | runs | p50 | p99 | p50 ÷ memory hit |\n|---|---|---|---|---|\n');
-    for (const figures of results) {
-      process.stdout.write(`| ${figures.label} | ${figures.runs} | ${ms(figures.p50)} | ${ms(figures.p99)} | ${(figures.p50 / memoryP50).toFixed(1)}× |\n`);
+    process.stdout.write(`${DEVICES} devices, whole list ${(whole.body!.length / 1e6).toFixed(2)} MB, page of 1,000 ${(page.body!.length / 1e3).toFixed(0)} kB\n`);
+    process.stdout.write('| handler path | runs | p50 | p99 | p99 ÷ its baseline |\n|---|---|---|---|---|\n');
+    for (const [index, figures] of results.entries()) {
+      const baseline = index < 2 ? results[0]! : results[2]!;
+      process.stdout.write(`| ${figures.label} | ${figures.runs} | ${ms(figures.p50)} | ${ms(figures.p99)} | ${(figures.p99 / baseline.p99).toFixed(1)}× |\n`);
     }
 
-    // Where a cluster hit spends its time, and what the template format saves over storing the
-    // devices as plain JSON (parse, shape check, render with flags) — p50 of 20 each.
-    const { Redis } = await import('ioredis');
-    const raw = new Redis(redis.url);
-    try {
-      const get = await timeOnce(() => raw.getBuffer(DEVICES_CLUSTER_KEY));
-      const decode = await timeOnce(() => deviceListTemplateCodec.decode(clusterValue));
-      const template = deviceListTemplateCodec.decode(clusterValue)!;
-      const splice = await timeOnce(() => renderDeviceListTemplate(template, REFERENCE).length);
-      const plainJson = JSON.stringify({ v: 1, devices });
-      const parseAndRender = await timeOnce(() => renderDeviceList((JSON.parse(plainJson) as { devices: typeof devices }).devices, REFERENCE).length);
-      process.stdout.write(
-        `cluster hit breakdown (p50): Redis GET ${ms(get)}, decompress + checksum ${ms(decode)}, splice flags ${ms(splice)}; ` +
-          `plain-JSON alternative: parse + renderDeviceList ${ms(parseAndRender)}\n`,
-      );
-    } finally {
-      raw.disconnect();
+    // Where a cluster hit of a fresh container spends its time (p50 of 20).
+    const snapshot = buildSnapshot(records.map((record) => mapInventoryRecord(record)!), Date.now());
+    const encoded = deviceSnapshotCodec.encode(snapshot);
+    const decodeMs: number[] = [];
+    for (let index = 0; index < 20; index += 1) {
+      const started = performance.now();
+      await deviceSnapshotCodec.decode(encoded);
+      decodeMs.push(performance.now() - started);
     }
+    process.stdout.write(
+      `cluster value ${(encoded.length / 1e6).toFixed(2)} MB (zstd) for ${(Buffer.byteLength(snapshot.json) / 1e6).toFixed(2)} MB of rendered devices; ` +
+        `decode (decompress, checksum, columns, structure) p50 ${ms(percentile(decodeMs.sort((a, b) => a - b), 0.5))}\n`,
+    );
   } finally {
-    await cluster.close();
+    process.env = saved;
     await jamf.close();
     await redis.stop();
   }

@@ -1,4 +1,6 @@
-import { mapInventoryRecord, renderDeviceList, type InventoryDevice } from '../lib/devices/map-inventory-record.ts';
+import { buildSnapshot, latestFlags, renderDevices } from '../lib/devices/device-snapshot.ts';
+import { mapInventoryRecord, type InventoryDevice } from '../lib/devices/map-inventory-record.ts';
+import { fixedReference } from '../lib/latest-os/latest-reference.ts';
 import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 
@@ -20,7 +22,7 @@ const time = async (action: () => Promise<unknown>): Promise<number> => {
 };
 
 const readOnce = async (client: JamfClient): Promise<void> => {
-  const records = await client.fetchAllPages(AbortSignal.timeout(60_000));
+  const records = await client.readInventory(AbortSignal.timeout(60_000), (record) => record);
   if (records.length !== DEVICES) throw new Error(`read ${records.length} records, expected ${DEVICES}`);
 };
 
@@ -68,13 +70,15 @@ export const run = async (): Promise<void> => {
           const device = mapInventoryRecord(record);
           if (device !== undefined) devices.push(device);
         }
-        bytes = renderDeviceList(devices, '26.1').length;
+        const snapshot = buildSnapshot(devices, Date.now());
+        const all = Array.from({ length: snapshot.count }, (_, index) => index);
+        bytes = renderDevices(snapshot, latestFlags(snapshot, fixedReference('26.1')), all).length;
       }),
     );
   }
   const perSecond = (ms: number) => Math.round((DEVICES / ms) * 1000);
   process.stdout.write(
-    `mapping + rendering ${DEVICES} records (median of 5): ${median(mapMs).toFixed(1)} ms = ${perSecond(median(mapMs)).toLocaleString('en')} records/s ` +
+    `mapping + snapshot + rendering ${DEVICES} records (median of 5): ${median(mapMs).toFixed(1)} ms = ${perSecond(median(mapMs)).toLocaleString('en')} records/s ` +
       `(${(bytes / 1024).toFixed(0)} KiB body)\n` +
       `  baseline JSON.stringify of the raw records: ${median(baselineMs).toFixed(1)} ms; mapping costs ${(median(mapMs) / median(baselineMs)).toFixed(2)}x of it\n`,
   );

@@ -35,6 +35,11 @@ export interface FakeJamfOptions {
   password?: string;
   /** Added before every answer (token and inventory). */
   latencyMs?: number;
+  /**
+   * Added to each inventory page by its size, as a real Jamf Pro builds larger pages longer
+   * (e.g. 300 ms + 1.5 ms per record of the four sections).
+   */
+  pageDelay?: { baseMs: number; perRecordMs: number };
   /** Jamf clamps larger page sizes silently; default 2000. */
   maxPageSize?: number;
   /** Each token is good for this many inventory requests, then 401 INVALID_TOKEN. Default unlimited. */
@@ -246,7 +251,9 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       return { totalCount: devices.length, results };
     };
     if (await applyFault(pageFaults.get(page), response, normalPage)) return;
-    send(response, 200, JSON.stringify(normalPage()));
+    const body = normalPage();
+    if (options.pageDelay) await sleep(options.pageDelay.baseMs + options.pageDelay.perRecordMs * body.results.length);
+    send(response, 200, JSON.stringify(body));
   };
 
   const server = createServer((request, response) => {

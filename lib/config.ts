@@ -1,4 +1,4 @@
-import { parseVersion } from './devices/version.ts';
+import { parseVersion } from './latest-os/version.ts';
 import { ConfigError } from './errors.ts';
 
 /**
@@ -20,6 +20,8 @@ export interface DevicesConfig {
   auth: InventoryAuthConfig;
   latestOsVersion: string;
   cacheTtlSeconds: number;
+  /** How long past its TTL a device list is still served while a scheduled refresh brings a new one. */
+  cacheStaleSeconds: number;
   redisUrl: string | undefined;
 }
 
@@ -90,6 +92,13 @@ const positiveInt = (env: Env, name: string, fallback: number): number => {
   return Number(raw);
 };
 
+const nonNegativeInt = (env: Env, name: string, fallback: number): number => {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ConfigError(name, 'must be a whole number of seconds (0 or more)');
+  return Number(raw);
+};
+
 const osVersion = (env: Env, name: string): string => {
   const value = required(env, name);
   if (parseVersion(value) === undefined) throw new ConfigError(name, 'is not a dotted version such as 26.1');
@@ -108,13 +117,30 @@ const inventoryAuth = (env: Env): InventoryAuthConfig => {
   throw new ConfigError('INVENTORY_CLIENT_ID', 'or INVENTORY_USERNAME is required but neither is set');
 };
 
-export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({
-  inventoryUrl: httpUrl(env, 'INVENTORY_URL'),
-  auth: inventoryAuth(env),
-  latestOsVersion: osVersion(env, 'LATEST_OS_VERSION'),
-  cacheTtlSeconds: positiveInt(env, 'DEVICES_CACHE_TTL_SECONDS', 60),
-  redisUrl: present(env, 'REDIS_URL'),
-});
+/**
+ * Without a cluster nothing refreshes the list in the background, so by default nothing stale is
+ * served either; with one, a scheduled refresh keeps it warm and a stale list bridges its gaps.
+ */
+const DEFAULT_STALE_SECONDS_WITH_CLUSTER = 3600;
+
+export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => {
+  const redisUrl = present(env, 'REDIS_URL');
+  return {
+    inventoryUrl: httpUrl(env, 'INVENTORY_URL'),
+    auth: inventoryAuth(env),
+    latestOsVersion: osVersion(env, 'LATEST_OS_VERSION'),
+    cacheTtlSeconds: positiveInt(env, 'DEVICES_CACHE_TTL_SECONDS', 60),
+    cacheStaleSeconds: nonNegativeInt(env, 'DEVICES_CACHE_STALE_SECONDS', redisUrl === undefined ? 0 : DEFAULT_STALE_SECONDS_WITH_CLUSTER),
+    redisUrl,
+  };
+};
+
+/** The scheduled refresh writes the cluster entry: without REDIS_URL it has nothing to do. */
+export const loadRefreshConfig = (env: Env = process.env): DevicesConfig & { redisUrl: string } => {
+  const config = loadDevicesConfig(env);
+  if (config.redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required by refreshDevices (it keeps the cluster tier warm) but not set');
+  return { ...config, redisUrl: config.redisUrl };
+};
 
 export const loadUsersConfig = (env: Env = process.env): UsersConfig => {
   const pattern = present(env, 'USER_EMAIL_PATTERN') ?? 'strict';

@@ -108,9 +108,16 @@ export class RequestTimeoutError extends AppError {
 /** A body Lambda cannot return (over its 6 MB response limit), even compressed where the client allowed it. */
 export class ResponseTooLargeError extends AppError {
   constructor(plainBytes: number, compressed: boolean) {
-    super(500, compressed ? 'The response is too large to send' : 'The response is too large to send uncompressed; request it with Accept-Encoding: gzip', {
-      logMessage: `Response body of ${plainBytes} bytes exceeds Lambda's 6 MB response limit${compressed ? ' even gzip-compressed' : ' (the client does not accept gzip)'}`,
-    });
+    // Only GET /devices answers with large bodies: the message says how to get it in parts.
+    super(
+      500,
+      compressed
+        ? 'The response is too large to send; page through it with the limit parameter'
+        : 'The response is too large to send uncompressed; page through it with the limit parameter, or request it with Accept-Encoding: gzip',
+      {
+        logMessage: `Response body of ${plainBytes} bytes exceeds Lambda's 6 MB response limit${compressed ? ' even gzip-compressed' : ' (the client does not accept gzip)'}`,
+      },
+    );
   }
 }
 

@@ -3,6 +3,7 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import { Ajv as AjvClass } from 'ajv';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { credentialsSchema } from '../lib/credentials/credentials-schema.ts';
+import { addInstantKeyword, deviceQuerySchema, INSTANT_CHECK_MODULE } from '../lib/devices/device-query-schema.ts';
 import { addEmailKeyword, EMAIL_CHECK_MODULE, userSchema } from '../lib/users/user-schema.ts';
 
 // ajv's standalone entry is CommonJS with a default export; under nodenext it arrives as the module object.
@@ -47,27 +48,31 @@ interface ValidatorModule {
   file: string;
   schema: object;
   ajv: () => Ajv;
+  /** `body`: validates the event's `{ body }`, as `@middy/validator` runs it; `query`: the typed query itself. */
+  validates: 'body' | 'query';
 }
 
 export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
-  { file: 'lib/credentials/credentials.generated.ts', schema: credentialsSchema, ajv: makeAjv },
-  { file: 'lib/users/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addEmailKeyword(makeAjv()) },
-  { file: 'lib/users/user-off.generated.ts', schema: userSchema('off'), ajv: () => addEmailKeyword(makeAjv()) },
+  { file: 'lib/credentials/credentials.generated.ts', schema: credentialsSchema, ajv: makeAjv, validates: 'body' },
+  { file: 'lib/users/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addEmailKeyword(makeAjv()), validates: 'body' },
+  { file: 'lib/users/user-off.generated.ts', schema: userSchema('off'), ajv: () => addEmailKeyword(makeAjv()), validates: 'body' },
+  { file: 'lib/devices/device-query.generated.ts', schema: deviceQuerySchema, ajv: () => addInstantKeyword(makeAjv()), validates: 'query' },
 ];
 
 /** Where a `require()` of the generated code is served from instead: a module of lib/, as a named import. */
 const REQUIRE_TARGETS: Record<string, { from: string; name: string }> = {
   'ajv/dist/runtime/ucs2length#default': { from: '../validators/ucs2length.ts', name: 'ucs2length' },
   [`${EMAIL_CHECK_MODULE}#isEmailAddress`]: { from: EMAIL_CHECK_MODULE, name: 'isEmailAddress' },
+  [`${INSTANT_CHECK_MODULE}#isInstant`]: { from: INSTANT_CHECK_MODULE, name: 'isInstant' },
 };
 
 const REQUIRE_LINE = /const (\w+) = require\("([^"]+)"\)\.(\w+);/g;
 const EXPORTS = /^"use strict";export const validate = (\w+);export default \w+;/;
 
 /** The TypeScript source of one generated validator module. */
-export const validatorSource = ({ schema, ajv }: ValidatorModule): string => {
+export const validatorSource = ({ schema, ajv, validates }: ValidatorModule): string => {
   const instance = ajv();
-  const code = standaloneCode(instance, instance.compile(wrapBodySchema(schema) as AnySchema));
+  const code = standaloneCode(instance, instance.compile((validates === 'body' ? wrapBodySchema(schema) : schema) as AnySchema));
   const exported = EXPORTS.exec(code);
   if (!exported) throw new Error('unexpected standalone code: no validate export');
   const imports: string[] = [];

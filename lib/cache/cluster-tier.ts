@@ -15,9 +15,19 @@ export interface ClusterRead<T> {
  * refusing or garbage-returning cluster reads as a miss and a lost write, within a bounded wait.
  */
 export interface ClusterTier {
-  /** `decode` returns undefined (or throws) for bytes this code did not write: that is a miss. */
-  read: <T>(key: string, decode: (bytes: Buffer) => T | undefined) => Promise<ClusterRead<T> | undefined>;
-  write: (key: string, bytes: Buffer, ttlMs: number) => Promise<void>;
+  /** `decode` gives (or resolves to) undefined, or throws, for bytes this code did not write: that is a miss. */
+  read: <T>(key: string, decode: (bytes: Buffer) => T | undefined | Promise<T | undefined>) => Promise<ClusterRead<T> | undefined>;
+  /** The first `length` bytes of a value, through `describe` (e.g. its header): a cheap look without the value. */
+  peek: <T>(key: string, length: number, describe: (prefix: Buffer) => T | undefined) => Promise<T | undefined>;
+  /** True once the cluster stored the value; false when it could not (the failure is tracked, not thrown). */
+  write: (key: string, bytes: Buffer, ttlMs: number) => Promise<boolean>;
+  /**
+   * Takes the lock `key` for `ttlMs` unless someone holds it (SET NX PX): the expiry frees a lock
+   * whose holder crashed. `unavailable` when the cluster could not be asked.
+   */
+  acquireLock: (key: string, token: string, ttlMs: number) => Promise<'acquired' | 'held' | 'unavailable'>;
+  /** Frees the lock if `token` still holds it (a lock that expired and was taken by another stays). */
+  releaseLock: (key: string, token: string) => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -25,7 +35,10 @@ export interface RedisClusterTierOptions {
   /** `redis://` or `rediss://` (TLS), as in REDIS_URL. */
   url: string;
   logger: TierHealthLogger;
-  /** Longest wait for one command's reply before the lookup falls through to the upstream. */
+  /**
+   * Longest wait for one command's reply before the lookup falls through to the upstream (a request
+   * path); a scheduled writer of large values can afford longer.
+   */
   commandTimeoutMs?: number;
   /** Longest wait for the first connection of a container. */
   connectTimeoutMs?: number;
@@ -34,9 +47,18 @@ export interface RedisClusterTierOptions {
 export const DEFAULT_COMMAND_TIMEOUT_MS = 250;
 const DEFAULT_CONNECT_TIMEOUT_MS = 500;
 
+/** A command the cluster did not answer within its bound. */
+class ClusterTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what} took longer than ${ms} ms`);
+    this.name = 'ClusterTimeoutError';
+  }
+}
+
+/** Each command's bound (ioredis is given none of its own, so every timeout is this one, by type). */
 const withinMs = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
   new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    const timer = setTimeout(() => reject(new ClusterTimeoutError(what, ms)), ms);
     timer.unref();
     promise.then(
       (value) => {
@@ -80,7 +102,8 @@ const waitUntilReady = (client: Redis, health: TierHealth, budgetMs: number): Pr
   });
 };
 
-const TIMED_OUT = /timed out|took longer than/i;
+/** Deletes a lock only if its value is still the caller's token: one atomic script on the server. */
+const RELEASE_IF_OWNED = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 /**
  * After a timeout the connection is suspect (a Lambda thawed with a socket that died while frozen,
@@ -88,7 +111,7 @@ const TIMED_OUT = /timed out|took longer than/i;
  * at once instead of each waiting out its own timeout.
  */
 const dropIfTimedOut = (client: Redis | undefined, error: unknown): void => {
-  if (client?.status === 'ready' && error instanceof Error && TIMED_OUT.test(error.message)) client.disconnect(true);
+  if (client?.status === 'ready' && error instanceof ClusterTimeoutError) client.disconnect(true);
 };
 
 const remainingTtl = (pttl: number): number | undefined => {
@@ -121,7 +144,6 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: commandTimeoutMs,
     connectTimeout: connectTimeoutMs,
     // A silent socket is dropped even when no lookup is waiting on it (e.g. the ready check).
     socketTimeout: commandTimeoutMs * 4,
@@ -147,7 +169,7 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
       try {
         client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
-        [bytes, pttl] = await withinMs(Promise.all([client.getBuffer(key), client.pttl(key)]), commandTimeoutMs + 50, 'cluster read');
+        [bytes, pttl] = await withinMs(Promise.all([client.getBuffer(key), client.pttl(key)]), commandTimeoutMs, 'cluster read');
       } catch (error) {
         dropIfTimedOut(client, error);
         health.failed('unavailable', error);
@@ -157,9 +179,9 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
         health.succeeded();
         return undefined;
       }
-      let value: ReturnType<typeof decode>;
+      let value: Awaited<ReturnType<typeof decode>>;
       try {
-        value = decode(bytes);
+        value = await decode(bytes);
       } catch (error) {
         health.failed('unreadable value', error);
         return undefined;
@@ -171,18 +193,62 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
       health.succeeded();
       return { value, remainingTtlMs: remainingTtl(pttl) };
     },
+    peek: async (key, length, describe) => {
+      let client: Redis | undefined;
+      try {
+        client = await clientOf();
+        await waitUntilReady(client, health, connectTimeoutMs);
+        const prefix = await withinMs(client.getrangeBuffer(key, 0, Math.max(length, 1) - 1), commandTimeoutMs, 'cluster peek');
+        health.succeeded();
+        return prefix.length === 0 ? undefined : describe(prefix);
+      } catch (error) {
+        dropIfTimedOut(client, error);
+        health.failed('unavailable', error);
+        return undefined;
+      }
+    },
+    acquireLock: async (key, token, ttlMs) => {
+      let client: Redis | undefined;
+      try {
+        client = await clientOf();
+        await waitUntilReady(client, health, connectTimeoutMs);
+        const reply = await withinMs(client.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX'), commandTimeoutMs, 'cluster lock');
+        health.succeeded();
+        return reply === 'OK' ? 'acquired' : 'held';
+      } catch (error) {
+        dropIfTimedOut(client, error);
+        health.failed('unavailable', error);
+        return 'unavailable';
+      }
+    },
+    releaseLock: async (key, token) => {
+      let client: Redis | undefined;
+      try {
+        client = await clientOf();
+        await waitUntilReady(client, health, connectTimeoutMs);
+        await withinMs(client.eval(RELEASE_IF_OWNED, 1, key, token), commandTimeoutMs, 'cluster unlock');
+      } catch (error) {
+        // Not released: the lock's own expiry frees it.
+        dropIfTimedOut(client, error);
+        health.failed('unavailable', error);
+      }
+    },
     write: async (key, bytes, ttlMs) => {
       let client: Redis | undefined;
       try {
         client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
-        await withinMs(client.set(key, bytes, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs + 50, 'cluster write');
+        await withinMs(client.set(key, bytes, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs, 'cluster write');
         health.succeeded();
         writes.succeeded();
+        return true;
       } catch (error) {
         dropIfTimedOut(client, error);
+        // The server's refusal (a ReplyError: read-only replica, ACL, OOM), told apart by its type's name:
+        // ioredis itself is loaded on first use, so its class is not imported here.
         if (error instanceof Error && error.name === 'ReplyError') writes.failed('write refused', error);
         else health.failed('unavailable', error);
+        return false;
       }
     },
     close: async () => {

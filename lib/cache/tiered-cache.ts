@@ -1,28 +1,37 @@
 import type { ClusterTier } from './cluster-tier.ts';
-import type { MemoryTier } from './memory-tier.ts';
 import { CacheTier } from './provenance.ts';
 
-/**
- * How the loaded value travels through the cluster tier. The cluster may hold a different, more
- * general form than memory (e.g. data before a per-container decision), so a cluster hit is turned
- * into the memory form by the same `present` as an upstream fill.
- */
-export interface ClusterCodec<Loaded> {
-  encode: (loaded: Loaded) => Buffer;
-  /** Undefined for bytes this code did not write (garbage, another format version). */
-  decode: (bytes: Buffer) => Loaded | undefined;
+/** What every cached value carries: when its data was read upstream, and what identifies that data. */
+export interface Stamp {
+  /** Milliseconds since the epoch; freshness is counted from here in every tier. */
+  readonly readAt: number;
+  /** Equal for equal data, whoever read it. */
+  readonly id: string;
 }
 
-export interface TieredCacheOptions<Loaded, Value, Request> {
-  memory: MemoryTier<Value>;
-  cluster?: { tier: ClusterTier; codec: ClusterCodec<Loaded> } | undefined;
-  ttlSeconds: number;
+/** How a value travels through the cluster tier. */
+export interface ClusterCodec<Value extends Stamp> {
+  encode: (value: Value) => Buffer;
+  /** Undefined (or a throw) for bytes this code did not write: that is a miss. May work off the main thread. */
+  decode: (bytes: Buffer) => Value | undefined | Promise<Value | undefined>;
+  /** The stamp of an encoded value from its first `stampBytes` bytes, without decoding the rest. */
+  stampOf: (prefix: Buffer) => Stamp | undefined;
+  readonly stampBytes: number;
+}
+
+export interface TieredCacheOptions<Value extends Stamp, Request> {
+  /** The shared tier and the one key this cache's value lives under; without it, memory alone. */
+  cluster?: { tier: ClusterTier; codec: ClusterCodec<Value>; key: string } | undefined;
+  /** A value is fresh this long after its `readAt`. */
+  ttlMs: number;
+  /** ...and still served, while a scheduled refresh brings a new one, this much longer. */
+  staleMs: number;
   /** The upstream read; the request of the caller that started it (the others join it). */
-  load: (key: string, request: Request) => Promise<Loaded>;
-  /** Turns the loaded form into what `get` returns and memory holds. */
-  present: (loaded: Loaded) => Value;
-  /** The memory key for a cluster key, when memory holds a per-container variant. */
-  memoryKey?: (key: string) => string;
+  load: (request: Request) => Promise<Value>;
+  /** Milliseconds clock; injectable so tests control time. */
+  now?: () => number;
+  /** How often a container holding a stale value asks the cluster whether a newer one exists. */
+  recheckMs?: number;
 }
 
 export interface CacheResult<Value> {
@@ -30,70 +39,88 @@ export interface CacheResult<Value> {
   tier: CacheTier;
 }
 
-export interface TieredCache<Value, Request> {
-  get: (key: string, request: Request) => Promise<CacheResult<Value>>;
-}
+/** The default of `recheckMs`: one small cluster read per second per container, at most, while stale. */
+const RECHECK_MS = 1_000;
 
 /**
- * Read-through cache: memory, then cluster, then `load`. An upstream fill writes both tiers (the
- * cluster write within a bounded wait, never failing the request); a cluster hit fills memory for
- * what is left of the cluster entry's life, so no tier extends another's TTL. Concurrent misses of
- * one key share one cluster lookup and one load; a failed load is not cached and every waiter
- * gets its error.
+ * Read-through cache of one value: the container's memory, then the cluster, then `load`.
+ *
+ * A value is fresh for `ttlMs` after its data was read and servable for `staleMs` more (stale while
+ * revalidate: the schedule writes a new one to the cluster). A fresh value in memory answers at
+ * once. A stale one is served from memory unless the cluster holds newer data, which the container
+ * learns from the value's stamp alone (a few hundred bytes) at most once per `recheckMs`. Without a
+ * servable value anywhere, the request loads upstream itself and fills both tiers; the cluster
+ * keeps the value for the rest of its servable life, so no tier extends another's.
+ *
+ * Concurrent lookups that cannot answer from fresh memory share one flight, unless a stale value
+ * can answer them meanwhile; a failed load is not kept and every waiter gets its error. The cluster
+ * never fails a lookup: it degrades to a miss.
  */
-export const makeTieredCache = <Loaded, Value, Request>(
-  options: TieredCacheOptions<Loaded, Value, Request>,
-): TieredCache<Value, Request> => {
-  const { memory, cluster, load, present } = options;
-  const ttlMs = options.ttlSeconds * 1000;
-  const memoryKey = options.memoryKey ?? ((key: string) => key);
-  const inFlight = new Map<string, Promise<CacheResult<Value>>>();
-  const decodeAndPresent = cluster
-    ? (bytes: Buffer): Value | undefined => {
-        const loaded = cluster.codec.decode(bytes);
-        return loaded === undefined ? undefined : present(loaded);
-      }
-    : undefined;
+export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCacheOptions<Value, Request>) => {
+  const { cluster, ttlMs, staleMs, load } = options;
+  const now = options.now ?? Date.now;
+  const recheckMs = options.recheckMs ?? RECHECK_MS;
+  let held: { value: Value; checkedAt: number } | undefined;
+  let flight: Promise<CacheResult<Value>> | undefined;
 
-  // Awaited (bounded by the tier's own command timeout, never rejecting): in Lambda, work left
-  // for after the response sits frozen with the container, so a background write may never land
-  // and would later time out as a false "degraded" transition. Only upstream fills pay for it.
-  const fillCluster = async (target: NonNullable<typeof cluster>, key: string, loaded: Loaded): Promise<void> => {
+  const fresh = (stamp: Stamp, at: number): boolean => at < stamp.readAt + ttlMs;
+  const servable = (stamp: Stamp, at: number): boolean => at < stamp.readAt + ttlMs + staleMs;
+
+  const fromCluster = async (target: NonNullable<typeof cluster>, newerThan: Stamp | undefined): Promise<Value | undefined> => {
+    const found = await target.tier.read(target.key, target.codec.decode);
+    if (found === undefined || !servable(found.value, now())) return undefined;
+    if (newerThan !== undefined && found.value.readAt <= newerThan.readAt) return undefined;
+    return found.value;
+  };
+
+  // Awaited (bounded by the tier's own command timeout, never rejecting): in Lambda, work left for
+  // after the response sits frozen with the container, so a background write may never land.
+  const fillCluster = async (target: NonNullable<typeof cluster>, value: Value): Promise<void> => {
     let bytes: Buffer;
     try {
-      bytes = target.codec.encode(loaded);
+      bytes = target.codec.encode(value);
     } catch {
       return; // the request already has its value; only the shared copy is lost
     }
-    await target.tier.write(key, bytes, ttlMs).catch(() => undefined);
+    await target.tier.write(target.key, bytes, value.readAt + ttlMs + staleMs - now()).catch(() => undefined);
   };
 
-  const miss = async (key: string, localKey: string, request: Request): Promise<CacheResult<Value>> => {
-    if (cluster && decodeAndPresent) {
-      const found = await cluster.tier.read(key, decodeAndPresent);
-      if (found !== undefined) {
-        memory.set(localKey, found.value, Math.min(ttlMs, found.remainingTtlMs ?? ttlMs));
-        return { value: found.value, tier: CacheTier.Cluster };
-      }
+  const keep = (value: Value): Value => {
+    held = { value, checkedAt: now() };
+    return value;
+  };
+
+  const lookUp = async (request: Request): Promise<CacheResult<Value>> => {
+    const stale = held !== undefined && servable(held.value, now()) ? held : undefined;
+    if (cluster && stale) {
+      if (now() - stale.checkedAt < recheckMs) return { value: stale.value, tier: CacheTier.Memory };
+      stale.checkedAt = now();
+      const stamp = await cluster.tier.peek(cluster.key, cluster.codec.stampBytes, cluster.codec.stampOf);
+      const newer = stamp !== undefined && stamp.readAt > stale.value.readAt && servable(stamp, now()) ? await fromCluster(cluster, stale.value) : undefined;
+      return newer === undefined ? { value: stale.value, tier: CacheTier.Memory } : { value: keep(newer), tier: CacheTier.Cluster };
     }
-    const loaded = await load(key, request);
-    const value = present(loaded);
-    memory.set(localKey, value, ttlMs);
-    if (cluster) await fillCluster(cluster, key, loaded);
+    if (cluster) {
+      const shared = await fromCluster(cluster, undefined);
+      if (shared !== undefined) return { value: keep(shared), tier: CacheTier.Cluster };
+    } else if (stale) {
+      return { value: stale.value, tier: CacheTier.Memory };
+    }
+    const value = keep(await load(request));
+    if (cluster) await fillCluster(cluster, value);
     return { value, tier: CacheTier.Upstream };
   };
 
   return {
-    get: (key, request) => {
-      const localKey = memoryKey(key);
-      const hit = memory.get(localKey);
-      if (hit !== undefined) return Promise.resolve({ value: hit, tier: CacheTier.Memory });
-      let flight = inFlight.get(localKey);
-      if (flight === undefined) {
-        flight = miss(key, localKey, request).finally(() => inFlight.delete(localKey));
-        inFlight.set(localKey, flight);
-      }
+    get: (request: Request): Promise<CacheResult<Value>> => {
+      if (held !== undefined && fresh(held.value, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
+      // While one request brings newer data from the cluster, the others keep the stale value.
+      if (flight !== undefined && held !== undefined && servable(held.value, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
+      flight ??= lookUp(request).finally(() => {
+        flight = undefined;
+      });
       return flight;
     },
   };
 };
+
+export type TieredCache<Value extends Stamp, Request> = ReturnType<typeof makeTieredCache<Value, Request>>;

@@ -1,10 +1,9 @@
 import { isPlainObject } from '../plain-object.ts';
-import { inventoryIdOf } from './record-id.ts';
-import { isLatest, parseVersion } from './version.ts';
+import { inventoryIdOf } from '../inventory/record-id.ts';
 
 /**
- * A device as read from the inventory, before the latest-OS decision (docs/api.md). This is what
- * the cache stores, so a changed `LATEST_OS_VERSION` never serves stale flags. Keys appear in the
+ * A device as read from the inventory, before the latest-OS decision (docs/api.md), which depends
+ * on a reference the inventory knows nothing of. Keys appear in the
  * documented order (docs/api.md); a field without a value is absent, never null.
  */
 export interface InventoryDevice {
@@ -24,9 +23,6 @@ export interface InventoryDevice {
   supervised?: boolean;
   managed?: boolean;
 }
-
-/** The response shape: an inventory device plus `os_is_latest`, always present, right after `os_build`. */
-export type Device = InventoryDevice & { os_is_latest: boolean };
 
 type Section = Record<string, unknown>;
 
@@ -70,54 +66,4 @@ export const mapInventoryRecord = (record: unknown): InventoryDevice | undefined
   put('supervised', flag(general?.supervised));
   put('managed', flag(sectionOf(general?.remoteManagement)?.managed));
   return device as unknown as InventoryDevice;
-};
-
-/**
- * One fixed shape in the documented order, `os_is_latest` after `os_build`. Fields without a value
- * are undefined here, which JSON.stringify leaves out, so the body never carries null; the fixed
- * shape is also what keeps rendering 10,000 devices cheap.
- */
-const flagged = (device: InventoryDevice, latest: boolean) => ({
-  id: device.id,
-  udid: device.udid,
-  name: device.name,
-  serial_number: device.serial_number,
-  model: device.model,
-  model_identifier: device.model_identifier,
-  os_name: device.os_name,
-  os_version: device.os_version,
-  os_build: device.os_build,
-  os_is_latest: latest,
-  last_contact_at: device.last_contact_at,
-  last_inventory_at: device.last_inventory_at,
-  username: device.username,
-  email: device.email,
-  supervised: device.supervised,
-  managed: device.managed,
-});
-
-/** Adds `os_is_latest` right after `os_build`'s position (whether or not `os_build` is present). */
-export const withLatestFlag = (device: InventoryDevice, reference: string | readonly string[]): Device => {
-  const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(flagged(device, isLatest(device.os_version, reference)))) {
-    if (value !== undefined) result[key] = value;
-  }
-  return result as unknown as Device;
-};
-
-/** The GET /devices body: every device flagged against one reference, serialized once. */
-export const renderDeviceList = (devices: readonly InventoryDevice[], reference: string): string => {
-  // Parsed once for the whole list; an unparsable reference stays text and makes no device latest.
-  const parsed = parseVersion(reference) ?? reference;
-  // A fleet runs a handful of distinct versions: decide each once.
-  const decided = new Map<string | undefined, boolean>();
-  const latestFor = (version: string | undefined): boolean => {
-    let latest = decided.get(version);
-    if (latest === undefined) {
-      latest = isLatest(version, parsed);
-      decided.set(version, latest);
-    }
-    return latest;
-  };
-  return JSON.stringify(devices.map((device) => flagged(device, latestFor(device.os_version))));
 };

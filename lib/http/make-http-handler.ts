@@ -11,6 +11,7 @@ import { jsonResponse } from './envelope.ts';
 import { errorEnvelope } from './error-envelope.ts';
 import type { HttpEvent, HttpMiddleware, HttpResult } from './http-types.ts';
 import { jsonBodyLimits } from './json-body-limits.ts';
+import { queryParameters, type QuerySpec } from './query-parameters.ts';
 import { responseEncoding } from './response-encoding.ts';
 import { routeGuard } from './route-guard.ts';
 import type { RouteKey } from './routes.ts';
@@ -18,8 +19,10 @@ import type { RouteKey } from './routes.ts';
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
 export const TIMEOUT_MARGIN_MS = 200;
 
-export interface HttpRequest<TBody> {
+export interface HttpRequest<TBody, TQuery> {
   body: TBody;
+  /** The validated query when the route has a query spec; otherwise empty. */
+  query: TQuery;
   pathParameters: Readonly<Record<string, string | undefined>>;
   headers: Readonly<Record<string, string | undefined>>;
   /** Milliseconds left before Lambda stops this invocation. */
@@ -29,6 +32,7 @@ export interface HttpRequest<TBody> {
 }
 
 export interface HttpResponse {
+  /** 304 is sent without a body. */
   status: number;
   /** Serialized with JSON.stringify unless `json` is given. */
   body?: unknown;
@@ -46,12 +50,23 @@ export interface BodySpec {
   normalize?: (body: unknown) => unknown;
 }
 
-export interface HttpHandlerSpec<TBody> {
+export interface HttpHandlerSpec<TBody, TQuery> {
   route: RouteKey;
   logger: Logger;
   body?: BodySpec;
-  handle: (request: HttpRequest<TBody>) => Promise<HttpResponse>;
+  query?: QuerySpec;
+  /**
+   * Keys every access line of this route starts with, once the route is known to be this one (e.g.
+   * `cache_tier` on GET /devices, so a refused query's line has it too); the handler may overwrite them.
+   */
+  logFields?: Record<string, unknown>;
+  handle: (request: HttpRequest<TBody, TQuery>) => Promise<HttpResponse>;
 }
+
+/** Starts the request's access line with the route's own keys. */
+const routeLogFields = (fields: Record<string, unknown>): HttpMiddleware => ({
+  before: (request) => addAccessLogFields(request.context, fields),
+});
 
 /** Runs `normalize` on the parsed body, between parsing and validation. */
 const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware => ({
@@ -64,11 +79,11 @@ const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware =>
  * The one Middy chain of every HTTP Lambda, composed here and only here. Each middleware has one
  * concern: the access line (registered first, so it writes last and sees the final response), the
  * error envelope (the one place an error becomes a response), response encoding, the route guard
- * (404/405), and for a body the JSON limits (413/400), the parser (415), folding, the schema (422)
+ * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415), folding, the schema (422)
  * and the translation of those libraries' errors. A request still running TIMEOUT_MARGIN_MS before
  * the Lambda deadline is answered 504.
  */
-export const makeHttpHandler = <TBody = undefined>(spec: HttpHandlerSpec<TBody>) => {
+export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never>>(spec: HttpHandlerSpec<TBody, TQuery>) => {
   const chain = middy<HttpEvent, HttpResult, Error, Context>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {
@@ -79,6 +94,8 @@ export const makeHttpHandler = <TBody = undefined>(spec: HttpHandlerSpec<TBody>)
     .use(errorEnvelope())
     .use(responseEncoding())
     .use(routeGuard(spec.route));
+  if (spec.logFields) chain.use(routeLogFields(spec.logFields));
+  if (spec.query) chain.use(queryParameters(spec.query));
   if (spec.body) {
     const { parameterName, normalize, validate } = spec.body;
     chain.use(jsonBodyLimits(parameterName)).use(httpJsonBodyParser());
@@ -90,11 +107,13 @@ export const makeHttpHandler = <TBody = undefined>(spec: HttpHandlerSpec<TBody>)
   return chain.handler(async (event, context): Promise<HttpResult> => {
     const response = await spec.handle({
       body: event.body as TBody,
+      query: (spec.query ? event.queryStringParameters : {}) as TQuery,
       pathParameters: event.pathParameters ?? {},
       headers: event.headers ?? {},
       remainingTimeMs: () => (typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000),
       annotate: (fields) => addAccessLogFields(context, fields),
     });
+    if (response.status === 304) return { statusCode: 304, headers: { ...response.headers } };
     return response.json === undefined
       ? jsonResponse(response.status, response.body, response.headers)
       : { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers }, body: response.json };

@@ -1,8 +1,8 @@
-import { dedupeAndSortById } from '../devices/record-id.ts';
 import { requestToken, type JamfAuth } from './jamf-auth.ts';
 import { runBounded } from '../upstream/bounded-pool.ts';
 import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.ts';
 import { excerpt, type CallLimits } from '../upstream/upstream-call.ts';
+import { inventoryIdOf, sortedUniqueById } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /**
@@ -20,13 +20,13 @@ const MAX_PAGES = 10_000;
 
 const SECTIONS = ['GENERAL', 'HARDWARE', 'OPERATING_SYSTEM', 'USER_AND_LOCATION'] as const;
 
-export interface JamfPage {
+interface JamfPage {
   totalCount: number;
   results: unknown[];
 }
 
 /** An inventory page, or the news that upstream refused the token (401), which the read handles. */
-export type JamfPageResult = { kind: 'page'; page: JamfPage } | { kind: 'token-rejected'; detail: string };
+type JamfPageResult = { kind: 'page'; page: JamfPage } | { kind: 'token-rejected'; detail: string };
 
 export interface JamfClientOptions {
   baseUrl: string;
@@ -39,10 +39,13 @@ export interface JamfClientOptions {
 }
 
 export interface JamfClient {
-  authenticate: (signal: AbortSignal) => Promise<string>;
-  fetchPage: (token: string, page: number, pageSize: number, signal: AbortSignal) => Promise<JamfPageResult>;
-  /** Every inventory record, each id once, in ascending numeric id order; all or nothing. */
-  fetchAllPages: (signal: AbortSignal) => Promise<unknown[]>;
+  /**
+   * Every computer of the inventory through `map`, each id once (the first record read wins), in
+   * ascending numeric id order; all or nothing. Records are mapped as their page arrives, so a read
+   * of a large fleet never holds the raw records of all pages at once; `map` returns undefined for
+   * a record to leave out. `deadline` bounds the whole read.
+   */
+  readInventory: <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined) => Promise<T[]>;
 }
 
 const inventoryQuery = (page: number, pageSize: number): string =>
@@ -79,7 +82,18 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     return { kind: 'page', page: parsed };
   };
 
-  const fetchAllPages = async (deadline: AbortSignal): Promise<unknown[]> => {
+  /** A page's records through `map`, keyed by their id; records without a usable id are dropped. */
+  const mapped = <T>(page: JamfPage, map: (record: unknown) => T | undefined): { id: string; value: T }[] => {
+    const entries: { id: string; value: T }[] = [];
+    for (const record of page.results) {
+      const id = inventoryIdOf(record);
+      const value = id === undefined ? undefined : map(record);
+      if (id !== undefined && value !== undefined) entries.push({ id, value });
+    }
+    return entries;
+  };
+
+  const readInventory = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
     const abort = new AbortController();
     const signal = AbortSignal.any([deadline, abort.signal]);
     const pageOf = withOneReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal });
@@ -90,7 +104,10 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     if (effective === 0 && first.totalCount > 0) {
       throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `page 0 was empty but totalCount is ${first.totalCount}` });
     }
-    const pages: JamfPage[] = [first];
+    // Per page, in page order: received counts and mapped entries (the raw records are let go).
+    const received: number[] = [first.results.length];
+    const totals: number[] = [first.totalCount];
+    const entries: { id: string; value: T }[][] = [mapped(first, map)];
     let totalCount = first.totalCount;
     // Re-checked after each round: devices enrolled during the read raise totalCount.
     for (let round = 0; round < MAX_PAGES; round += 1) {
@@ -98,28 +115,33 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       if (pageCount > MAX_PAGES) {
         throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `totalCount ${totalCount} needs more than ${MAX_PAGES} pages` });
       }
-      if (pageCount <= pages.length) break;
-      const tasks = Array.from({ length: pageCount - pages.length }, (_, offset) => () => pageOf(pages.length + offset, effective));
-      const fetched = await runBounded(tasks, concurrency, abort);
-      pages.push(...fetched);
-      totalCount = Math.max(totalCount, ...fetched.map((page) => page.totalCount));
+      if (pageCount <= received.length) break;
+      const from = received.length;
+      const tasks = Array.from({ length: pageCount - from }, (_, offset) => async () => {
+        const page = await pageOf(from + offset, effective);
+        received[from + offset] = page.results.length;
+        totals[from + offset] = page.totalCount;
+        entries[from + offset] = mapped(page, map);
+      });
+      await runBounded(tasks, concurrency, abort);
+      totalCount = Math.max(totalCount, ...totals);
     }
     // A page cut short (not the clamping of page 0, which `effective` absorbed) would drop devices
     // silently. The smallest totalCount seen allows for devices removed while the read went on.
-    const received = pages.reduce((sum, page) => sum + page.results.length, 0);
-    const expected = Math.min(...pages.map((page) => page.totalCount));
-    if (received < expected) {
-      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `pages held ${received} records but totalCount says ${expected}: a page came back short` });
+    const receivedCount = received.reduce((sum, count) => sum + count, 0);
+    const expected = Math.min(...totals);
+    if (receivedCount < expected) {
+      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `pages held ${receivedCount} records but totalCount says ${expected}: a page came back short` });
     }
-    return dedupeAndSortById(pages.flatMap((page) => page.results));
+    return sortedUniqueById(entries.flat());
   };
 
-  return { authenticate, fetchPage, fetchAllPages };
+  return { readInventory };
 };
 
 interface ReauthenticationDeps {
-  authenticate: JamfClient['authenticate'];
-  fetchPage: JamfClient['fetchPage'];
+  authenticate: (signal: AbortSignal) => Promise<string>;
+  fetchPage: (token: string, page: number, size: number, signal: AbortSignal) => Promise<JamfPageResult>;
   onAuthFailure: (() => void) | undefined;
   signal: AbortSignal;
 }

@@ -12,6 +12,7 @@ export const CONFIGURATION_VARIABLES = [
   'INVENTORY_PASSWORD_SSM',
   'LATEST_OS_VERSION',
   'DEVICES_CACHE_TTL_SECONDS',
+  'DEVICES_CACHE_STALE_SECONDS',
   'REDIS_URL',
   'USERS_TABLE',
   'USER_EMAIL_PATTERN',
@@ -35,6 +36,12 @@ export interface OfflineCommand {
  * handlers this process's environment, which is how secrets reach them without entering the
  * template; template values arrive as `--param`. Node 24 (this process's own) runs osls.
  */
+/**
+ * Stage parameters the local stack sets itself: the scheduled device refresh runs (every minute,
+ * through serverless-offline's scheduler) only where a Redis cluster is configured to keep warm.
+ */
+const localParams = (env: Env): string[] => ['--param', `devicesRefreshEnabled=${(env.REDIS_URL ?? '').trim() === '' ? 'false' : 'true'}`];
+
 export const offlineCommand = (options: { root: string; port: number; env: Env; params: ReadonlyMap<string, string> }): OfflineCommand => ({
   executable: process.execPath,
   args: [
@@ -50,6 +57,7 @@ export const offlineCommand = (options: { root: string; port: number; env: Env; 
     '--noPrependStageInUrl',
     '--localEnvironment',
     ...paramArguments(options.params, options.env),
+    ...localParams(options.env),
   ],
   env: {
     ...options.env,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadDevicesConfig, loadImportConfig, loadUsersConfig, once } from '../../lib/config.ts';
+import { loadDevicesConfig, loadImportConfig, loadRefreshConfig, loadUsersConfig, once } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
 
 const devicesEnv = {
@@ -20,14 +20,27 @@ const configErrorOf = (load: () => unknown): ConfigError => {
 };
 
 describe('loadDevicesConfig', () => {
-  it('reads OAuth credentials, trims the URL and defaults the TTL to 60 with no cluster', () => {
+  it('reads OAuth credentials, trims the URL and defaults the TTL to 60 and no stale window with no cluster', () => {
     expect(loadDevicesConfig(devicesEnv)).toEqual({
       inventoryUrl: 'https://jamf.example.test',
       auth: { kind: 'oauth', clientId: 'client', clientSecret: { kind: 'value', value: 'secret' } },
       latestOsVersion: '26.1',
       cacheTtlSeconds: 60,
+      cacheStaleSeconds: 0,
       redisUrl: undefined,
     });
+  });
+
+  it('serves stale lists for an hour by default with a cluster (kept warm by the schedule), or as configured', () => {
+    expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).cacheStaleSeconds).toBe(3600);
+    expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379', DEVICES_CACHE_STALE_SECONDS: '0' }).cacheStaleSeconds).toBe(0);
+    expect(loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_STALE_SECONDS: '120' }).cacheStaleSeconds).toBe(120);
+    expect(() => loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_STALE_SECONDS: '-1' })).toThrow(/DEVICES_CACHE_STALE_SECONDS/);
+  });
+
+  it('requires REDIS_URL for the scheduled refresh, naming it', () => {
+    expect(() => loadRefreshConfig(devicesEnv)).toThrow(expect.objectContaining({ variable: 'REDIS_URL' }));
+    expect(loadRefreshConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).redisUrl).toBe('redis://cache:6379');
   });
 
   it('prefers an SSM parameter name over an inline secret', () => {

@@ -68,6 +68,31 @@ describe('Redis cluster tier', () => {
     expect(logger.lines).toEqual([]);
   });
 
+  it('answers that a write landed, and peeks at a value\'s first bytes without reading the rest', async () => {
+    expect(await tier.write('k', Buffer.from('header\n[1,2,3]'), 30_000)).toBe(true);
+    expect(await tier.peek('k', 6, (prefix) => prefix.toString('utf8'))).toBe('header');
+    expect(await tier.peek('absent', 6, (prefix) => prefix.toString('utf8'))).toBeUndefined();
+    expect(logger.lines).toEqual([]);
+  });
+
+  it('takes a free lock with an expiry, refuses a held one, and frees only its own', async () => {
+    expect(await tier.acquireLock('lock', 'first', 30_000)).toBe('acquired');
+    expect(await raw.pttl('lock')).toBeGreaterThan(29_000);
+    expect(await tier.acquireLock('lock', 'second', 30_000)).toBe('held');
+    await tier.releaseLock('lock', 'second');
+    expect(await raw.get('lock')).toBe('first');
+    await tier.releaseLock('lock', 'first');
+    expect(await raw.exists('lock')).toBe(0);
+    expect(await tier.acquireLock('lock', 'second', 30_000)).toBe('acquired');
+  });
+
+  it('answers a lock it could not ask for as unavailable, and a write that failed as false', async () => {
+    server.pause();
+    expect(await tier.acquireLock('lock', 'token', 30_000)).toBe('unavailable');
+    expect(await tier.write('k', Buffer.from('[1]'), 30_000)).toBe(false);
+    server.resume();
+  });
+
   it('reads a missing key as a miss without reporting anything', async () => {
     expect(await tier.read('absent', asNumbers)).toBeUndefined();
     expect(logger.lines).toEqual([]);

@@ -2,7 +2,6 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as credentialsHandler } from '../../../functions/credentials.ts';
-import { devicesClusterKey } from '../../../lib/devices/cached-device-list-source.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
@@ -34,7 +33,7 @@ const FLEET: JamfComputer[] = [
 ];
 const flagsOf = (body: string) => (JSON.parse(body) as DeviceOut[]).slice(0, 4).map((device) => [device.id, device.os_is_latest]);
 
-const ENV_KEYS = ['INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'REDIS_URL'] as const;
+const ENV_KEYS = ['INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL'] as const;
 const savedEnv = Object.fromEntries(ENV_KEYS.map((key) => [key, process.env[key]]));
 
 /** A new Lambda container: the handler module loaded afresh (own memory tier and Redis client). */
@@ -56,12 +55,15 @@ describe('GET /devices through the cache tiers', () => {
   let jamf: FakeJamf;
   let logs: CapturedLogs;
   const upstreamReads = () => jamf.stats().tokenRequests;
-  let DEVICES_CLUSTER_KEY: string;
+  /** The device list's key: the one key the devices function writes (its name hashes the inventory). */
+  const clusterKey = async (): Promise<string | undefined> => (await raw.keys('devices:*')).find((key) => !key.endsWith(':refresh-lock'));
+  let DEVICES_CLUSTER_KEY = '';
   /** The upstream fill awaits its cluster write; this only guards against a slow loopback. */
   const clusterWritten = async (): Promise<void> => {
-    for (let attempt = 0; attempt < 100 && (await raw.exists(DEVICES_CLUSTER_KEY)) === 0; attempt += 1) {
+    for (let attempt = 0; attempt < 100 && (await clusterKey()) === undefined; attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    DEVICES_CLUSTER_KEY = (await clusterKey()) ?? '';
   };
 
   beforeAll(async () => {
@@ -70,7 +72,6 @@ describe('GET /devices through the cache tiers', () => {
     raw.on('error', () => undefined);
     await raw.connect();
     jamf = await startFakeJamf({ devices: FLEET, clientId: 'cache-client', clientSecret: 'cache-secret-value' });
-    DEVICES_CLUSTER_KEY = devicesClusterKey({ url: jamf.url, principal: 'cache-client' });
   });
   afterAll(async () => {
     for (const key of ENV_KEYS) {
@@ -97,6 +98,7 @@ describe('GET /devices through the cache tiers', () => {
       DEVICES_CACHE_TTL_SECONDS: '60',
       REDIS_URL: redis.url,
     });
+    delete process.env.DEVICES_CACHE_STALE_SECONDS;
     logs = captureStdout();
   });
   afterEach(() => {
@@ -104,8 +106,9 @@ describe('GET /devices through the cache tiers', () => {
     redis.resume();
   });
 
-  it('answers upstream, then memory, then cluster in a fresh container, then upstream again after the TTL', async () => {
+  it('answers upstream, then memory, then cluster in a fresh container, then upstream again after the TTL (no stale window)', async () => {
     process.env.DEVICES_CACHE_TTL_SECONDS = '1';
+    process.env.DEVICES_CACHE_STALE_SECONDS = '0';
     const first = await freshContainer();
     const a = await getDevices(first);
     const b = await getDevices(first);
@@ -210,6 +213,15 @@ describe('GET /devices through the cache tiers', () => {
     expect(logs.raw().match(/cache tier degraded/g)).toHaveLength(1);
   });
 
+  /** The content hash in a cluster value's header line (the snapshot's id), or undefined. */
+  const snapshotIdOf = (value: Buffer | null): unknown => {
+    try {
+      return (JSON.parse(value!.subarray(0, value!.indexOf(10)).toString('utf8')) as { id?: unknown }).id;
+    } catch {
+      return undefined;
+    }
+  };
+
   const flipByte = (value: Buffer, at: number): Buffer => {
     const copy = Buffer.from(value);
     copy[at] = copy[at]! ^ 0xff;
@@ -218,11 +230,12 @@ describe('GET /devices through the cache tiers', () => {
 
   it.each([
     ['bytes that are not the cluster format', () => Buffer.from('{"v":1,"devices":[{"id":"1"')],
-    ['another format version', (good: Buffer) => Buffer.concat([Buffer.from('{"v":2,'), good.subarray('{"v":1,'.length)])],
+    ['another format version', (good: Buffer) => Buffer.concat([Buffer.from('{"v":3,'), good.subarray('{"v":2,'.length)])],
     ['a value with one corrupted byte', (good: Buffer) => flipByte(good, good.length - 50)],
     ['a truncated value', (good: Buffer) => good.subarray(0, Math.floor(good.length / 2))],
   ])('serves the right devices from upstream when the cluster holds %s, and repairs the entry', async (_label, corrupt) => {
     const reference = await getDevices(await freshContainer());
+    await clusterWritten();
     let good: Buffer | null = null;
     for (let attempt = 0; attempt < 50 && good === null; attempt += 1) {
       good = await raw.getBuffer(DEVICES_CLUSTER_KEY);
@@ -236,7 +249,9 @@ describe('GET /devices through the cache tiers', () => {
     expect(result.body).toBe(reference.body);
     let repaired = false;
     for (let attempt = 0; attempt < 50 && !repaired; attempt += 1) {
-      repaired = (await raw.getBuffer(DEVICES_CLUSTER_KEY))?.equals(good!) === true;
+      // Rewritten from a new read: a new stamp, the same devices.
+      const now = await raw.getBuffer(DEVICES_CLUSTER_KEY);
+      repaired = now !== null && !now.equals(garbage) && snapshotIdOf(now) === snapshotIdOf(good);
       if (!repaired) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(repaired).toBe(true);
@@ -251,7 +266,7 @@ describe('GET /devices through the cache tiers', () => {
     await getDevices(first);
     await getDevices(await freshContainer());
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'memory', 'upstream']);
-    expect(await raw.exists(DEVICES_CLUSTER_KEY)).toBe(0);
+    expect(await clusterKey()).toBeUndefined();
   });
 
   it('answers 500 with a generic message and logs the variable when REDIS_URL is not a Redis URL', async () => {

@@ -57,7 +57,7 @@ describe('the function bundles (built with the deployment options) work on their
   };
 
   it('keeps every bundle under 1 MiB with nothing left to node_modules', async () => {
-    expect([...bundles.keys()].sort()).toEqual(['createUser', 'credentials', 'devices', 'getUser', 'importTickets']);
+    expect([...bundles.keys()].sort()).toEqual(['createUser', 'credentials', 'devices', 'getUser', 'importTickets', 'refreshDevices']);
     for (const report of bundles.values()) {
       expect(report.bytes, report.name).toBeLessThan(1024 * 1024);
       // Only Node built-ins may be loaded from outside the bundle.
@@ -98,6 +98,17 @@ describe('the function bundles (built with the deployment options) work on their
     const result = await invokeBundle(bundle('devices'), 'devices/success.json');
     expect(result.result?.statusCode).toBe(500);
     expect(JSON.parse(result.result!.body!).error).toMatchObject({ status: 500, httpMessage: 'Internal Server Error' });
+  });
+
+  it('loads the refreshDevices bundle and refuses to run without a cluster, naming REDIS_URL', async () => {
+    const result = await invokeBundle(bundle('refreshDevices'), 'refreshDevices/success.json', {
+      INVENTORY_URL: 'https://jamf.example.invalid',
+      INVENTORY_CLIENT_ID: 'client',
+      INVENTORY_CLIENT_SECRET: 'secret',
+      LATEST_OS_VERSION: '26.1',
+    });
+    expect(result.result).toBeUndefined();
+    expect(result.error).toMatch(/^ConfigError: Configuration error: REDIS_URL/);
   });
 
   it('loads the importTickets bundle and refuses an event it cannot run', async () => {

@@ -22,6 +22,7 @@ import {
 const FUNCTIONS = {
   credentials: { logicalId: 'Credentials', file: 'credentials' },
   devices: { logicalId: 'Devices', file: 'devices' },
+  refreshDevices: { logicalId: 'RefreshDevices', file: 'refresh-devices' },
   createUser: { logicalId: 'CreateUser', file: 'create-user' },
   getUser: { logicalId: 'GetUser', file: 'get-user' },
   importTickets: { logicalId: 'ImportTickets', file: 'import-tickets' },
@@ -100,7 +101,7 @@ describe('osls package: the CloudFormation template', () => {
   });
 
   describe('functions and bundles', () => {
-    it('declares exactly the five functions, each nodejs24.x on arm64 with source maps enabled', () => {
+    it('declares exactly the six functions, each nodejs24.x on arm64 with source maps enabled', () => {
       const functions = resourcesOfType(byDefault.template, 'AWS::Lambda::Function');
       expect(functions.map(([, resource]) => resource.Properties?.FunctionName).sort()).toEqual(
         FUNCTION_NAMES.map((name) => `device-users-import-test-${name}`).sort(),
@@ -200,12 +201,22 @@ describe('osls package: the CloudFormation template', () => {
     });
   });
 
+  interface RuleProperties {
+    ScheduleExpression: string;
+    State: CfnValue;
+    Targets: Array<{ Arn: unknown; Input?: string }>;
+  }
+  /** The schedule rule that invokes `logicalId`'s function. */
+  const ruleFor = (template: CfnTemplate, logicalId: string): RuleProperties => {
+    const rules = resourcesOfType(template, 'AWS::Events::Rule').filter(([, rule]) =>
+      ((rule.Properties as unknown as RuleProperties).Targets ?? []).some((target) => refText(target.Arn as never) === `${logicalId}LambdaFunction.Arn`),
+    );
+    expect(rules).toHaveLength(1);
+    return rules[0]![1].Properties as unknown as RuleProperties;
+  };
+
   describe('import schedule', () => {
-    const ruleOf = (template: CfnTemplate) => {
-      const rules = resourcesOfType(template, 'AWS::Events::Rule');
-      expect(rules).toHaveLength(1);
-      return rules[0]![1].Properties as { ScheduleExpression: string; State: string; Targets: Array<{ Arn: unknown; Input: string }> };
-    };
+    const ruleOf = (template: CfnTemplate) => ruleFor(template, 'ImportTickets');
 
     it('invokes importTickets on the configured rate with {source, destination} when enabled', () => {
       const rule = ruleOf(full.template);
@@ -213,13 +224,18 @@ describe('osls package: the CloudFormation template', () => {
       expect(rule.State).toBe('ENABLED');
       expect(rule.Targets).toHaveLength(1);
       expect(refText(rule.Targets[0]!.Arn as never)).toBe('ImportTicketsLambdaFunction.Arn');
-      expect(JSON.parse(rule.Targets[0]!.Input)).toEqual({ source: FULL_PARAMS.importSource, destination: FULL_PARAMS.importDestination });
+      expect(JSON.parse(rule.Targets[0]!.Input!)).toEqual({ source: FULL_PARAMS.importSource, destination: FULL_PARAMS.importDestination });
     });
 
-    it('does not retry a failed scheduled run (the next scheduled run is the retry)', () => {
-      const configs = resourcesOfType(full.template, 'AWS::Lambda::EventInvokeConfig');
-      expect(configs).toHaveLength(1);
-      expect(configs[0]![1].Properties).toMatchObject({ FunctionName: { Ref: 'ImportTicketsLambdaFunction' }, MaximumRetryAttempts: 0 });
+    it('does not retry a failed scheduled run of either scheduled function (the next scheduled run is the retry)', () => {
+      const configs = resourcesOfType(full.template, 'AWS::Lambda::EventInvokeConfig').map(([, config]) => config.Properties);
+      expect(configs).toHaveLength(2);
+      expect(configs).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ FunctionName: { Ref: 'ImportTicketsLambdaFunction' }, MaximumRetryAttempts: 0 }),
+          expect.objectContaining({ FunctionName: { Ref: 'RefreshDevicesLambdaFunction' }, MaximumRetryAttempts: 0 }),
+        ]),
+      );
     });
 
     it('is disabled by default', () => {
@@ -227,11 +243,33 @@ describe('osls package: the CloudFormation template', () => {
     });
   });
 
+  describe('device refresh schedule', () => {
+    it('refreshes every minute by default, and the rate is a stage parameter', () => {
+      expect(ruleFor(byDefault.template, 'RefreshDevices').ScheduleExpression).toBe('rate(1 minute)');
+    });
+
+    it('runs only where a cluster is configured, unless switched off', async () => {
+      expect(resolveConditions(byDefault.template, ruleFor(byDefault.template, 'RefreshDevices').State)).toBe('DISABLED');
+      expect(resolveConditions(full.template, ruleFor(full.template, 'RefreshDevices').State)).toBe('ENABLED');
+      const off = await packageService({ ...FULL_PARAMS, devicesRefreshEnabled: 'false' });
+      try {
+        expect(resolveConditions(off.template, ruleFor(off.template, 'RefreshDevices').State)).toBe('DISABLED');
+      } finally {
+        await off.cleanup();
+      }
+    }, 300_000);
+
+    it('gives the refresh the devices function\'s configuration and its 15 minutes', () => {
+      expect(environmentOf(full.template, 'refreshDevices')).toEqual(environmentOf(full.template, 'devices'));
+      expect(lambdaOf(full.template, 'refreshDevices').Properties).toMatchObject({ Timeout: 900, MemorySize: 1024 });
+    });
+  });
+
   describe('least-privilege IAM, one role per function', () => {
     it('gives each function its own role, trusted by Lambda only, and no shared default role', () => {
       const roles = resourcesOfType(byDefault.template, 'AWS::IAM::Role');
       const used = FUNCTION_NAMES.map((name) => roleIdOf(byDefault.template, name));
-      expect(new Set(used).size).toBe(5);
+      expect(new Set(used).size).toBe(FUNCTION_NAMES.length);
       expect(roles.map(([id]) => id).sort()).toEqual([...used].sort());
       expect(resourcesOfType(byDefault.template, 'AWS::IAM::Policy')).toEqual([]);
       for (const [id, role] of roles) {
@@ -246,6 +284,7 @@ describe('osls package: the CloudFormation template', () => {
       const template = byDefault.template;
       expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
       expect(grantLines(grantsOf(template, 'devices'))).toEqual(logGrants('devices'));
+      expect(grantLines(grantsOf(template, 'refreshDevices'))).toEqual(logGrants('refreshDevices'));
       expect(grantLines(grantsOf(template, 'createUser'))).toEqual(
         [...logGrants('createUser'), 'dynamodb:PutItem on UsersTable.Arn', 'dynamodb:DeleteItem on UsersTable.Arn', 'dynamodb:GetItem on UsersTable.Arn'].sort(),
       );
@@ -264,20 +303,22 @@ describe('osls package: the CloudFormation template', () => {
       const template = full.template;
       expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
       expect(grantLines(grantsOf(template, 'getUser'))).toEqual([...logGrants('getUser'), 'dynamodb:GetItem on UsersTable.Arn'].sort());
-      expect(grantLines(grantsOf(template, 'devices'))).toEqual(
-        [
-          ...logGrants('devices'),
-          `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.inventoryClientSecretSsm)}`,
-          `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.inventoryPasswordSsm)}`,
-          `kms:Decrypt on ${FULL_PARAMS.secretsKmsKeyArn}`,
-          ...[...ENI_ACTIONS].map((action) => `${action} on *`),
-        ].sort(),
-      );
+      for (const name of ['devices', 'refreshDevices'] as const) {
+        expect(grantLines(grantsOf(template, name)), name).toEqual(
+          [
+            ...logGrants(name),
+            `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.inventoryClientSecretSsm)}`,
+            `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.inventoryPasswordSsm)}`,
+            `kms:Decrypt on ${FULL_PARAMS.secretsKmsKeyArn}`,
+            ...[...ENI_ACTIONS].map((action) => `${action} on *`),
+          ].sort(),
+        );
+      }
       const importLines = grantLines(grantsOf(template, 'importTickets'));
       expect(importLines).toContain(`ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.ticketingPasswordSsm)}`);
       expect(importLines).toContain(`kms:Decrypt on ${FULL_PARAMS.secretsKmsKeyArn}`);
       expect(importLines.filter((line) => line.startsWith('ssm:'))).toHaveLength(1);
-      for (const name of ['devices', 'importTickets'] as const) {
+      for (const name of ['devices', 'refreshDevices', 'importTickets'] as const) {
         const decrypt = grantsOf(template, name).find((grant) => grant.action === 'kms:Decrypt');
         expect(decrypt?.condition, name).toEqual({ StringEquals: { 'kms:ViaService': { 'Fn::Sub': 'ssm.${AWS::Region}.amazonaws.com' } } });
       }
@@ -313,7 +354,9 @@ describe('osls package: the CloudFormation template', () => {
         [...new Set(names.flatMap((name) => grantsOf(full.template, name)).map((grant) => grant.action).filter((action) => action.startsWith(service)))].sort();
       expect(granted(['createUser', 'getUser'], 'dynamodb:')).toEqual([...new Set(await calledActions('lib/users'))].sort());
       expect(granted(['importTickets'], 's3:')).toEqual([...new Set(await calledActions('lib/storage'))].sort());
-      expect(granted(['credentials', 'devices'], 'dynamodb:').concat(granted(['credentials', 'devices', 'createUser', 'getUser'], 's3:'))).toEqual([]);
+      expect(
+        granted(['credentials', 'devices', 'refreshDevices'], 'dynamodb:').concat(granted(['credentials', 'devices', 'refreshDevices', 'createUser', 'getUser'], 's3:')),
+      ).toEqual([]);
     });
 
     it('never grants a wildcard action, a wildcard resource for data, or another function\'s log group', () => {
@@ -339,12 +382,14 @@ describe('osls package: the CloudFormation template', () => {
       }
     });
 
-    it('joins the configured subnets and security groups when given, and only the devices function does', () => {
-      expect(resolveConditions(full.template, lambdaOf(full.template, 'devices').Properties?.VpcConfig)).toEqual({
-        SecurityGroupIds: { 'Fn::Split': [',', FULL_PARAMS.devicesSecurityGroupIds] },
-        SubnetIds: { 'Fn::Split': [',', FULL_PARAMS.devicesSubnetIds] },
-      });
-      for (const name of FUNCTION_NAMES.filter((fn) => fn !== 'devices')) {
+    it('joins the configured subnets and security groups when given, and only the devices functions do', () => {
+      for (const name of ['devices', 'refreshDevices'] as const) {
+        expect(resolveConditions(full.template, lambdaOf(full.template, name).Properties?.VpcConfig), name).toEqual({
+          SecurityGroupIds: { 'Fn::Split': [',', FULL_PARAMS.devicesSecurityGroupIds] },
+          SubnetIds: { 'Fn::Split': [',', FULL_PARAMS.devicesSubnetIds] },
+        });
+      }
+      for (const name of FUNCTION_NAMES.filter((fn) => fn !== 'devices' && fn !== 'refreshDevices')) {
         expect(lambdaOf(full.template, name).Properties?.VpcConfig, name).toBeUndefined();
       }
     });
@@ -361,6 +406,18 @@ describe('osls package: the CloudFormation template', () => {
         'INVENTORY_PASSWORD_SSM',
         'LATEST_OS_VERSION',
         'DEVICES_CACHE_TTL_SECONDS',
+        'DEVICES_CACHE_STALE_SECONDS',
+        'REDIS_URL',
+      ],
+      refreshDevices: [
+        'INVENTORY_URL',
+        'INVENTORY_CLIENT_ID',
+        'INVENTORY_CLIENT_SECRET_SSM',
+        'INVENTORY_USERNAME',
+        'INVENTORY_PASSWORD_SSM',
+        'LATEST_OS_VERSION',
+        'DEVICES_CACHE_TTL_SECONDS',
+        'DEVICES_CACHE_STALE_SECONDS',
         'REDIS_URL',
       ],
       createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN'],

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { inventoryIdOf } from '../../../lib/devices/record-id.ts';
+import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
 import { JAMF_PAGE_SIZE, makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
@@ -35,7 +35,7 @@ const failureOf = async (promise: Promise<unknown>): Promise<UpstreamError> => {
 describe('Jamf client against a Jamf-compatible server', () => {
   it('sends the exact inventory query: four sections, sort by id, page and one page size', async () => {
     const client = await setUp({ devices: generateJamfComputers(2500, 1) });
-    await client.fetchAllPages(longDeadline());
+    await client.readInventory(longDeadline(), (record) => record);
     const log = jamf!.stats().inventoryLog;
     expect(log[0]!.query).toBe(
       'section=GENERAL&section=HARDWARE&section=OPERATING_SYSTEM&section=USER_AND_LOCATION&sort=id:asc&page=0&page-size=1000',
@@ -50,7 +50,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
 
   it('keeps reading past a page size Jamf clamps at 2000, using totalCount', async () => {
     const client = await setUp({ devices: generateJamfComputers(4500, 2) }, { pageSize: 2500 });
-    const records = await client.fetchAllPages(longDeadline());
+    const records = await client.readInventory(longDeadline(), (record) => record);
     expect(records).toHaveLength(4500);
     const log = jamf!.stats().inventoryLog;
     expect(log).toHaveLength(3);
@@ -59,13 +59,13 @@ describe('Jamf client against a Jamf-compatible server', () => {
 
   it('reads the single page of a small inventory once', async () => {
     const client = await setUp({ devices: generateJamfComputers(7, 3) });
-    expect(await client.fetchAllPages(longDeadline())).toHaveLength(7);
+    expect(await client.readInventory(longDeadline(), (record) => record)).toHaveLength(7);
     expect(jamf!.stats().inventoryRequests).toBe(1);
   });
 
   it('reads an empty inventory as an empty list', async () => {
     const client = await setUp({ devices: [] });
-    expect(await client.fetchAllPages(longDeadline())).toEqual([]);
+    expect(await client.readInventory(longDeadline(), (record) => record)).toEqual([]);
   });
 
   it('reads the pages enrolled during the read when a later page reports a larger totalCount', async () => {
@@ -75,7 +75,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
       { devices: all.slice(0, 200), beforeInventoryRequest: (n) => n === 2 && jamf!.setDevices(all) },
       { pageSize: 100 },
     );
-    const records = await client.fetchAllPages(longDeadline());
+    const records = await client.readInventory(longDeadline(), (record) => record);
     expect(records).toHaveLength(350);
     expect(jamf!.stats().inventoryLog.map((entry) => entry.page).sort()).toEqual([0, 1, 2, 3]);
   });
@@ -84,7 +84,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
     let failures = 0;
     const client = await setUp({ devices: generateJamfComputers(5000, 5), latencyMs: 20 }, { onAuthFailure: () => (failures += 1) });
     jamf!.invalidateTokensAtRequest(2);
-    const records = await client.fetchAllPages(longDeadline());
+    const records = await client.readInventory(longDeadline(), (record) => record);
     expect(records).toHaveLength(5000);
     expect(failures).toBe(1);
     expect(jamf!.stats().tokenRequests).toBe(2);
@@ -94,7 +94,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
   it('fails with credentials-rejected when the renewed token is refused too', async () => {
     let failures = 0;
     const client = await setUp({ devices: generateJamfComputers(3000, 6), tokenMaxUses: 1 }, { onAuthFailure: () => (failures += 1) });
-    const error = await failureOf(client.fetchAllPages(longDeadline()));
+    const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.CredentialsRejected);
     expect(jamf!.stats().tokenRequests).toBe(2);
     expect(failures).toBe(2);
@@ -103,7 +103,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
   it('authenticates with basic credentials for a bearer token', async () => {
     jamf = await startFakeJamf({ devices: generateJamfComputers(5, 7), username: 'api-reader', password: 'p@ss:word' });
     const client = makeJamfClient({ baseUrl: jamf.url, auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' } });
-    expect(await client.fetchAllPages(longDeadline())).toHaveLength(5);
+    expect(await client.readInventory(longDeadline(), (record) => record)).toHaveLength(5);
   });
 
   it('reports an unreachable upstream as unavailable', async () => {
@@ -112,13 +112,13 @@ describe('Jamf client against a Jamf-compatible server', () => {
     await jamf.close();
     jamf = undefined;
     const client = makeJamfClient({ baseUrl: url, auth: oauth });
-    expect((await failureOf(client.fetchAllPages(longDeadline()))).failure).toBe(UpstreamFailure.Unavailable);
+    expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Unavailable);
   });
 
   it('times out a single request that hangs, even with time left overall', async () => {
     const client = await setUp({ devices: generateJamfComputers(10, 8), pageFaults: { 0: { kind: 'hang' } } }, { requestTimeoutMs: 200 });
     const started = performance.now();
-    expect((await failureOf(client.fetchAllPages(longDeadline()))).failure).toBe(UpstreamFailure.TimedOut);
+    expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.TimedOut);
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
@@ -128,7 +128,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
     ['the last page missing its last record', 2, 999],
   ])('fails as unreadable rather than returning a partial list when upstream sends %s', async (_label, page, keep) => {
     const client = await setUp({ devices: generateJamfComputers(3000, 21), pageFaults: { [page]: { kind: 'short', keep } } });
-    const error = await failureOf(client.fetchAllPages(longDeadline()));
+    const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).toMatch(/a page came back short/);
   });
@@ -136,18 +136,18 @@ describe('Jamf client against a Jamf-compatible server', () => {
   it('stops the other pages as soon as one fails', async () => {
     const client = await setUp({ devices: generateJamfComputers(500, 9), pageFaults: { 1: { kind: 'status', status: 500 }, 2: { kind: 'hang' } } }, { pageSize: 100 });
     const started = performance.now();
-    expect((await failureOf(client.fetchAllPages(longDeadline()))).failure).toBe(UpstreamFailure.Unavailable);
+    expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Unavailable);
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
   it('treats a 404 from the token endpoint as a misconfigured INVENTORY_URL', async () => {
     const client = await setUp({ tokenFault: { kind: 'status', status: 404 } });
-    expect((await failureOf(client.fetchAllPages(longDeadline()))).failure).toBe(UpstreamFailure.Misconfigured);
+    expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Misconfigured);
   });
 
   it('refuses a token response without a token, without logging its body', async () => {
     const client = await setUp({ tokenFault: { kind: 'status', status: 200, body: '{"token_type":"Bearer","leak":"fake-jamf-token-zzz"}' } });
-    const error = await failureOf(client.fetchAllPages(longDeadline()));
+    const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).not.toContain('fake-jamf-token-zzz');
   });
@@ -157,7 +157,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
     const shuffled = [...base].reverse();
     shuffled.splice(40, 0, { ...base[3]!, general: { name: 'a repeat' } });
     const client = await setUp({ devices: shuffled, ignoreSort: true }, { pageSize: 100 });
-    const ids = (await client.fetchAllPages(longDeadline())).map((record) => Number(inventoryIdOf(record)));
+    const ids = (await client.readInventory(longDeadline(), (record) => record)).map((record) => Number(inventoryIdOf(record)));
     expect(ids).toEqual(base.map((record) => Number(record.id)));
   });
 });

@@ -87,7 +87,7 @@ describe('npm run invoke -- <function> <event.json>', () => {
   it('exits 2 and lists the functions for an unknown function', async () => {
     const { code, stderr, stdout } = await invoke('deleteEverything', 'events/credentials/success.json');
     expect(code).toBe(2);
-    expect(stderr).toContain('unknown function "deleteEverything" (known: credentials, devices, createUser, getUser, importTickets)');
+    expect(stderr).toContain('unknown function "deleteEverything" (known: credentials, devices, refreshDevices, createUser, getUser, importTickets)');
     expect(stdout).toBe('');
   });
 

@@ -180,6 +180,20 @@ describe('openapi.yaml', () => {
       expectDocumented(request, result);
     });
 
+    it('answers a page with ETag, X-Total-Count and Link, a 304 to its ETag, and 422 to a bad query, as documented', async () => {
+      const devices = await loadHandler('devices', jamfEnv(jamf.url));
+      const page = await devices(await loadEvent('devices/page.json'), lambdaContext());
+      expect(page.statusCode).toBe(200);
+      expect(page.headers?.Link).toBeDefined();
+      expectDocumented(request, page);
+      const again = await devices({ ...(await loadEvent('devices/page.json')), headers: { 'if-none-match': String(page.headers?.ETag) } }, lambdaContext());
+      expect(again.statusCode).toBe(304);
+      expectDocumented(request, again);
+      const refused = await devices(await loadEvent('devices/invalid-query.json'), lambdaContext());
+      expect(refused.statusCode).toBe(422);
+      expectDocumented(request, refused);
+    });
+
     it.each([
       ['an upstream 5xx', 502, { kind: 'status', status: 500 }],
       ['an unreadable upstream answer', 502, { kind: 'malformed' }],

@@ -1,211 +1,281 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterTier } from '../../../lib/cache/cluster-tier.ts';
-import { makeMemoryTier } from '../../../lib/cache/memory-tier.ts';
 import { CacheTier } from '../../../lib/cache/provenance.ts';
-import { makeTieredCache, type ClusterCodec } from '../../../lib/cache/tiered-cache.ts';
+import { makeTieredCache, type ClusterCodec, type Stamp } from '../../../lib/cache/tiered-cache.ts';
+
+interface Listing extends Stamp {
+  numbers: number[];
+}
 
 /**
- * An in-process ClusterTier honouring the interface's promise (never rejects; undecodable text is a
- * miss). The Redis adapter itself is tested against a real redis-server in test/integration/cache.
+ * An in-process ClusterTier honouring the interface's promise (never rejects; undecodable bytes are
+ * a miss; a failed write answers false). The Redis adapter itself is tested against a real
+ * redis-server in test/integration/cache.
  */
 const mapCluster = (now: () => number) => {
   const entries = new Map<string, { bytes: Buffer; expiresAt: number }>();
-  const stats = { reads: 0, writes: [] as { key: string; text: string; ttlMs: number }[] };
+  const stats = { reads: 0, peeks: 0, writes: [] as { key: string; ttlMs: number }[] };
+  let down = false;
   let failWrites = false;
   let writeDelayMs = 0;
+  let readDelayMs = 0;
+  const live = (key: string) => {
+    const entry = entries.get(key);
+    return entry === undefined || entry.expiresAt <= now() ? undefined : entry;
+  };
   const tier: ClusterTier = {
     read: async (key, decode) => {
       stats.reads += 1;
-      const entry = entries.get(key);
-      if (entry === undefined || entry.expiresAt <= now()) return undefined;
+      if (readDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, readDelayMs));
+      const entry = down ? undefined : live(key);
+      if (entry === undefined) return undefined;
       try {
-        const value = decode(entry.bytes);
+        const value = await decode(entry.bytes);
         return value === undefined ? undefined : { value, remainingTtlMs: entry.expiresAt - now() };
       } catch {
         return undefined;
       }
     },
+    peek: async (key, length, describe) => {
+      stats.peeks += 1;
+      const entry = down ? undefined : live(key);
+      return entry === undefined ? undefined : describe(entry.bytes.subarray(0, length));
+    },
     write: (key, bytes, ttlMs) => {
-      stats.writes.push({ key, text: bytes.toString('utf8'), ttlMs });
-      if (failWrites) return Promise.reject(new Error('cluster write refused'));
-      return new Promise<void>((resolve) =>
+      stats.writes.push({ key, ttlMs });
+      if (failWrites || down) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) =>
         setTimeout(() => {
           entries.set(key, { bytes, expiresAt: now() + ttlMs });
-          resolve();
+          resolve(true);
         }, writeDelayMs),
       );
     },
+    acquireLock: async () => 'acquired',
+    releaseLock: async () => undefined,
     close: async () => undefined,
   };
   return {
     tier,
     stats,
-    put: (key: string, value: string | Buffer, ttlMs: number) =>
-      entries.set(key, { bytes: Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8'), expiresAt: now() + ttlMs }),
+    put: (key: string, listing: Listing, ttlMs = 60_000) => entries.set(key, { bytes: codec.encode(listing), expiresAt: now() + ttlMs }),
+    putBytes: (key: string, bytes: Buffer) => entries.set(key, { bytes, expiresAt: now() + 60_000 }),
     failWrites: () => void (failWrites = true),
+    goDown: () => void (down = true),
     delayWrites: (ms: number) => void (writeDelayMs = ms),
-    has: (key: string) => entries.has(key),
+    delayReads: (ms: number) => void (readDelayMs = ms),
+    has: (key: string) => live(key) !== undefined,
   };
 };
 
-const codec: ClusterCodec<number[]> = {
-  encode: (numbers) => Buffer.from(JSON.stringify({ v: 1, numbers }), 'utf8'),
+/** A header line (the stamp) and the numbers, like the real codec's header + payload. */
+const codec: ClusterCodec<Listing> = {
+  stampBytes: 64,
+  encode: (listing) => Buffer.from(`${JSON.stringify({ readAt: listing.readAt, id: listing.id })}\n${JSON.stringify(listing.numbers)}`, 'utf8'),
+  stampOf: (prefix) => {
+    const line = prefix.toString('utf8').split('\n')[0]!;
+    try {
+      return JSON.parse(line) as Stamp;
+    } catch {
+      return undefined;
+    }
+  },
   decode: (bytes) => {
-    const parsed = JSON.parse(bytes.toString('utf8')) as { v?: unknown; numbers?: unknown };
-    return parsed.v === 1 && Array.isArray(parsed.numbers) ? (parsed.numbers as number[]) : undefined;
+    const [header, numbers] = bytes.toString('utf8').split('\n');
+    const stamp = JSON.parse(header!) as Stamp;
+    return { ...stamp, numbers: JSON.parse(numbers!) as number[] };
   },
 };
 
-const setup = (options: { ttlSeconds?: number; withCluster?: boolean; load?: () => Promise<number[]> } = {}) => {
-  let now = 10_000;
+const KEY = 'list';
+const TTL = 60_000;
+const STALE = 600_000;
+
+const setup = (options: { staleMs?: number; withCluster?: boolean; load?: (at: number) => Promise<Listing> } = {}) => {
+  let now = 1_000_000;
   const time = { now: () => now, advance: (ms: number) => void (now += ms) };
-  const memory = makeMemoryTier<string>({ maxEntries: 4, now: time.now });
   const cluster = mapCluster(time.now);
   let loads = 0;
-  const cache = makeTieredCache<number[], string, { caller: string }>({
-    memory,
-    cluster: options.withCluster === false ? undefined : { tier: cluster.tier, codec },
-    ttlSeconds: options.ttlSeconds ?? 60,
+  const cache = makeTieredCache<Listing, { caller: string }>({
+    cluster: options.withCluster === false ? undefined : { tier: cluster.tier, codec, key: KEY },
+    ttlMs: TTL,
+    staleMs: options.staleMs ?? STALE,
+    now: time.now,
     load: async () => {
       loads += 1;
-      return options.load ? options.load() : [1, 2, 3];
+      return options.load ? options.load(now) : { readAt: now, id: `read-${loads}`, numbers: [loads] };
     },
-    present: (numbers) => numbers.join('+'),
   });
-  return { cache, memory, cluster, time, loads: () => loads };
+  const get = () => cache.get({ caller: 'test' });
+  return { cache, get, cluster, time, loads: () => loads };
 };
 
-const request = { caller: 'test' };
-
 describe('tiered cache', () => {
-  it('loads from upstream on the first get and answers from memory on the second', async () => {
-    const { cache, loads } = setup();
-    expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Upstream });
-    expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Memory });
+  it('loads from upstream on the first get and answers from memory while fresh', async () => {
+    const { get, loads } = setup();
+    expect((await get()).tier).toBe(CacheTier.Upstream);
+    const second = await get();
+    expect(second.tier).toBe(CacheTier.Memory);
+    expect(second.value.numbers).toEqual([1]);
     expect(loads()).toBe(1);
   });
 
-  it('writes the loaded form to the cluster with the TTL in milliseconds on an upstream fill', async () => {
-    const { cache, cluster } = setup({ ttlSeconds: 7 });
-    await cache.get('k', request);
-    expect(cluster.stats.writes).toEqual([{ key: 'k', text: '{"v":1,"numbers":[1,2,3]}', ttlMs: 7_000 }]);
+  it('writes an upstream fill to the cluster for the rest of its servable life (TTL + stale window)', async () => {
+    const { get, cluster } = setup();
+    await get();
+    expect(cluster.stats.writes).toEqual([{ key: KEY, ttlMs: TTL + STALE }]);
   });
 
-  it('answers from the cluster when memory misses, then fills memory from it', async () => {
-    const { cache, cluster, loads } = setup();
-    cluster.put('k', codec.encode([4, 5]), 60_000);
-    expect(await cache.get('k', request)).toEqual({ value: '4+5', tier: CacheTier.Cluster });
-    expect(await cache.get('k', request)).toEqual({ value: '4+5', tier: CacheTier.Memory });
+  it('answers from the cluster when memory is empty (a fresh container), then from memory', async () => {
+    const { get, cluster, time, loads } = setup();
+    cluster.put(KEY, { readAt: time.now(), id: 'shared', numbers: [7] });
+    const first = await get();
+    expect([first.tier, first.value.numbers]).toEqual([CacheTier.Cluster, [7]]);
+    expect((await get()).tier).toBe(CacheTier.Memory);
     expect(loads()).toBe(0);
-    expect(cluster.stats.reads).toBe(1);
-    expect(cluster.stats.writes).toEqual([]);
   });
 
-  it('keeps a cluster hit in memory only for what is left of the cluster entry, not a fresh TTL', async () => {
-    const { cache, cluster, time, loads } = setup({ ttlSeconds: 60 });
-    cluster.put('k', codec.encode([4, 5]), 5_000);
-    expect((await cache.get('k', request)).tier).toBe(CacheTier.Cluster);
-    time.advance(4_999);
-    expect((await cache.get('k', request)).tier).toBe(CacheTier.Memory);
-    time.advance(1);
-    expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Upstream });
-    expect(loads()).toBe(1);
+  it('counts freshness from the data\'s read time in every tier, so a cluster hit is not fresher than its data', async () => {
+    const { get, cluster, time } = setup({ staleMs: 0 });
+    cluster.put(KEY, { readAt: time.now() - (TTL - 1_000), id: 'old', numbers: [7] });
+    expect((await get()).tier).toBe(CacheTier.Cluster);
+    time.advance(1_001);
+    // Past its TTL and no stale window: read upstream.
+    expect((await get()).tier).toBe(CacheTier.Upstream);
   });
 
-  it('reads upstream again once the TTL has passed in both tiers', async () => {
-    const { cache, time, loads } = setup({ ttlSeconds: 1 });
-    await cache.get('k', request);
-    time.advance(1_000);
-    expect((await cache.get('k', request)).tier).toBe(CacheTier.Upstream);
-    expect(loads()).toBe(2);
-  });
+  describe('stale while revalidate', () => {
+    it('serves a stale entry from memory while the cluster holds nothing newer, without reading upstream', async () => {
+      const { get, time, loads, cluster } = setup();
+      await get();
+      time.advance(TTL + 1);
+      const stale = await get();
+      expect([stale.tier, stale.value.id]).toEqual([CacheTier.Memory, 'read-1']);
+      expect(loads()).toBe(1);
+      // It looked at the cluster's stamp only, never downloaded the value again.
+      expect(cluster.stats.peeks).toBe(1);
+      expect(cluster.stats.reads).toBe(1);
+    });
 
-  it('works with memory alone when there is no cluster tier', async () => {
-    const { cache, cluster, loads } = setup({ withCluster: false });
-    expect((await cache.get('k', request)).tier).toBe(CacheTier.Upstream);
-    expect((await cache.get('k', request)).tier).toBe(CacheTier.Memory);
-    expect(loads()).toBe(1);
-    expect(cluster.stats.reads + cluster.stats.writes.length).toBe(0);
+    it('asks the cluster at most once per recheck interval while stale', async () => {
+      const { get, time, cluster } = setup();
+      await get();
+      time.advance(TTL + 1);
+      for (let request = 0; request < 5; request += 1) await get();
+      expect(cluster.stats.peeks).toBe(1);
+      time.advance(1_000);
+      await get();
+      expect(cluster.stats.peeks).toBe(2);
+    });
+
+    it('takes the newer entry a scheduled refresh wrote, as a cluster answer', async () => {
+      const { get, time, cluster, loads } = setup();
+      await get();
+      time.advance(TTL + 1);
+      cluster.put(KEY, { readAt: time.now() - 5, id: 'refreshed', numbers: [42] });
+      const answer = await get();
+      expect([answer.tier, answer.value.id]).toEqual([CacheTier.Cluster, 'refreshed']);
+      expect((await get()).tier).toBe(CacheTier.Memory);
+      expect(loads()).toBe(1);
+    });
+
+    it('answers other requests from the stale value while one brings the newer data from the cluster', async () => {
+      const { get, time, cluster } = setup();
+      await get();
+      time.advance(TTL + 1);
+      cluster.put(KEY, { readAt: time.now() - 5, id: 'refreshed', numbers: [42] });
+      cluster.delayReads(30);
+      const bringing = get();
+      const meanwhile = await get();
+      expect([meanwhile.tier, meanwhile.value.id]).toEqual([CacheTier.Memory, 'read-1']);
+      expect((await bringing).value.id).toBe('refreshed');
+      const after = await get();
+      expect([after.tier, after.value.id]).toEqual([CacheTier.Memory, 'refreshed']);
+    });
+
+    it('serves a stale entry from the cluster in a fresh container, without reading upstream', async () => {
+      const { get, time, cluster, loads } = setup();
+      cluster.put(KEY, { readAt: time.now() - TTL - 30_000, id: 'stale-shared', numbers: [3] }, 120_000);
+      const answer = await get();
+      expect([answer.tier, answer.value.id]).toEqual([CacheTier.Cluster, 'stale-shared']);
+      expect(loads()).toBe(0);
+    });
+
+    it('reads upstream once the entry is past the stale window', async () => {
+      const { get, time, loads } = setup();
+      await get();
+      time.advance(TTL + STALE);
+      const answer = await get();
+      expect([answer.tier, answer.value.id]).toEqual([CacheTier.Upstream, 'read-2']);
+      expect(loads()).toBe(2);
+    });
+
+    it('serves the stale entry from memory when the cluster is down', async () => {
+      const { get, time, cluster, loads } = setup();
+      await get();
+      cluster.goDown();
+      time.advance(TTL + 1);
+      expect((await get()).tier).toBe(CacheTier.Memory);
+      expect(loads()).toBe(1);
+    });
+
+    it('serves stale from memory without a cluster too, within the window', async () => {
+      const { get, time, loads } = setup({ withCluster: false });
+      await get();
+      time.advance(TTL + 1);
+      expect((await get()).tier).toBe(CacheTier.Memory);
+      time.advance(STALE);
+      expect((await get()).tier).toBe(CacheTier.Upstream);
+      expect(loads()).toBe(2);
+    });
   });
 
   it('shares one cluster lookup and one load among ten concurrent misses', async () => {
-    let release: (numbers: number[]) => void = () => undefined;
-    const gate = new Promise<number[]>((resolve) => (release = resolve));
-    const { cache, cluster, loads } = setup({ load: () => gate });
-    const pending = Array.from({ length: 10 }, () => cache.get('k', request));
+    let release: (listing: Listing) => void = () => undefined;
+    const { cache, cluster, loads } = setup({ load: () => new Promise((resolve) => (release = resolve)) });
+    const pending = Array.from({ length: 10 }, () => cache.get({ caller: 'test' }));
     await new Promise((resolve) => setImmediate(resolve));
-    release([9]);
+    release({ readAt: 1_000_000, id: 'once', numbers: [1] });
     const results = await Promise.all(pending);
     expect(loads()).toBe(1);
     expect(cluster.stats.reads).toBe(1);
-    expect(cluster.stats.writes).toHaveLength(1);
-    expect(results.every((result) => result.value === '9' && result.tier === CacheTier.Upstream)).toBe(true);
+    expect(new Set(results.map((result) => result.value))).toHaveProperty('size', 1);
   });
 
-  it('gives every waiter the error of a failing load and caches nothing of it', async () => {
+  it('gives every waiter the error of a failing load and keeps nothing of it', async () => {
     let fail = true;
-    const { cache, cluster, memory, loads } = setup({
-      load: async () => {
+    const { cache, loads } = setup({
+      load: async (at) => {
         if (fail) throw new Error('upstream down');
-        return [7];
+        return { readAt: at, id: 'ok', numbers: [1] };
       },
     });
-    const outcomes = await Promise.allSettled(Array.from({ length: 10 }, () => cache.get('k', request)));
-    expect(outcomes.every((outcome) => outcome.status === 'rejected' && (outcome.reason as Error).message === 'upstream down')).toBe(true);
-    expect(loads()).toBe(1);
-    expect(memory.size()).toBe(0);
-    expect(cluster.stats.writes).toEqual([]);
+    const outcomes = await Promise.allSettled(Array.from({ length: 3 }, () => cache.get({ caller: 'test' })));
+    expect(outcomes.every((outcome) => outcome.status === 'rejected')).toBe(true);
     fail = false;
-    expect(await cache.get('k', request)).toEqual({ value: '7', tier: CacheTier.Upstream });
+    expect((await cache.get({ caller: 'test' })).tier).toBe(CacheTier.Upstream);
     expect(loads()).toBe(2);
   });
 
-  it.each([
-    ['text that is not JSON', '{"v":1,"numb'],
-    ['another format version', '{"v":2,"numbers":[4]}'],
-    ['the wrong shape', '{"v":1,"numbers":"4"}'],
-  ])('treats %s in the cluster as a miss and overwrites it from upstream', async (_label, garbage) => {
-    const { cache, cluster, loads } = setup();
-    cluster.put('k', garbage, 60_000);
-    expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Upstream });
-    expect(loads()).toBe(1);
-    expect(cluster.stats.writes.map((write) => write.text)).toEqual([codec.encode([1, 2, 3]).toString('utf8')]);
-  });
-
   it('finishes the cluster write of an upstream fill before answering, so a frozen container loses nothing', async () => {
-    const { cache, cluster } = setup();
-    cluster.delayWrites(30);
-    expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Upstream });
-    expect(cluster.has('k')).toBe(true);
+    const { get, cluster } = setup();
+    cluster.delayWrites(20);
+    await get();
+    expect(cluster.has(KEY)).toBe(true);
   });
 
   it('still answers an upstream fill when the cluster write fails', async () => {
-    const { cache, cluster } = setup();
+    const { get, cluster } = setup();
     cluster.failWrites();
-    expect(await cache.get('k', request)).toEqual({ value: '1+2+3', tier: CacheTier.Upstream });
-    expect(cluster.stats.writes).toHaveLength(1);
-    expect(cluster.has('k')).toBe(false);
+    const answer = await get();
+    expect(answer.tier).toBe(CacheTier.Upstream);
+    expect(cluster.has(KEY)).toBe(false);
   });
 
-  it('keeps per-container variants apart in memory through memoryKey while sharing the cluster entry', async () => {
-    const now = () => 0;
-    const memory = makeMemoryTier<string>({ maxEntries: 4, now });
-    const cluster = mapCluster(now);
-    let loads = 0;
-    const make = (separator: string) =>
-      makeTieredCache<number[], string, undefined>({
-        memory,
-        cluster: { tier: cluster.tier, codec },
-        ttlSeconds: 60,
-        load: async () => {
-          loads += 1;
-          return [1, 2];
-        },
-        present: (numbers) => numbers.join(separator),
-        memoryKey: (key) => `${key}|${separator}`,
-      });
-    expect(await make('+').get('k', undefined)).toEqual({ value: '1+2', tier: CacheTier.Upstream });
-    expect(await make('-').get('k', undefined)).toEqual({ value: '1-2', tier: CacheTier.Cluster });
-    expect(loads).toBe(1);
+  it('reads upstream when the cluster holds bytes this code did not write', async () => {
+    const { get, cluster, loads } = setup();
+    cluster.putBytes(KEY, Buffer.from('not a listing'));
+    expect((await get()).tier).toBe(CacheTier.Upstream);
+    expect(loads()).toBe(1);
   });
 });

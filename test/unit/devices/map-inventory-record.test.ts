@@ -1,13 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mapInventoryRecord, renderDeviceList, withLatestFlag, type InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
+import { mapInventoryRecord } from '../../../lib/devices/map-inventory-record.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 
 const FIELD_ORDER = [
   'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build',
   'last_contact_at', 'last_inventory_at', 'username', 'email', 'supervised', 'managed',
 ];
-const RESPONSE_ORDER = [...FIELD_ORDER.slice(0, 9), 'os_is_latest', ...FIELD_ORDER.slice(9)];
 
 const fullRecord = {
   id: '17',
@@ -124,58 +123,5 @@ describe('mapInventoryRecord', () => {
       }),
       { numRuns: 30 },
     );
-  });
-});
-
-describe('withLatestFlag and renderDeviceList', () => {
-  const device = mapInventoryRecord(fullRecord)!;
-
-  it('puts os_is_latest right after os_build', () => {
-    expect(Object.keys(withLatestFlag(device, '26.0'))).toEqual(RESPONSE_ORDER);
-  });
-
-  it('keeps the position of os_is_latest when os fields and others are missing', () => {
-    const sparse: InventoryDevice = { id: '3', name: 'n', username: 'u', managed: true };
-    expect(Object.keys(withLatestFlag(sparse, '26.1'))).toEqual(['id', 'name', 'os_is_latest', 'username', 'managed']);
-    expect(withLatestFlag(sparse, '26.1').os_is_latest).toBe(false);
-  });
-
-  it('decides against the reference it is given, so a new reference changes the flag', () => {
-    expect(withLatestFlag(device, '26.0').os_is_latest).toBe(true);
-    expect(withLatestFlag(device, '26.1').os_is_latest).toBe(false);
-  });
-
-  it('does not change the stored device', () => {
-    const before = structuredClone(device);
-    withLatestFlag(device, '1');
-    expect(device).toEqual(before);
-  });
-
-  it('serializes the list once with every device flagged', () => {
-    const devices = [device, { id: '20', os_version: '26.1' }, { id: '21' }];
-    const parsed = JSON.parse(renderDeviceList(devices, '26.1')) as Record<string, unknown>[];
-    expect(parsed.map((entry) => [entry.id, entry.os_is_latest])).toEqual([
-      ['17', false],
-      ['20', true],
-      ['21', false],
-    ]);
-    expect(Object.keys(parsed[0]!)).toEqual(RESPONSE_ORDER);
-  });
-
-  it('renders each device exactly as withLatestFlag serializes it (the cache relies on it)', () => {
-    const devices = generateJamfComputers(200, 77).map((record) => mapInventoryRecord(record)!);
-    for (const reference of ['26.1', '15.10', '26.0 (25A354)', 'not-a-version']) {
-      const expected = `[${devices.map((entry) => JSON.stringify(withLatestFlag(entry, reference))).join(',')}]`;
-      expect(renderDeviceList(devices, reference)).toBe(expected);
-    }
-  });
-
-  it('renders an empty inventory as an empty array', () => {
-    expect(renderDeviceList([], '26.1')).toBe('[]');
-  });
-
-  it('flags no device when the reference does not parse', () => {
-    const parsed = JSON.parse(renderDeviceList([{ id: '1', os_version: '99' }], 'latest')) as { os_is_latest: boolean }[];
-    expect(parsed[0]?.os_is_latest).toBe(false);
   });
 });

@@ -71,7 +71,7 @@ describe('makeResponseEncoder', () => {
     const body = bigJson(LAMBDA_RESPONSE_LIMIT_BYTES + 1024);
     const encode = makeResponseEncoder();
     expect(() => encode(jsonResult(body), 'identity')).toThrow(ResponseTooLargeError);
-    expect(() => encode(jsonResult(body), 'identity')).toThrow(expect.objectContaining({ publicMessage: expect.stringMatching(/request it with Accept-Encoding: gzip/) }));
+    expect(() => encode(jsonResult(body), 'identity')).toThrow(expect.objectContaining({ publicMessage: expect.stringMatching(/page through it with the limit parameter, or request it with Accept-Encoding: gzip/) }));
     // The same body fits compressed.
     expect(encode(jsonResult(body), 'gzip').isBase64Encoded).toBe(true);
   });
@@ -87,5 +87,6 @@ describe('makeResponseEncoder', () => {
     expect(thrown).toBeInstanceOf(ResponseTooLargeError);
     expect((thrown as ResponseTooLargeError).status).toBe(500);
     expect((thrown as Error).message).toMatch(/even gzip-compressed/);
+    expect((thrown as ResponseTooLargeError).publicMessage).toMatch(/page through it with the limit parameter/);
   });
 });

@@ -1,4 +1,4 @@
-import { compareDigitStrings } from './digit-strings.ts';
+import { compareDigitStrings } from '../digit-strings.ts';
 
 /** A version as its dotted integer components, each kept as digits (they may exceed 2^53). */
 export type Version = readonly string[];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, isLatest, parseVersion } from '../../../lib/devices/version.ts';
+import { compareVersions, isLatest, parseVersion } from '../../../lib/latest-os/version.ts';
 
 const component = fc.oneof(fc.nat({ max: 30 }).map(String), fc.bigInt({ min: 0n, max: 10n ** 30n }).map(String));
 const version = fc.array(component, { minLength: 1, maxLength: 5 });

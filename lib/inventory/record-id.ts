@@ -1,5 +1,5 @@
 import { isPlainObject } from '../plain-object.ts';
-import { compareDigitStrings, stripLeadingZeros } from './digit-strings.ts';
+import { compareDigitStrings, stripLeadingZeros } from '../digit-strings.ts';
 
 
 /**
@@ -14,16 +14,14 @@ export const inventoryIdOf = (record: unknown): string | undefined => {
 };
 
 /**
- * Each id once (the first record read wins), in ascending numeric id order, whatever order
- * upstream sent. Records without a usable id are dropped: they can be neither ordered nor deduplicated.
+ * Each id once (the first entry wins), in ascending numeric id order, whatever order upstream sent.
+ * Ids are compared as the integers they spell (leading zeros aside), exactly, whatever their size.
  */
-export const dedupeAndSortById = <T>(records: Iterable<T>): T[] => {
+export const sortedUniqueById = <T>(entries: Iterable<{ id: string; value: T }>): T[] => {
   const byId = new Map<string, T>();
-  for (const record of records) {
-    const id = inventoryIdOf(record);
-    if (id === undefined) continue;
+  for (const { id, value } of entries) {
     const key = stripLeadingZeros(id);
-    if (!byId.has(key)) byId.set(key, record);
+    if (!byId.has(key)) byId.set(key, value);
   }
   return [...byId.keys()].sort(compareDigitStrings).map((key) => byId.get(key)!);
 };

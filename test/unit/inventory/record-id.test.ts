@@ -1,8 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dedupeAndSortById, inventoryIdOf } from '../../../lib/devices/record-id.ts';
+import { inventoryIdOf, sortedUniqueById } from '../../../lib/inventory/record-id.ts';
 
-describe('dedupeAndSortById', () => {
+/** Records keyed as the inventory client keys them: by their usable id, the others left out. */
+const dedupeAndSortById = <T>(records: readonly T[]): T[] =>
+  sortedUniqueById(records.flatMap((record) => {
+    const id = inventoryIdOf(record);
+    return id === undefined ? [] : [{ id, value: record }];
+  }));
+
+describe('sortedUniqueById', () => {
   it('orders ids numerically, not as text', () => {
     const records = ['10', '9', '100', '2', '1'].map((id) => ({ id }));
     expect(dedupeAndSortById(records).map((record) => record.id)).toEqual(['1', '2', '9', '10', '100']);

@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
+import { startRedisServer } from '../test/support/redis-server.ts';
+
+/**
+ * A fleet of 100,000 devices behind a fake Jamf Pro that takes 300 ms + 1.5 ms per record for each
+ * inventory page, and a local redis-server:
+ * - the scheduled refresh (functions/refresh-devices.ts) in a process of its own: its duration and
+ *   peak RSS;
+ * - then GET /devices in another process, with nothing but that refresh behind it: 16 concurrent
+ *   clients walking pages of 1,000 (`limit=1000`, following `Link`) from one container's memory,
+ *   the same for a filtered query, and the first requests of fresh containers (each reads the
+ *   snapshot from the cluster), next to the same handler chain answering a constant page; p50/p99,
+ *   requests/s, and the RSS of a container holding the snapshot. Jamf is watched throughout: in
+ *   steady state no request reads it.
+ */
+const DEVICES = 100_000;
+const PAGE_DELAY = { baseMs: 300, perRecordMs: 1.5 };
+
+interface ChildResult {
+  [key: string]: unknown;
+}
+
+const runChild = (script: string, env: Record<string, string>): Promise<ChildResult> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(new URL(script, import.meta.url))], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const line = output.trim().split('\n').at(-1) ?? '';
+      try {
+        resolve(JSON.parse(line) as ChildResult);
+      } catch {
+        reject(new Error(`${script} exited ${code} without figures: ${output.slice(-500)}`));
+      }
+    });
+  });
+
+const fixed = (value: unknown, digits = 1) => (typeof value === 'number' ? value.toFixed(digits) : String(value));
+
+export const run = async (): Promise<void> => {
+  const redis = await startRedisServer();
+  const jamf = await startFakeJamf({ devices: generateJamfComputers(DEVICES, 3), pageDelay: PAGE_DELAY });
+  const env = {
+    INVENTORY_URL: jamf.url,
+    INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
+    INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
+    LATEST_OS_VERSION: '26.1',
+    DEVICES_CACHE_TTL_SECONDS: '3600',
+    REDIS_URL: redis.url,
+  };
+  try {
+    const refresh = await runChild('./fleet/refresh-once.ts', env);
+    const { inventoryRequests, maxConcurrentInventory } = jamf.stats();
+    process.stdout.write(
+      `refresh of ${DEVICES.toLocaleString('en')} devices (Jamf: ${PAGE_DELAY.baseMs} ms + ${PAGE_DELAY.perRecordMs} ms per record per page): ` +
+        `${refresh.outcome}, ${fixed(Number(refresh.duration_ms) / 1000)} s, ${inventoryRequests} pages, at most ${maxConcurrentInventory} at once, ` +
+        `peak RSS ${fixed(refresh.peak_rss_mb, 0)} MB\n`,
+    );
+    jamf.resetStats();
+    const serve = await runChild('./fleet/serve-pages.ts', env);
+    const upstream = jamf.stats().tokenRequests + jamf.stats().inventoryRequests;
+    const rows: [string, string][] = [
+      ['baseline: the chain answering a constant page', 'baseline_constant_page'],
+      ['pages of 1,000 from memory, walking after', 'memory_pages'],
+      ['filtered pages (os_is_latest=false&managed=true)', 'memory_filtered_pages'],
+      ['first requests of fresh containers (cluster)', 'cluster_fresh_container'],
+    ];
+    const baselineP99 = (serve.baseline_constant_page as { p99_ms: number }).p99_ms;
+    process.stdout.write(`GET /devices, ${serve.total} devices, pages of ${fixed(serve.page_kb, 0)} KiB, 16 concurrent clients:\n`);
+    process.stdout.write('| path | requests | p50 | p99 | requests/s | p99 ÷ baseline |\n|---|---|---|---|---|---|\n');
+    for (const [label, key] of rows) {
+      const figures = serve[key] as { requests: number; p50_ms: number; p99_ms: number; per_second?: number };
+      process.stdout.write(
+        `| ${label} | ${figures.requests} | ${fixed(figures.p50_ms, 2)} ms | ${fixed(figures.p99_ms, 2)} ms | ${figures.per_second === undefined ? '—' : fixed(figures.per_second, 0)} | ${fixed(figures.p99_ms / baselineP99, 1)}× |\n`,
+      );
+    }
+    process.stdout.write(
+      `container holding the snapshot: RSS ${fixed(serve.container_rss_mb, 0)} MB (peak ${fixed(serve.container_peak_rss_mb, 0)} MB); ` +
+        `Jamf requests while serving: ${upstream}\n`,
+    );
+  } finally {
+    await jamf.close();
+    await redis.stop();
+  }
+};

@@ -1,0 +1,89 @@
+// GET /devices over a warm cluster in a process of its own, for bench/devices-fleet.bench.ts: pages
+// walked by concurrent clients from memory and from fresh containers' cluster reads, next to the
+// same chain answering a constant page; prints the figures and this process's RSS as one JSON line.
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { makeLogger } from '../../lib/http/logger.ts';
+import { makeHttpHandler } from '../../lib/http/make-http-handler.ts';
+import { httpEvent, lambdaContext } from '../../test/support/http-events.ts';
+
+type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const CLIENTS = 16;
+const PAGE = 1_000;
+const FRESH_CONTAINERS = 6;
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = (() => true) as typeof process.stdout.write;
+
+let containers = 0;
+const freshContainer = async (): Promise<Handler> => {
+  containers += 1;
+  return ((await import(`../../functions/devices.ts?container=${containers}`)) as { handler: Handler }).handler;
+};
+const call = async (handler: Handler, query: string, latencies: number[]): Promise<APIGatewayProxyStructuredResultV2> => {
+  const started = performance.now();
+  const result = await handler({ ...httpEvent('GET', '/devices'), rawQueryString: query }, lambdaContext(29_000));
+  latencies.push(performance.now() - started);
+  if (result.statusCode !== 200) throw new Error(`status ${result.statusCode} for ${query}`);
+  return result;
+};
+const nextAfter = (result: APIGatewayProxyStructuredResultV2): string | undefined =>
+  /after=(\d+)>/.exec(String(result.headers?.Link ?? ''))?.[1];
+
+/** Each client walks every page of `filter` from the first, following Link; all clients at once. */
+const walk = async (handler: Handler, filter: string, latencies: number[]): Promise<{ requests: number; seconds: number }> => {
+  const started = performance.now();
+  let requests = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      let after: string | undefined;
+      for (let page = 0; page < 1_000; page += 1) {
+        const query = [filter, `limit=${PAGE}`, after === undefined ? '' : `after=${after}`].filter(Boolean).join('&');
+        const result = await call(handler, query, latencies);
+        requests += 1;
+        after = nextAfter(result);
+        if (after === undefined) break;
+      }
+    }),
+  );
+  return { requests, seconds: (performance.now() - started) / 1000 };
+};
+
+const summary = (latencies: number[], run?: { requests: number; seconds: number }) => {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))]!;
+  return { requests: sorted.length, p50_ms: at(0.5), p99_ms: at(0.99), ...(run ? { per_second: run.requests / run.seconds } : {}) };
+};
+
+const figures: Record<string, unknown> = {};
+
+// One warm container: pages from memory.
+const warm = await freshContainer();
+const first = await call(warm, `limit=${PAGE}`, []);
+const pageBody = first.body!;
+const constant = makeHttpHandler({ route: 'GET /devices', logger: makeLogger('bench'), handle: async () => ({ status: 200, json: pageBody }) }) as unknown as Handler;
+const baseline: number[] = [];
+const baselineStarted = performance.now();
+await Promise.all(Array.from({ length: CLIENTS }, async () => {
+  for (let request = 0; request < 100; request += 1) await call(constant, '', baseline);
+}));
+figures.baseline_constant_page = summary(baseline, { requests: baseline.length, seconds: (performance.now() - baselineStarted) / 1000 });
+const memory: number[] = [];
+figures.memory_pages = summary(memory, await walk(warm, '', memory));
+const filtered: number[] = [];
+figures.memory_filtered_pages = summary(filtered, await walk(warm, 'os_is_latest=false&managed=true', filtered));
+figures.page_kb = pageBody.length / 1024;
+figures.total = Number(first.headers?.['X-Total-Count']);
+// One container holding the snapshot, measured before the fresh containers below add theirs.
+figures.container_rss_mb = process.memoryUsage().rss / 1024 / 1024;
+figures.container_peak_rss_mb = process.resourceUsage().maxRSS / 1024;
+
+// Fresh containers: the first requests of each read the snapshot from the cluster.
+const clusterLatencies: number[] = [];
+for (let index = 0; index < FRESH_CONTAINERS; index += 1) {
+  const handler = await freshContainer();
+  await Promise.all(Array.from({ length: CLIENTS }, (_, client) => call(handler, `limit=${PAGE}&after=${client * 5_000}`, clusterLatencies)));
+}
+figures.cluster_fresh_container = summary(clusterLatencies);
+
+write(`${JSON.stringify(figures)}\n`);
+process.exit(0);

@@ -1,0 +1,53 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { loadRefreshConfig, once } from '../lib/config.ts';
+import { makeConfiguredRefresh } from '../lib/devices/configured-devices.ts';
+import type { RefreshOutcome } from '../lib/devices/refresh-devices.ts';
+import { describeError } from '../lib/errors.ts';
+import { makeLogger } from '../lib/http/logger.ts';
+import { checkConfigAtStartup } from '../lib/startup.ts';
+
+const logger = makeLogger('refreshDevices');
+const metrics = new Metrics({ namespace: 'device-users-import', serviceName: 'refreshDevices' });
+
+const refresh = once(() =>
+  makeConfiguredRefresh(loadRefreshConfig(), {
+    logger,
+    onAuthFailure: () => metrics.addMetric('UpstreamAuthFailures', MetricUnit.Count, 1),
+  }),
+);
+checkConfigAtStartup(logger, refresh);
+
+/** Without a Lambda context (a direct call), the read may take this long. */
+const DEFAULT_BUDGET_MS = 15 * 60 * 1000;
+
+/**
+ * The scheduled refresh of the device list (EventBridge): reads the whole inventory and writes the
+ * cluster entry that every devices container serves from. One log line per run, `devices refresh`,
+ * and the `DevicesRefreshSeconds` metric for a completed one. A failed run throws (Lambda counts the
+ * error; the schedule's next run is the retry) and leaves the previous entry in place.
+ */
+export const handler = async (_event: unknown, context?: Context): Promise<{ outcome: RefreshOutcome['outcome']; devices?: number; duration_ms: number }> => {
+  if (context) logger.addContext(context);
+  const started = Date.now();
+  let result: RefreshOutcome;
+  try {
+    result = await refresh()(() => context?.getRemainingTimeInMillis() ?? DEFAULT_BUDGET_MS - (Date.now() - started));
+  } catch (error) {
+    result = { outcome: 'failed', durationMs: Date.now() - started, error };
+  }
+  const fields = {
+    outcome: result.outcome,
+    ...(result.outcome === 'refreshed' ? { devices: result.devices } : {}),
+    duration_ms: result.durationMs,
+  };
+  if (result.outcome === 'failed') {
+    logger.error('devices refresh', { ...fields, error: describeError(result.error) });
+  } else {
+    logger.info('devices refresh', fields);
+  }
+  if (result.outcome === 'refreshed') metrics.addMetric('DevicesRefreshSeconds', MetricUnit.Seconds, result.durationMs / 1000);
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  if (result.outcome === 'failed') throw result.error instanceof Error ? result.error : new Error(describeError(result.error));
+  return fields;
+};

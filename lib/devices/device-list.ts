@@ -1,0 +1,80 @@
+import type { CacheTier } from '../cache/provenance.ts';
+import { makeMemoryTier } from '../cache/memory-tier.ts';
+import type { LatestReference } from '../latest-os/latest-reference.ts';
+import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery } from './device-query.ts';
+import { latestFlags, renderDevices, type DeviceSnapshot } from './device-snapshot.ts';
+
+/** What a lookup needs to read upstream on a miss: the time left in the invocation. */
+export interface SnapshotRequest {
+  remainingTimeMs: () => number;
+}
+
+/** Where snapshots come from: the cache tiers in front of the inventory. */
+export interface SnapshotSource {
+  get: (request: SnapshotRequest) => Promise<{ value: DeviceSnapshot; tier: CacheTier }>;
+}
+
+/** One GET /devices answer, before its body is rendered (a 304 needs none). */
+export interface DevicePage {
+  tier: CacheTier;
+  etag: string;
+  /** Matching devices on every page. */
+  total: number;
+  /** The `Link` header of the next page, when one follows. */
+  next: string | undefined;
+  body: () => string;
+}
+
+/** Rendered bodies kept per ETag: a repeated page or list costs nothing but the lookup. */
+const BODIES = { maxEntries: 16, maxChars: 8 * 1024 * 1024, ttlMs: 60 * 60 * 1000 } as const;
+/** Filters whose matching devices are kept per snapshot and reference (4 bytes a matching device). */
+const FILTERS_KEPT = 16;
+
+/**
+ * GET /devices over the snapshot the cache tiers hold: the latest-OS decision against the reference
+ * (once per snapshot and reference), the filters and page of the query, and the body as the join of
+ * its devices' rendered JSON: no upstream call and no serialization of the whole list per request.
+ */
+export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () => LatestReference }) => {
+  // What is decided once per snapshot and reference: every device's flag, and each filter's matches.
+  let decided: { snapshot: DeviceSnapshot; referenceKey: string; flags: Uint8Array; matches: Map<string, Uint32Array | undefined> } | undefined;
+  const bodies = makeMemoryTier<string>({ maxEntries: BODIES.maxEntries });
+
+  const decisionsFor = (snapshot: DeviceSnapshot, reference: LatestReference) => {
+    if (decided?.snapshot !== snapshot || decided.referenceKey !== reference.key) {
+      decided = { snapshot, referenceKey: reference.key, flags: latestFlags(snapshot, reference), matches: new Map() };
+    }
+    return decided;
+  };
+
+  const matchesOf = (snapshot: DeviceSnapshot, decisions: NonNullable<typeof decided>, query: DeviceQuery): Uint32Array | undefined => {
+    const key = filterKey(query);
+    if (decisions.matches.has(key)) return decisions.matches.get(key);
+    const matches = filterMatches(snapshot, decisions.flags, query);
+    if (decisions.matches.size >= FILTERS_KEPT) decisions.matches.delete(decisions.matches.keys().next().value!);
+    decisions.matches.set(key, matches);
+    return matches;
+  };
+
+  return async (query: DeviceQuery, request: SnapshotRequest): Promise<DevicePage> => {
+    const { value: snapshot, tier } = await deps.snapshots.get(request);
+    const reference = deps.reference();
+    const decisions = decisionsFor(snapshot, reference);
+    const { flags } = decisions;
+    const selection = selectPage(snapshot, matchesOf(snapshot, decisions, query), query);
+    const etag = deviceListEtag(snapshot.id, reference.key, query);
+    return {
+      tier,
+      etag,
+      total: selection.total,
+      next: selection.nextAfter === undefined ? undefined : nextPageLink(query, selection.nextAfter),
+      body: () => {
+        const kept = bodies.get(etag);
+        if (kept !== undefined) return kept;
+        const body = renderDevices(snapshot, flags, selection.indexes);
+        if (body.length <= BODIES.maxChars) bodies.set(etag, body, BODIES.ttlMs);
+        return body;
+      },
+    };
+  };
+};

@@ -1,0 +1,40 @@
+import { _, type Ajv, type KeywordCxt } from 'ajv';
+import { isInstant } from './device-query.ts';
+
+/** Custom keyword `instant: true`: an ISO 8601 date and time with `Z` or an offset (device-query.ts). */
+const INSTANT_KEYWORD = 'instant';
+
+/**
+ * The query of GET /devices (docs/api.md), as typed by `typeDeviceQuery`: the schema the generated
+ * validator checks. Any other parameter is refused.
+ */
+export const deviceQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 5000 },
+    after: { type: 'string', pattern: '^[0-9]{1,40}$' },
+    os_is_latest: { type: 'boolean' },
+    managed: { type: 'boolean' },
+    supervised: { type: 'boolean' },
+    os_name: { type: 'string', minLength: 1, maxLength: 256 },
+    model_identifier: { type: 'string', minLength: 1, maxLength: 256 },
+    last_contact_before: { type: 'string', maxLength: 64, [INSTANT_KEYWORD]: true },
+  },
+} as const;
+
+/** How the generated validator (scripts/validators.ts) reaches the instant check: a module of lib/. */
+export const INSTANT_CHECK_MODULE = './device-query.ts';
+
+/** Registers the `instant` keyword; it emits code calling `isInstant`, so it works in generated validators. */
+export const addInstantKeyword = (ajv: Ajv): Ajv =>
+  ajv.addKeyword({
+    keyword: INSTANT_KEYWORD,
+    type: 'string',
+    schemaType: 'boolean',
+    error: { message: 'must be an ISO 8601 date and time with Z or an offset, e.g. 2026-11-01T00:00:00Z' },
+    code: (cxt: KeywordCxt) => {
+      const check = cxt.gen.scopeValue('func', { ref: isInstant, code: _`require(${INSTANT_CHECK_MODULE}).isInstant` });
+      cxt.fail(_`!${check}(${cxt.data})`);
+    },
+  });

@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import { compareDigitStrings, stripLeadingZeros } from '../digit-strings.ts';
+import type { DeviceSnapshot } from './device-snapshot.ts';
+
+/** The query of GET /devices once validated (docs/api.md). Every part optional: none is the whole list. */
+export interface DeviceQuery {
+  /** A page of at most this many devices, 1..5000. */
+  limit?: number;
+  /** Only devices whose id is numerically greater (the keyset cursor), as digits. */
+  after?: string;
+  os_is_latest?: boolean;
+  managed?: boolean;
+  supervised?: boolean;
+  /** Exact value, compared case-insensitively; kept as the caller wrote it (for the next link). */
+  os_name?: string;
+  model_identifier?: string;
+  /** An ISO 8601 instant with `Z` or an offset, as the caller wrote it. */
+  last_contact_before?: string;
+}
+
+/** The query parameters in the order they are written back (the next link, the ETag). */
+const FILTERS = ['os_is_latest', 'managed', 'supervised', 'os_name', 'model_identifier', 'last_contact_before'] as const;
+const PARAMETERS = ['limit', ...FILTERS, 'after'] as const;
+const BOOLEANS = new Set(['os_is_latest', 'managed', 'supervised']);
+
+/**
+ * The URL's text typed for the schema: digits of `limit` as a number, `true`/`false` of the boolean
+ * filters as booleans; anything else stays text, for the schema to refuse by name.
+ */
+export const typeDeviceQuery = (parameters: Readonly<Record<string, string>>): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(parameters).map(([name, value]) => {
+      if (name === 'limit' && /^\d{1,9}$/.test(value)) return [name, Number(value)];
+      if (BOOLEANS.has(name) && (value === 'true' || value === 'false')) return [name, value === 'true'];
+      return [name, value];
+    }),
+  );
+
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An ISO 8601 date and time with `Z` or a `±HH:MM` offset, in ms since the epoch; undefined for
+ * anything else, impossible dates (February 30th) included.
+ */
+export const parseInstant = (text: string): number | undefined => {
+  const match = INSTANT.exec(text);
+  if (match === null) return undefined;
+  const [, year, month, day, hour, minute, second = '00', fraction = '', zone = 'Z'] = match;
+  const utc = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second));
+  const date = new Date(utc);
+  if (date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day) || date.getUTCHours() !== Number(hour)) return undefined;
+  if (Number(minute) > 59 || Number(second) > 59) return undefined;
+  const offsetMinutes = zone.toUpperCase() === 'Z' ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
+  if (Math.abs(offsetMinutes) >= 24 * 60 || Number(zone.slice(4, 6) || '0') > 59) return undefined;
+  return utc - offsetMinutes * 60_000 + (fraction === '' ? 0 : Math.floor(Number(`0${fraction}`) * 1000));
+};
+
+/** Whether `text` is such an instant: the query schema's `instant` keyword. */
+export const isInstant = (text: string): boolean => parseInstant(text) !== undefined;
+
+export interface DeviceSelection {
+  /** The page's devices, as indexes into the snapshot, ascending. */
+  indexes: number[];
+  /** Devices matching the filters, on every page. */
+  total: number;
+  /** The cursor of the next page, when `limit` was given and more matching devices follow. */
+  nextAfter: string | undefined;
+}
+
+/** The first position in `positions` (ascending indexes) whose device id is numerically greater than `after`. */
+const firstAfter = (ids: readonly string[], positions: { length: number; at: (position: number) => number }, after: string): number => {
+  let low = 0;
+  let high = positions.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareDigitStrings(ids[positions.at(middle)]!, after) <= 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+};
+
+/** A dictionary key for a case-insensitive exact match; -1 when no device has that value. */
+const keyOf = (values: readonly (string | undefined)[], wanted: string): number => values.indexOf(wanted.toLowerCase(), 1);
+
+const tristate = (value: boolean): number => (value ? 1 : 0);
+
+/** The filters of a query in a fixed spelling (names compare case-insensitively): equal keys select the same devices. */
+export const filterKey = (query: DeviceQuery): string =>
+  FILTERS.filter((name) => query[name] !== undefined)
+    .map((name) => `${name}=${String(query[name]).toLowerCase()}`)
+    .join('&');
+
+/**
+ * The indexes of the devices that pass the query's filters, ascending; undefined when it filters
+ * nothing. One pass over the snapshot's columns, worth keeping per filter: every page of a filter
+ * is then a binary search and a slice.
+ */
+export const filterMatches = (snapshot: DeviceSnapshot, flags: Uint8Array, query: DeviceQuery): Uint32Array | undefined => {
+  const tests: ((index: number) => boolean)[] = [];
+  if (query.os_is_latest !== undefined) {
+    const wanted = tristate(query.os_is_latest);
+    tests.push((index) => flags[index] === wanted);
+  }
+  if (query.managed !== undefined) {
+    const wanted = tristate(query.managed);
+    tests.push((index) => snapshot.managed[index] === wanted);
+  }
+  if (query.supervised !== undefined) {
+    const wanted = tristate(query.supervised);
+    tests.push((index) => snapshot.supervised[index] === wanted);
+  }
+  if (query.os_name !== undefined) {
+    const wanted = keyOf(snapshot.osNames, query.os_name);
+    tests.push((index) => snapshot.osNameKey[index] === wanted);
+  }
+  if (query.model_identifier !== undefined) {
+    const wanted = keyOf(snapshot.models, query.model_identifier);
+    tests.push((index) => snapshot.modelKey[index] === wanted);
+  }
+  if (query.last_contact_before !== undefined) {
+    const before = parseInstant(query.last_contact_before) ?? Number.NEGATIVE_INFINITY;
+    // A device that has not reported a (readable) contact is among those not heard from since.
+    tests.push((index) => {
+      const contact = snapshot.lastContact[index]!;
+      return Number.isNaN(contact) || contact < before;
+    });
+  }
+  if (tests.length === 0) return undefined;
+  const matches = new Uint32Array(snapshot.count);
+  let found = 0;
+  for (let index = 0; index < snapshot.count; index += 1) {
+    if (tests.every((test) => test(index))) matches[found++] = index;
+  }
+  return matches.slice(0, found);
+};
+
+/**
+ * The devices of one page: up to `limit` of the matching devices (`matches`, or every device) after
+ * the cursor. Keyset paging: a page is defined by the last id seen, so walking the pages of one
+ * snapshot returns every matching device exactly once, in id order.
+ */
+export const selectPage = (snapshot: DeviceSnapshot, matches: Uint32Array | undefined, query: DeviceQuery): DeviceSelection => {
+  const positions = matches ?? { length: snapshot.count, at: (position: number) => position };
+  const at = (position: number): number => (matches === undefined ? position : matches[position]!);
+  const total = positions.length;
+  const start = query.after === undefined ? 0 : firstAfter(snapshot.ids, { length: total, at }, stripLeadingZeros(query.after));
+  const end = Math.min(total, query.limit === undefined ? total : start + query.limit);
+  const indexes = new Array<number>(Math.max(end - start, 0));
+  for (let position = start; position < end; position += 1) indexes[position - start] = at(position);
+  const more = query.limit !== undefined && indexes.length > 0 && end < total;
+  return { indexes, total, nextAfter: more ? snapshot.ids[indexes.at(-1)!] : undefined };
+};
+
+/** The query as URL parameters in a fixed order, values as the caller wrote them. */
+const queryString = (query: DeviceQuery): string =>
+  PARAMETERS.filter((name) => query[name] !== undefined)
+    .map((name) => `${name}=${encodeURIComponent(String(query[name]))}`)
+    .join('&');
+
+/** The `Link` header of the next page: the same filters and limit, a new cursor (GitHub's style). */
+export const nextPageLink = (query: DeviceQuery, after: string): string => `</devices?${queryString({ ...query, after })}>; rel="next"`;
+
+/**
+ * A strong ETag for the body of `query` over a snapshot flagged against a reference: it changes
+ * whenever the body would (other devices, another reference, another page) and only then.
+ */
+export const deviceListEtag = (snapshotId: string, referenceKey: string, query: DeviceQuery): string =>
+  `"${createHash('sha256').update(`${snapshotId}\n${referenceKey}\n${queryString(query)}`).digest('base64url').slice(0, 27)}"`;

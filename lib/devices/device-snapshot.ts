@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import type { LatestReference } from '../latest-os/latest-reference.ts';
+import type { InventoryDevice } from './map-inventory-record.ts';
+
+/**
+ * The whole inventory as served: every device rendered once as its response JSON, with its
+ * `os_is_latest` literal left to be decided per reference, plus the columns the query filters on.
+ * Pages and filters are cut from it without an upstream call and without serializing the list again:
+ * a page is the join of its devices' rendered JSON. This is what both cache tiers hold.
+ */
+export interface DeviceSnapshot {
+  readonly count: number;
+  /** When the inventory was read (ms since the epoch): freshness is counted from here in every tier. */
+  readonly readAt: number;
+  /** A hash of the devices: equal for equal inventories, whichever container read them. */
+  readonly id: string;
+  /**
+   * Every device's JSON back to back, its flag written as `false` (see `flagAt`). ASCII only: other
+   * characters are `\u` escapes (the same JSON text), so the string takes one byte per character and
+   * travels through the cluster without UTF-8 decoding.
+   */
+  readonly json: string;
+  /** Where device i's JSON starts in `json` (UTF-16 offsets); `starts[count]` is the end. */
+  readonly starts: Uint32Array;
+  /** Where device i's `false` flag literal starts in `json`. */
+  readonly flagAt: Uint32Array;
+  /** Device ids, canonical digits, ascending. */
+  readonly ids: readonly string[];
+  /** Device i's `os_version` as an index into `osVersions` (0: none). */
+  readonly osVersionKey: Uint32Array;
+  readonly osVersions: readonly (string | undefined)[];
+  /** `managed`, `supervised`: 1 true, 0 false, -1 absent. */
+  readonly managed: Int8Array;
+  readonly supervised: Int8Array;
+  /** Lower-cased `os_name` and `model_identifier` as indexes into their dictionaries (0: none). */
+  readonly osNameKey: Uint32Array;
+  readonly osNames: readonly (string | undefined)[];
+  readonly modelKey: Uint32Array;
+  readonly models: readonly (string | undefined)[];
+  /** `last_contact_at` in ms since the epoch; NaN when absent or unreadable. */
+  readonly lastContact: Float64Array;
+}
+
+const FLAG_KEY = '"os_is_latest":';
+const FLAG_UNDECIDED = 'false';
+
+/**
+ * One fixed shape in the documented order (docs/api.md), `os_is_latest` right after `os_build`.
+ * Fields without a value are undefined, which JSON.stringify leaves out: the body never carries null.
+ */
+const responseShape = (device: InventoryDevice) => ({
+  id: device.id,
+  udid: device.udid,
+  name: device.name,
+  serial_number: device.serial_number,
+  model: device.model,
+  model_identifier: device.model_identifier,
+  os_name: device.os_name,
+  os_version: device.os_version,
+  os_build: device.os_build,
+  os_is_latest: false,
+  last_contact_at: device.last_contact_at,
+  last_inventory_at: device.last_inventory_at,
+  username: device.username,
+  email: device.email,
+  supervised: device.supervised,
+  managed: device.managed,
+});
+
+/** Interns values into a dictionary whose entry 0 stands for "none". */
+const dictionary = <T>() => {
+  const keys = new Map<T, number>();
+  const values: (T | undefined)[] = [undefined];
+  return {
+    values,
+    keyOf: (value: T | undefined): number => {
+      if (value === undefined) return 0;
+      let key = keys.get(value);
+      if (key === undefined) {
+        key = values.length;
+        keys.set(value, key);
+        values.push(value);
+      }
+      return key;
+    },
+  };
+};
+
+const tristate = (value: boolean | undefined): number => (value === undefined ? -1 : value ? 1 : 0);
+
+const NON_ASCII = /[\u0080-\uffff]/g;
+/** The JSON with every character beyond ASCII as its `\u` escape: the same value to any JSON reader. */
+const asciiJson = (json: string): string =>
+  json.replace(NON_ASCII, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** The snapshot of `devices` (ascending ids, each once: as the inventory client returns them). */
+export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: number): DeviceSnapshot => {
+  const count = devices.length;
+  const starts = new Uint32Array(count + 1);
+  const flagAt = new Uint32Array(count);
+  const osVersionKey = new Uint32Array(count);
+  const osNameKey = new Uint32Array(count);
+  const modelKey = new Uint32Array(count);
+  const managed = new Int8Array(count);
+  const supervised = new Int8Array(count);
+  const lastContact = new Float64Array(count);
+  const versions = dictionary<string>();
+  const osNames = dictionary<string>();
+  const models = dictionary<string>();
+  const parts: string[] = [];
+  let length = 0;
+  devices.forEach((device, index) => {
+    const json = asciiJson(JSON.stringify(responseShape(device)));
+    // JSON.stringify escapes every quote inside strings, so the key occurs only as the key itself.
+    const flag = json.indexOf(FLAG_KEY) + FLAG_KEY.length;
+    starts[index] = length;
+    flagAt[index] = length + flag;
+    parts.push(json);
+    length += json.length;
+    osVersionKey[index] = versions.keyOf(device.os_version);
+    osNameKey[index] = osNames.keyOf(device.os_name?.toLowerCase());
+    modelKey[index] = models.keyOf(device.model_identifier?.toLowerCase());
+    managed[index] = tristate(device.managed);
+    supervised[index] = tristate(device.supervised);
+    lastContact[index] = device.last_contact_at === undefined ? Number.NaN : Date.parse(device.last_contact_at);
+  });
+  starts[count] = length;
+  const json = parts.join('');
+  return {
+    count,
+    readAt,
+    id: createHash('sha256').update(json).digest('base64url').slice(0, 22),
+    json,
+    starts,
+    flagAt,
+    ids: devices.map((device) => device.id),
+    osVersionKey,
+    osVersions: versions.values,
+    managed,
+    supervised,
+    osNameKey,
+    osNames: osNames.values,
+    modelKey,
+    models: models.values,
+    lastContact,
+  };
+};
+
+/**
+ * `os_is_latest` of every device against `reference`, one decision per distinct version (a fleet
+ * runs a handful): 1 latest, 0 not.
+ */
+export const latestFlags = (snapshot: DeviceSnapshot, reference: LatestReference): Uint8Array => {
+  const decided = snapshot.osVersions.map((version) => (reference.isLatest(version) ? 1 : 0));
+  const flags = new Uint8Array(snapshot.count);
+  for (let index = 0; index < snapshot.count; index += 1) flags[index] = decided[snapshot.osVersionKey[index]!]!;
+  return flags;
+};
+
+/** The JSON array of the devices at `indexes` (ascending), each with its flag from `flags`. */
+export const renderDevices = (snapshot: DeviceSnapshot, flags: Uint8Array, indexes: ArrayLike<number>): string => {
+  const { json, starts, flagAt } = snapshot;
+  const parts = new Array<string>(indexes.length);
+  for (let position = 0; position < indexes.length; position += 1) {
+    const index = indexes[position]!;
+    const flag = flagAt[index]!;
+    parts[position] = flags[index] === 1
+      ? `${json.slice(starts[index]!, flag)}true${json.slice(flag + FLAG_UNDECIDED.length, starts[index + 1]!)}`
+      : json.slice(starts[index]!, starts[index + 1]!);
+  }
+  return `[${parts.join(',')}]`;
+};

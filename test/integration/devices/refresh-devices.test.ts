@@ -1,0 +1,201 @@
+import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
+import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
+import { httpEvent, lambdaContext } from '../../support/http-events.ts';
+import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
+
+type DevicesHandler = (event: ReturnType<typeof httpEvent>, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+type RefreshHandler = (event: unknown, context?: Context) => Promise<{ outcome: string; devices?: number; duration_ms: number }>;
+
+const ENV_KEYS = ['INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL'] as const;
+const CLIENT = { clientId: 'refresh-client', clientSecret: 'refresh-secret-value' };
+const FLEET = generateJamfComputers(2_500, 13);
+const scheduledEvent = { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} };
+
+/** A fresh Lambda container of each function: its module loaded anew (own memory and Redis client). */
+const freshDevices = async (): Promise<DevicesHandler> => {
+  vi.resetModules();
+  return ((await import('../../../functions/devices.ts')) as { handler: DevicesHandler }).handler;
+};
+const freshRefresh = async (): Promise<RefreshHandler> => {
+  vi.resetModules();
+  return ((await import('../../../functions/refresh-devices.ts')) as { handler: RefreshHandler }).handler;
+};
+const namesOf = (result: APIGatewayProxyStructuredResultV2) => (JSON.parse(result.body!) as { name?: string }[]).map((device) => device.name);
+const renamed = (records: readonly JamfComputer[], name: string): JamfComputer[] =>
+  records.map((record, index) => (index === 0 ? { ...record, general: { ...(record.general as object), name } } : record));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('refreshDevices and stale-while-revalidate', () => {
+  let redis: RedisServer;
+  let raw: Redis;
+  let jamf: FakeJamf;
+  let logs: CapturedLogs;
+  const saved = Object.fromEntries(ENV_KEYS.map((key) => [key, process.env[key]]));
+  const upstreamReads = () => jamf.stats().tokenRequests;
+  /** The device list's key and its lock (their names hash the inventory). */
+  const keys = async () => {
+    const all = await raw.keys('devices:*');
+    return { list: all.find((key) => !key.endsWith(':refresh-lock')), lock: all.find((key) => key.endsWith(':refresh-lock')) };
+  };
+  /** The `devices refresh` lines the refresh wrote (INFO to stdout, ERROR to stderr). */
+  const refreshLines = () =>
+    logs
+      .raw()
+      .split('\n')
+      .filter((line) => line.includes('"devices refresh"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    raw = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    raw.on('error', () => undefined);
+    await raw.connect();
+    jamf = await startFakeJamf({ devices: FLEET, ...CLIENT });
+  });
+  afterAll(async () => {
+    for (const key of ENV_KEYS) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
+    raw.disconnect();
+    await jamf.close();
+    await redis.stop();
+  });
+  beforeEach(async () => {
+    await raw.flushall();
+    jamf.setDevices(FLEET);
+    jamf.setLatencyMs(0);
+    for (const page of [0, 1, 2]) jamf.setPageFault(page, undefined);
+    jamf.setTokenFault(undefined);
+    jamf.resetStats();
+    for (const key of ENV_KEYS) delete process.env[key];
+    Object.assign(process.env, {
+      INVENTORY_URL: jamf.url,
+      INVENTORY_CLIENT_ID: CLIENT.clientId,
+      INVENTORY_CLIENT_SECRET: CLIENT.clientSecret,
+      LATEST_OS_VERSION: '26.1',
+      REDIS_URL: redis.url,
+    });
+    logs = captureStdout();
+  });
+  afterEach(() => {
+    logs.restore();
+  });
+
+  it('writes the cluster entry that a new devices container then serves without reading Jamf, with its line and metric', async () => {
+    const refresh = await freshRefresh();
+    const outcome = await refresh(scheduledEvent, lambdaContext(60_000));
+    expect(outcome).toMatchObject({ outcome: 'refreshed', devices: FLEET.length });
+    expect((await keys()).list).toBeDefined();
+    expect((await keys()).lock).toBeUndefined();
+    const [line] = refreshLines();
+    expect(line).toMatchObject({ level: 'INFO', message: 'devices refresh', outcome: 'refreshed', devices: FLEET.length });
+    expect(typeof line!.duration_ms).toBe('number');
+    const metric = logs.lines().find((entry) => '_aws' in entry);
+    expect(metric).toMatchObject({ DevicesRefreshSeconds: expect.any(Number) });
+    expect(JSON.stringify(metric)).toContain('DevicesRefreshSeconds');
+
+    jamf.resetStats();
+    const devices = await freshDevices();
+    const page = await devices({ ...httpEvent('GET', '/devices'), rawQueryString: 'limit=10' }, lambdaContext());
+    expect(page.statusCode).toBe(200);
+    expect(page.headers?.['X-Total-Count']).toBe(String(FLEET.length));
+    expect(accessLines(logs).map((entry) => entry.cache_tier)).toEqual(['cluster']);
+    expect(upstreamReads()).toBe(0);
+    expect(logs.raw()).not.toContain(CLIENT.clientSecret);
+  });
+
+  it('does nothing while another refresh of the same inventory holds the lock', async () => {
+    jamf.setLatencyMs(150);
+    const [first, second] = await Promise.all([
+      (await freshRefresh())(scheduledEvent, lambdaContext(60_000)),
+      (async () => {
+        await sleep(50);
+        return (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+      })(),
+    ]);
+    expect([first.outcome, second.outcome]).toEqual(['refreshed', 'skipped']);
+    expect(upstreamReads()).toBe(1);
+    expect(refreshLines().map((line) => line.outcome).sort()).toEqual(['refreshed', 'skipped']);
+  });
+
+  it('holds the lock with an expiry while it runs, and a crashed holder\'s lock expires', async () => {
+    jamf.setLatencyMs(200);
+    const running = (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+    await sleep(100);
+    const { lock } = await keys();
+    expect(lock).toBeDefined();
+    const pttl = await raw.pttl(lock!);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(15 * 60 * 1000);
+    await running;
+    jamf.setLatencyMs(0);
+    // A refresh that crashed holding the lock (its value is not ours): later refreshes skip until it expires.
+    await raw.set(lock!, 'crashed-refresh', 'PX', 300);
+    expect((await (await freshRefresh())(scheduledEvent, lambdaContext(60_000))).outcome).toBe('skipped');
+    await sleep(400);
+    expect((await (await freshRefresh())(scheduledEvent, lambdaContext(60_000))).outcome).toBe('refreshed');
+  });
+
+  it.each([
+    ['Jamf answers 500', (fake: FakeJamf) => fake.setPageFault(1, { kind: 'status', status: 500 })],
+    ['Jamf refuses the token twice', (fake: FakeJamf) => fake.setPageFault(1, { kind: 'unauthorized' })],
+    ['a page never answers', (fake: FakeJamf) => fake.setPageFault(1, { kind: 'hang' })],
+  ])('leaves the previous entry in place and served when the refresh fails: %s', async (_label, fault) => {
+    await (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+    const { list } = await keys();
+    const before = await raw.getBuffer(list!);
+    jamf.setDevices(renamed(FLEET, 'never-served'));
+    fault(jamf);
+    const failure = await (await freshRefresh())(scheduledEvent, lambdaContext(3_000)).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((await raw.getBuffer(list!))!.equals(before!)).toBe(true);
+    expect((await keys()).lock).toBeUndefined();
+    expect(refreshLines().at(-1)).toMatchObject({ level: 'ERROR', outcome: 'failed' });
+    const served = await (await freshDevices())(httpEvent('GET', '/devices'), lambdaContext());
+    expect(served.statusCode).toBe(200);
+    expect(namesOf(served)).not.toContain('never-served');
+    expect(accessLines(logs).at(-1)).toMatchObject({ cache_tier: 'cluster' });
+  });
+
+  it('refuses to run without REDIS_URL, naming it', async () => {
+    delete process.env.REDIS_URL;
+    const failure = await (await freshRefresh())(scheduledEvent, lambdaContext(60_000)).catch((error: unknown) => error);
+    expect((failure as Error).message).toMatch(/REDIS_URL/);
+    expect(upstreamReads()).toBe(0);
+  });
+
+  it('serves a stale entry past its TTL without reading Jamf, then the newer one the schedule wrote', async () => {
+    process.env.DEVICES_CACHE_TTL_SECONDS = '1';
+    const devices = await freshDevices();
+    const first = await devices(httpEvent('GET', '/devices'), lambdaContext());
+    expect(upstreamReads()).toBe(1);
+    // Bounded waits past the one-second TTL (and the container's one-second recheck interval).
+    await sleep(1_100);
+    const stale = await devices(httpEvent('GET', '/devices'), lambdaContext());
+    expect(stale.body).toBe(first.body);
+    expect(upstreamReads()).toBe(1);
+    jamf.setDevices(renamed(FLEET, 'refreshed-mac'));
+    await (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+    await sleep(1_100);
+    const renewed = await devices(httpEvent('GET', '/devices'), lambdaContext());
+    expect(namesOf(renewed)[0]).toBe('refreshed-mac');
+    expect(accessLines(logs).map((entry) => entry.cache_tier)).toEqual(['upstream', 'memory', 'cluster']);
+    // The refresh read Jamf once more; the requests never did after the first.
+    expect(upstreamReads()).toBe(2);
+  });
+
+  it('reads Jamf again once the entry is past its stale window', async () => {
+    process.env.DEVICES_CACHE_TTL_SECONDS = '1';
+    process.env.DEVICES_CACHE_STALE_SECONDS = '1';
+    const devices = await freshDevices();
+    await devices(httpEvent('GET', '/devices'), lambdaContext());
+    await sleep(2_100);
+    await devices(httpEvent('GET', '/devices'), lambdaContext());
+    expect(accessLines(logs).map((entry) => entry.cache_tier)).toEqual(['upstream', 'upstream']);
+    expect(upstreamReads()).toBe(2);
+  });
+});

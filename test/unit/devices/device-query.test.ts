@@ -1,0 +1,170 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { validate } from '../../../lib/devices/device-query.generated.ts';
+import { deviceListEtag, filterMatches, nextPageLink, parseInstant, selectPage, typeDeviceQuery, type DeviceQuery } from '../../../lib/devices/device-query.ts';
+import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
+import { buildSnapshot, latestFlags } from '../../../lib/devices/device-snapshot.ts';
+import { mapInventoryRecord } from '../../../lib/devices/map-inventory-record.ts';
+import { toErrorDetails } from '../../../lib/http/error-details.ts';
+import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
+import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
+
+const devices = generateJamfComputers(400, 31).map((record) => mapInventoryRecord(record)!);
+const snapshot = buildSnapshot(devices, 0);
+const flags = latestFlags(snapshot, fixedReference('26.1'));
+
+/** A page the way device-list.ts selects it: the filter's matches, then the page. */
+const selectDevices = (from: DeviceSnapshot, flagged: Uint8Array, query: DeviceQuery) => selectPage(from, filterMatches(from, flagged, query), query);
+
+/** What a query selects, decided device by device from the devices themselves. */
+const matching = (query: DeviceQuery) =>
+  devices.filter((device, index) => {
+    if (query.os_is_latest !== undefined && (flags[index] === 1) !== query.os_is_latest) return false;
+    if (query.managed !== undefined && device.managed !== query.managed) return false;
+    if (query.supervised !== undefined && device.supervised !== query.supervised) return false;
+    if (query.os_name !== undefined && device.os_name?.toLowerCase() !== query.os_name.toLowerCase()) return false;
+    if (query.model_identifier !== undefined && device.model_identifier?.toLowerCase() !== query.model_identifier.toLowerCase()) return false;
+    if (query.last_contact_before !== undefined) {
+      const contact = device.last_contact_at === undefined ? Number.NaN : Date.parse(device.last_contact_at);
+      if (!Number.isNaN(contact) && contact >= parseInstant(query.last_contact_before)!) return false;
+    }
+    return true;
+  });
+
+const filters: fc.Arbitrary<DeviceQuery> = fc.record(
+  {
+    os_is_latest: fc.boolean(),
+    managed: fc.boolean(),
+    supervised: fc.boolean(),
+    os_name: fc.constantFrom('macOS', 'MACOS', 'Windows'),
+    model_identifier: fc.constantFrom('Mac14,2', 'mac15,4', 'Nope1,1'),
+    last_contact_before: fc.constantFrom('2026-11-05T00:00:00Z', '2026-11-12T12:00:00+02:00', '2000-01-01T00:00:00Z'),
+  },
+  { requiredKeys: [] },
+);
+
+describe('selecting devices', () => {
+  it('walks every matching device exactly once, in id order, page by page, for any filters and page size', () => {
+    fc.assert(
+      fc.property(filters, fc.integer({ min: 1, max: 120 }), (query, limit) => {
+        const expected = matching(query).map((device) => device.id);
+        const seen: string[] = [];
+        let after: string | undefined;
+        for (let page = 0; page < 1_000; page += 1) {
+          const selection = selectDevices(snapshot, flags, { ...query, limit, ...(after === undefined ? {} : { after }) });
+          expect(selection.total).toBe(expected.length);
+          expect(selection.indexes.length).toBeLessThanOrEqual(limit);
+          seen.push(...selection.indexes.map((index) => snapshot.ids[index]!));
+          if (selection.nextAfter === undefined) break;
+          expect(selection.indexes.length).toBe(limit);
+          after = selection.nextAfter;
+        }
+        expect(seen).toEqual(expected);
+      }),
+      { numRuns: 80 },
+    );
+  });
+
+  it('gives the whole list without a limit, and no next cursor', () => {
+    const selection = selectDevices(snapshot, flags, {});
+    expect(selection.indexes).toHaveLength(devices.length);
+    expect(selection.total).toBe(devices.length);
+    expect(selection.nextAfter).toBeUndefined();
+  });
+
+  it('gives an empty page after the last id, with the total of every page', () => {
+    const selection = selectDevices(snapshot, flags, { limit: 10, after: '99999999999999999999999' });
+    expect(selection).toEqual({ indexes: [], total: devices.length, nextAfter: undefined });
+  });
+
+  it('compares the cursor as a number: 0009 is 9, and ids far beyond 2^53 order exactly', () => {
+    const big = buildSnapshot([{ id: '9' }, { id: '10' }, { id: '9007199254740993' }, { id: '90071992547409930' }], 0);
+    const noFlags = new Uint8Array(4);
+    expect(selectDevices(big, noFlags, { after: '0009' }).indexes).toEqual([1, 2, 3]);
+    expect(selectDevices(big, noFlags, { after: '9007199254740992' }).indexes).toEqual([2, 3]);
+  });
+
+  it('matches names case-insensitively and exactly, and finds nothing for an unknown value', () => {
+    expect(selectDevices(snapshot, flags, { os_name: 'MACOS' }).total).toBe(devices.filter((device) => device.os_name === 'macOS').length);
+    expect(selectDevices(snapshot, flags, { os_name: 'mac' }).total).toBe(0);
+  });
+
+  it('counts devices without a last contact among those not heard from before the instant', () => {
+    const sparse = buildSnapshot([{ id: '1', last_contact_at: '2026-11-01T00:00:00Z' }, { id: '2' }, { id: '3', last_contact_at: '2026-12-01T00:00:00Z' }], 0);
+    expect(selectDevices(sparse, new Uint8Array(3), { last_contact_before: '2026-11-15T00:00:00Z' }).indexes).toEqual([0, 1]);
+  });
+});
+
+describe('the next link and the ETag', () => {
+  it('writes the next link relative, with the same filters and limit and the new cursor last', () => {
+    expect(nextPageLink({ limit: 2, managed: true, os_name: 'Mac OS X', after: '5' }, '17')).toBe(
+      '</devices?limit=2&managed=true&os_name=Mac%20OS%20X&after=17>; rel="next"',
+    );
+  });
+
+  it('changes the ETag with the devices, the reference and the query, and only with them', () => {
+    const base = deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10 });
+    expect(base).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10 })).toBe(base);
+    expect(deviceListEtag('snapshot-b', 'fixed:26.1', { limit: 10 })).not.toBe(base);
+    expect(deviceListEtag('snapshot-a', 'fixed:26.2', { limit: 10 })).not.toBe(base);
+    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10, after: '3' })).not.toBe(base);
+    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 11 })).not.toBe(base);
+  });
+});
+
+describe('instants', () => {
+  it.each([
+    ['2026-11-01T00:00:00Z', Date.UTC(2026, 10, 1)],
+    ['2026-11-01T02:30:00+02:30', Date.UTC(2026, 10, 1)],
+    ['2026-11-01T00:00:00.250Z', Date.UTC(2026, 10, 1) + 250],
+    ['2026-10-31T19:00-05:00', Date.UTC(2026, 10, 1)],
+    ['2026-11-01t00:00:00z', Date.UTC(2026, 10, 1)],
+  ])('reads %s', (text, expected) => {
+    expect(parseInstant(text)).toBe(expected);
+  });
+
+  it.each(['2026-11-01', '2026-11-01T00:00:00', '2026-02-30T00:00:00Z', '2026-11-01T24:00:00Z', '2026-11-01T10:60:00Z', '2026-11-01T00:00:00+24:00', 'yesterday', ''])(
+    'refuses %j',
+    (text) => {
+      expect(parseInstant(text)).toBeUndefined();
+    },
+  );
+});
+
+describe('the query schema (generated validator)', () => {
+  const check = (parameters: Record<string, string>) => {
+    const typed = typeDeviceQuery(parameters);
+    return validate(typed) ? { valid: true, typed } : { valid: false, details: toErrorDetails(validate.errors) };
+  };
+
+  it('accepts every parameter at its bounds, typed', () => {
+    expect(
+      check({ limit: '5000', after: '0', os_is_latest: 'false', managed: 'true', supervised: 'false', os_name: 'macOS', model_identifier: 'Mac14,2', last_contact_before: '2026-11-01T00:00:00Z' }),
+    ).toEqual({
+      valid: true,
+      typed: { limit: 5000, after: '0', os_is_latest: false, managed: true, supervised: false, os_name: 'macOS', model_identifier: 'Mac14,2', last_contact_before: '2026-11-01T00:00:00Z' },
+    });
+    expect(check({ limit: '1' }).valid).toBe(true);
+  });
+
+  it.each([
+    [{ limit: '0' }, '/limit'],
+    [{ limit: '5001' }, '/limit'],
+    [{ limit: 'abc' }, '/limit'],
+    [{ limit: '1.5' }, '/limit'],
+    [{ limit: '' }, '/limit'],
+    [{ after: '-1' }, '/after'],
+    [{ after: '12a' }, '/after'],
+    [{ managed: 'yes' }, '/managed'],
+    [{ os_is_latest: 'TRUE' }, '/os_is_latest'],
+    [{ os_name: '' }, '/os_name'],
+    [{ last_contact_before: '2026-11-01' }, '/last_contact_before'],
+    [{ last_contact_before: '2026-02-30T00:00:00Z' }, '/last_contact_before'],
+    [{ sort: 'id' }, '/sort'],
+  ])('refuses %j naming %s', (parameters, path) => {
+    const result = check(parameters);
+    expect(result.valid).toBe(false);
+    expect(result.details?.map((detail) => detail.path)).toEqual([path]);
+  });
+});

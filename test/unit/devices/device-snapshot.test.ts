@@ -1,0 +1,163 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
+import { buildSnapshot, latestFlags, renderDevices, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
+import { mapInventoryRecord, type InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
+import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
+import { isLatest } from '../../../lib/latest-os/version.ts';
+import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
+
+const RESPONSE_ORDER = [
+  'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build', 'os_is_latest',
+  'last_contact_at', 'last_inventory_at', 'username', 'email', 'supervised', 'managed',
+] as const;
+
+/** The response JSON of one device, written independently of the code under test: ASCII, the rest escaped. */
+const expectedJson = (device: InventoryDevice, reference: string): string => {
+  const withFlag: Record<string, unknown> = { ...device, os_is_latest: isLatest(device.os_version, reference) };
+  return JSON.stringify(Object.fromEntries(RESPONSE_ORDER.filter((key) => withFlag[key] !== undefined).map((key) => [key, withFlag[key]]))).replace(
+    /[\u0080-\uffff]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+};
+
+const all = (snapshot: DeviceSnapshot): number[] => Array.from({ length: snapshot.count }, (_, index) => index);
+
+const text = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('macOS', 'Mac OS X', 'Mac14,2', 'é"\\\u2028🎉'));
+const device = (id: number): fc.Arbitrary<InventoryDevice> =>
+  fc.record(
+    {
+      udid: text,
+      name: text,
+      model_identifier: text,
+      os_name: text,
+      os_version: fc.constantFrom('26.1', '15.7.2', '26.0 (25A354)', '15.10', '1', 'x'),
+      os_build: text,
+      last_contact_at: fc.constantFrom('2026-11-01T10:00:00Z', '2026-11-20T09:15:00.123Z', 'garbage'),
+      username: text,
+      supervised: fc.boolean(),
+      managed: fc.boolean(),
+    },
+    { requiredKeys: [] },
+  ).map((fields) => ({ id: String(id), ...fields }));
+const fleets = fc.array(fc.nat(40), { maxLength: 25 }).chain((gaps) => {
+  let id = 0;
+  return fc.tuple(...gaps.map((gap) => device((id += gap + 1))));
+});
+
+describe('device snapshot', () => {
+  const devices = generateJamfComputers(200, 77).map((record) => mapInventoryRecord(record)!);
+
+  it('renders each device as its documented JSON, flagged against the reference, for any fleet', () => {
+    fc.assert(
+      fc.property(fleets, fc.constantFrom('26.1', '15.7', 'not-a-version'), (fleet, reference) => {
+        const snapshot = buildSnapshot(fleet, 0);
+        const body = renderDevices(snapshot, latestFlags(snapshot, fixedReference(reference)), all(snapshot));
+        expect(body).toBe(`[${fleet.map((entry) => expectedJson(entry, reference)).join(',')}]`);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('renders a generated fleet byte for byte as the devices would serialize, for several references', () => {
+    const snapshot = buildSnapshot(devices, 0);
+    for (const reference of ['26.1', '15.10', '26.0 (25A354)', 'not-a-version']) {
+      const body = renderDevices(snapshot, latestFlags(snapshot, fixedReference(reference)), all(snapshot));
+      expect(body).toBe(`[${devices.map((entry) => expectedJson(entry, reference)).join(',')}]`);
+    }
+  });
+
+  it('renders only the devices asked for, in their order, and an empty page as []', () => {
+    const snapshot = buildSnapshot(devices, 0);
+    const flags = latestFlags(snapshot, fixedReference('26.1'));
+    expect(JSON.parse(renderDevices(snapshot, flags, [3, 5, 199])).map((entry: { id: string }) => entry.id)).toEqual(
+      [3, 5, 199].map((index) => devices[index]!.id),
+    );
+    expect(renderDevices(snapshot, flags, [])).toBe('[]');
+    expect(renderDevices(buildSnapshot([], 0), new Uint8Array(0), [])).toBe('[]');
+  });
+
+  it('names equal inventories alike and different ones apart, whenever they were read', () => {
+    expect(buildSnapshot(devices, 1).id).toBe(buildSnapshot(structuredClone(devices), 2).id);
+    const changed = devices.map((entry, index) => (index === 10 ? { ...entry, name: 'renamed' } : entry));
+    expect(buildSnapshot(changed, 1).id).not.toBe(buildSnapshot(devices, 1).id);
+  });
+
+  it('keeps the filter columns: booleans, lower-cased names, contact times', () => {
+    const snapshot = buildSnapshot(
+      [
+        { id: '1', os_name: 'macOS', model_identifier: 'Mac14,2', managed: true, supervised: false, last_contact_at: '2026-11-01T00:00:00Z' },
+        { id: '2', os_name: 'Mac OS X', last_contact_at: 'yesterday' },
+      ],
+      0,
+    );
+    expect([...snapshot.managed]).toEqual([1, -1]);
+    expect([...snapshot.supervised]).toEqual([0, -1]);
+    expect(snapshot.osNames[snapshot.osNameKey[1]!]).toBe('mac os x');
+    expect(snapshot.models[snapshot.modelKey[0]!]).toBe('mac14,2');
+    expect(snapshot.modelKey[1]).toBe(0);
+    expect(snapshot.lastContact[0]).toBe(Date.parse('2026-11-01T00:00:00Z'));
+    expect(snapshot.lastContact[1]).toBeNaN();
+  });
+});
+
+describe('device snapshot codec', () => {
+  const snapshot = buildSnapshot(generateJamfComputers(300, 5).map((record) => mapInventoryRecord(record)!), 1_795_000_000_000);
+  const encoded = deviceSnapshotCodec.encode(snapshot);
+
+  it('round-trips any snapshot unchanged', async () => {
+    await fc.assert(
+      fc.asyncProperty(fleets, fc.nat(), async (fleet, readAt) => {
+        const original = buildSnapshot(fleet, readAt);
+        expect(await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original))).toEqual(original);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('keeps the JSON ASCII: other characters travel as escapes and read back as themselves', () => {
+    const fleet: InventoryDevice[] = [{ id: '1', name: 'Zoë’s MacBook 🎉', username: 'zoë' }];
+    const snapshot = buildSnapshot(fleet, 0);
+    // JSON escapes control characters itself: what is left is printable ASCII.
+    expect(snapshot.json).toMatch(/^[ -~]*$/);
+    expect(JSON.parse(renderDevices(snapshot, new Uint8Array(1), [0]))[0]).toMatchObject({ name: 'Zoë’s MacBook 🎉', username: 'zoë' });
+  });
+
+  it('stores the rendered devices compressed, well below their own size', () => {
+    expect(encoded.length).toBeLessThan(Buffer.byteLength(snapshot.json) / 3);
+  });
+
+  it('tells a value\'s stamp from its first bytes alone', () => {
+    expect(deviceSnapshotCodec.stampOf(encoded.subarray(0, deviceSnapshotCodec.stampBytes))).toEqual({ readAt: snapshot.readAt, id: snapshot.id });
+    expect(deviceSnapshotCodec.stampOf(Buffer.from('not a header'))).toBeUndefined();
+  });
+
+  const flip = (at: number): Buffer => {
+    const copy = Buffer.from(encoded);
+    copy[at] = copy[at]! ^ 0xff;
+    return copy;
+  };
+
+  it.each([
+    ['another format version', () => Buffer.concat([Buffer.from('{"v":1,'), encoded.subarray('{"v":2,'.length)])],
+    ['a corrupted byte in the payload', () => flip(encoded.length - 40)],
+    ['a truncated value', () => encoded.subarray(0, Math.floor(encoded.length / 2))],
+    ['text that is not the format', () => Buffer.from('[{"id":"1"}]')],
+  ])('reads %s as nothing', async (_label, bytes) => {
+    let decoded: unknown;
+    try {
+      decoded = await deviceSnapshotCodec.decode(bytes());
+    } catch {
+      decoded = undefined;
+    }
+    expect(decoded).toBeUndefined();
+  });
+
+  it.each([
+    ['a flag offset outside its device', (value: DeviceSnapshot) => ({ ...value, flagAt: value.flagAt.map((at, index) => (index === 3 ? at + 10_000 : at)) })],
+    ['device offsets that do not cover the JSON', (value: DeviceSnapshot) => ({ ...value, starts: value.starts.map((at, index) => (index === value.count ? at - 1 : at)) })],
+    ['a key outside its dictionary', (value: DeviceSnapshot) => ({ ...value, osVersionKey: value.osVersionKey.map((key, index) => (index === 0 ? 999 : key)) })],
+  ])('refuses a value whose checksum holds but whose structure does not: %s', async (_label, tamper) => {
+    await expect(deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(tamper(snapshot)))).rejects.toThrow(/malformed/);
+  });
+});
