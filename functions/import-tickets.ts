@@ -23,11 +23,12 @@ export const handler = async (event: unknown, context?: Context): Promise<Import
   const started = Date.now();
   const deadline = importDeadline(context?.getRemainingTimeInMillis(), DEADLINE_MARGIN_MS);
   try {
-    const { source, destination } = parseImportEvent(event);
+    const { source, destination, encoding } = parseImportEvent(event);
     logger.info('import started', { source: formatLocation(source), destination: formatLocation(destination) });
     const summary = await configuredImport().job({
       source,
       destination,
+      encoding,
       signal: deadline.signal,
       onProgress: throttleProgress(PROGRESS_EVERY_MS, ({ rows, bytesRead }) =>
         logger.info('import progress', { rows, bytes_read: bytesRead, elapsed_ms: Date.now() - started }),

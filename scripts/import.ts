@@ -1,16 +1,20 @@
 // `npm run import -- <source> <destination>`: a chat CSV (local path or s3://bucket/key) to a TAR of
 // ticket batches. Progress on stderr, one JSON summary on stdout, non-zero exit with one clear line on failure.
 import { tmpdir } from 'node:os';
+import { parseArgs } from 'node:util';
 import { loadImportConfig } from '../lib/config.ts';
 import { AppError, JobError } from '../lib/errors.ts';
 import { makeConfiguredImport } from '../lib/import/configured-import.ts';
 import { ImportCancelledError } from '../lib/import/import-job.ts';
 import type { ImportProgress } from '../lib/import/import-pipeline.ts';
 import { throttleProgress } from '../lib/import/import-progress.ts';
+import { resolveEncoding } from '../lib/import/source-encoding.ts';
 import { checkFileDestination } from '../lib/storage/file-storage.ts';
 import { parseLocation } from '../lib/storage/location.ts';
 
-const USAGE = 'usage: npm run import -- <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>';
+const USAGE =
+  'usage: npm run import -- [--encoding <label>] <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>\n' +
+  '  --encoding <label>  the CSV\'s encoding, a WHATWG label (utf-8 by default; windows-1252, latin1, utf-16le, …)';
 const MB = 1024 * 1024;
 /** How often the progress line is redrawn on a terminal. */
 const REDRAW_EVERY_MS = 250;
@@ -26,17 +30,39 @@ const isExpected = (error: unknown): boolean =>
   error instanceof JobError ||
   (error instanceof Error && (typeof (error as NodeJS.ErrnoException).code === 'string' || '$metadata' in error || error.name === 'CredentialsProviderError'));
 
+/** Wrong usage: one line saying what, the usage, exit 2. */
+const usageError = (problem: string): void => {
+  process.stderr.write(`import: ${problem}\n${USAGE}\n`);
+  process.exitCode = 2;
+};
+
 const main = async (args: string[]): Promise<void> => {
-  if (args.includes('--help') || args.includes('-h')) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { help: { type: 'boolean', short: 'h' }, encoding: { type: 'string' } },
+    });
+  } catch (error) {
+    usageError((error as Error).message);
+    return;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (args.length !== 2) {
-    process.stderr.write(`import: expected a source and a destination\n${USAGE}\n`);
-    process.exitCode = 2;
+  if (positionals.length !== 2) {
+    usageError('expected a source and a destination');
     return;
   }
-  const [source, destination] = args.map(parseLocation) as [ReturnType<typeof parseLocation>, ReturnType<typeof parseLocation>];
+  const encoding = values.encoding === undefined ? undefined : resolveEncoding(values.encoding);
+  if (values.encoding !== undefined && encoding === undefined) {
+    usageError(`unknown encoding "${values.encoding}" (expected a WHATWG label such as utf-8, windows-1252 or utf-16le)`);
+    return;
+  }
+  const [source, destination] = positionals.map(parseLocation) as [ReturnType<typeof parseLocation>, ReturnType<typeof parseLocation>];
   // A local destination that can never be written fails now, before the listing and the source are read.
   if (destination.kind === 'file') await checkFileDestination(destination.path);
   const configured = makeConfiguredImport(loadImportConfig(), { tmpDir: tmpdir() });
@@ -57,6 +83,7 @@ const main = async (args: string[]): Promise<void> => {
     const summary = await configured.job({
       source,
       destination,
+      encoding,
       signal: interrupted.signal,
       onProgress: (progress) => {
         last = progress;

@@ -1,5 +1,6 @@
 import { LocationError, parseLocation, type Location } from '../storage/location.ts';
 import { ImportCancelledError } from './import-job.ts';
+import { resolveEncoding } from './source-encoding.ts';
 
 /** An `importTickets` event that is not `{ "source": "s3://…", "destination": "s3://…" }`. */
 export class InvalidImportEventError extends LocationError {}
@@ -19,16 +20,35 @@ const s3Location = (event: Record<string, unknown>, field: 'source' | 'destinati
   return location;
 };
 
+/** The optional `"encoding"`: a WHATWG label, as its canonical name. */
+const encodingOf = (event: Record<string, unknown>): string | undefined => {
+  const value = event.encoding;
+  if (value === undefined) return undefined;
+  const encoding = typeof value === 'string' ? resolveEncoding(value) : undefined;
+  if (encoding === undefined) {
+    throw new InvalidImportEventError(
+      `Invalid import event: "encoding" must be a WHATWG encoding label such as "utf-8", "windows-1252" or "utf-16le", got ${JSON.stringify(value)}`,
+    );
+  }
+  return encoding;
+};
+
+export interface ImportEvent {
+  source: Location;
+  destination: Location;
+  encoding: string | undefined;
+}
+
 /**
  * The importTickets Lambda's event, invoked directly or by the EventBridge schedule (whose constant
  * `input` is delivered as the whole event). A Lambda only sees S3: a local path would name its own /tmp.
  */
-export const parseImportEvent = (event: unknown): { source: Location; destination: Location } => {
+export const parseImportEvent = (event: unknown): ImportEvent => {
   if (typeof event !== 'object' || event === null || Array.isArray(event)) {
     throw new InvalidImportEventError('Invalid import event: expected {"source": "s3://…", "destination": "s3://…"}');
   }
   const record = event as Record<string, unknown>;
-  return { source: s3Location(record, 'source'), destination: s3Location(record, 'destination') };
+  return { source: s3Location(record, 'source'), destination: s3Location(record, 'destination'), encoding: encodingOf(record) };
 };
 
 /**

@@ -19,6 +19,8 @@ export interface ImportRequest {
   source: Location;
   destination: Location;
   onProgress?: ImportPipelineOptions['onProgress'];
+  /** The source's WHATWG encoding name (resolved from a label by source-encoding.ts); UTF-8 by default. */
+  encoding?: string | undefined;
   /** Aborting stops the run wherever it is and leaves nothing at the destination (Ctrl-C, Lambda deadline). */
   signal?: AbortSignal | undefined;
 }
@@ -37,7 +39,7 @@ export class ImportCancelledError extends JobError {}
  */
 export const makeImportJob =
   (deps: ImportJobDeps): ImportJob =>
-  async ({ source, destination, onProgress, signal }) => {
+  async ({ source, destination, onProgress, signal, encoding }) => {
     if (sameLocation(source, destination)) {
       throw new LocationError(`Source and destination are the same (${formatLocation(source)})`);
     }
@@ -62,7 +64,7 @@ export const makeImportJob =
     signal?.addEventListener('abort', stop, { once: true });
     try {
       signal?.throwIfAborted();
-      const summary = await runImportPipeline({ input, output: sink.stream, destinationUsers, tmpDir: deps.tmpDir, onProgress });
+      const summary = await runImportPipeline({ input, output: sink.stream, destinationUsers, tmpDir: deps.tmpDir, onProgress, encoding });
       signal?.throwIfAborted();
       await sink.commit();
       return summary;

@@ -8,6 +8,7 @@ import { entryBytes, writeComment, writeTicket, writeUser } from './json-writer.
 import { readCsv } from './read-csv.ts';
 import type { ColumnMap } from './chat-columns.ts';
 import { UserResolver } from './resolve-users.ts';
+import { DEFAULT_ENCODING } from './source-encoding.ts';
 import { SpillReader, SpillWriter } from './spill-files.ts';
 import { makeTarWriter } from './tar-writer.ts';
 import type { TarWriter } from './tar-writer.ts';
@@ -18,11 +19,13 @@ export interface ImportProgress {
 }
 
 export interface ImportPipelineOptions {
-  input: Readable; // the CSV bytes (UTF-8, BOM tolerated)
+  input: Readable; // the CSV bytes (UTF-8 unless `encoding` says otherwise, BOM tolerated)
   output: Writable; // the TAR goes here; the pipeline ends it on success
   /** lower-cased email → destination user id as exact decimal text; undefined = resolution disabled */
   destinationUsers?: ReadonlyMap<string, string>;
   tmpDir?: string; // for spill files (default os.tmpdir()); always cleaned up
+  /** The source's WHATWG encoding name (see source-encoding.ts); UTF-8 by default. */
+  encoding?: string;
   onProgress?: (progress: ImportProgress) => void;
 }
 
@@ -34,6 +37,8 @@ export interface ImportSummary {
   batches: number;
   users_matched: number;
   user_resolution: 'destination' | 'disabled';
+  /** The encoding the source was read in. */
+  encoding: string;
   dropped: { tickets: Record<string, number>; comments: Record<string, number>; users: Record<string, number> };
 }
 
@@ -79,6 +84,7 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
     let bytesRead = 0;
     let reportedRows = 0;
     await readCsv(options.input.iterator({ destroyOnReturn: false }), {
+      encoding: options.encoding,
       onHeader: (found) => {
         columns = found;
       },
@@ -141,6 +147,7 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
       batches,
       users_matched: resolver.matched,
       user_resolution: resolver.enabled ? 'destination' : 'disabled',
+      encoding: options.encoding ?? DEFAULT_ENCODING,
       dropped: deduper.dropped,
     };
   } catch (error) {

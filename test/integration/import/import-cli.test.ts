@@ -109,10 +109,38 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual(['in.csv']);
   });
 
+  it('fails a Windows-1252 file by default naming line and offset, leaving nothing; imports it with --encoding windows-1252', async () => {
+    const input = join(directory, 'in.csv');
+    const output = join(directory, 'out.tar');
+    await writeFile(input, Buffer.from(chatCsv([{ ...chatRow(0), BODY: '<p>Café</p>', NAME: 'René' }]), 'latin1'));
+    const failed = await runCli([input, output]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe('');
+    expect(failed.stderr.trim()).toMatch(/^import failed: CSV is not valid UTF-8: undecodable bytes on line 2, at byte offset \d+ \(from 0\); .*--encoding/);
+    expect(await readdir(directory)).toEqual(['in.csv']);
+
+    const imported = await runCli(['--encoding', 'windows-1252', input, output]);
+    expect(imported.code).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 1, comments: 1, users: 1, encoding: 'windows-1252' });
+    const [entry] = await readArchive(await readFile(output));
+    expect(entry!.json.data.tickets.comments[0]!.html_body).toBe('<p>Café</p>');
+    expect(entry!.json.data.tickets.users[0]!.name).toBe('René');
+  });
+
+  it('exits 2 naming an unknown --encoding label, before reading anything', async () => {
+    const result = await runCli(['--encoding', 'klingon', join(directory, 'absent.csv'), join(directory, 'out.tar')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^import: unknown encoding "klingon" \(expected a WHATWG label such as utf-8, windows-1252 or utf-16le\)\nusage:/);
+    expect(await readdir(directory)).toEqual([]);
+  });
+
   it('exits 2 with the usage when the arguments are wrong', async () => {
     const result = await runCli([join(directory, 'only-one.csv')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/usage: npm run import -- <source/);
+    expect(result.stderr).toMatch(/usage: npm run import -- \[--encoding <label>\] <source/);
+    const unknown = await runCli(['--frobnicate', join(directory, 'a.csv'), join(directory, 'b.tar')]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^import: Unknown option '--frobnicate'/);
   });
 
   it('exits non-zero naming a missing variable when the listing is half configured', async () => {

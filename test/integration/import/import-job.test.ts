@@ -20,7 +20,7 @@ import { StorageError } from '../../../lib/storage/storage.ts';
 import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
-import { chatCsv, chatCsvStream, chatRow, HEADER, readArchive } from '../../support/chat-import.ts';
+import { chatCsv, chatCsvStream, chatRow, entryAssets, fullRow, HEADER, readArchive } from '../../support/chat-import.ts';
 
 const BUCKET = 'job-test';
 const PART = 5 * 1024 * 1024;
@@ -233,5 +233,82 @@ describe('import job', () => {
     interrupted.abort(new ImportCancelledError('too late'));
     await expect(jobOn(real)({ source: s3('in.csv'), destination: s3('late.tar'), signal: interrupted.signal })).rejects.toThrow('too late');
     expect(sent).toEqual([]);
+  });
+});
+
+describe('import job: the source encoding', () => {
+  /** A Windows-1252 export: é is the one byte 0xE9, ° 0xB0, and € the byte 0x80. */
+  const windows1252 = (rows: number): Buffer => {
+    const text = chatCsv(Array.from({ length: rows }, (_unused, n) => fullRow(n + 1, { BODY: `<p>Café n°${n} €</p>`, NAME: `René ${n}` })));
+    return Buffer.from(text.replaceAll('€', '\x80'), 'latin1');
+  };
+
+  it('fails a Windows-1252 file by default, naming its line and byte offset, and leaves nothing at the destination', async () => {
+    const input = join(directory, 'in.csv');
+    const csv = windows1252(3);
+    await writeFile(input, csv);
+    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')) }));
+    expect(error).toBeInstanceOf(ImportInputError);
+    const offset = csv.indexOf(0xe9);
+    const line = 1 + csv.subarray(0, offset).filter((byte) => byte === 10).length;
+    expect(error?.message).toMatch(new RegExp(`^CSV is not valid UTF-8: undecodable bytes on line ${line}, at byte offset ${offset} \\(from 0\\); .*--encoding`));
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('imports it with encoding windows-1252, BODY and NAME as the characters they were, and says so in the summary', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, windows1252(3));
+    const output = join(directory, 'out.tar');
+    const summary = await jobOn(real)({ source: parseLocation(input), destination: parseLocation(output), encoding: 'windows-1252' });
+    expect(summary).toMatchObject({ rows: 3, comments: 3, users: 3, encoding: 'windows-1252' });
+    const [entry] = await readArchive(await readFile(output));
+    const assets = entryAssets(entry!.text);
+    expect(assets.comments.map((comment) => comment.html_body)).toEqual(['<p>Café n°0 €</p>', '<p>Café n°1 €</p>', '<p>Café n°2 €</p>']);
+    expect(assets.users.map((user) => user.name)).toEqual(['René 0', 'René 1', 'René 2']);
+    expect(entry!.text).not.toContain('\ufffd');
+  });
+
+  it('says utf-8 in the summary of a default run, and reads a UTF-16 file with its BOM as utf-16le', async () => {
+    const input = join(directory, 'in.csv');
+    const text = chatCsv([fullRow(1, { BODY: 'Zoë ✓ 🎉', NAME: 'Zoë' })], { newline: '\r\n' });
+    await writeFile(input, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
+    const output = join(directory, 'out.tar');
+    const summary = await jobOn(real)({ source: parseLocation(input), destination: parseLocation(output), encoding: 'utf-16le' });
+    expect(summary).toMatchObject({ rows: 1, comments: 1, users: 1, encoding: 'utf-16le' });
+    const [entry] = await readArchive(await readFile(output));
+    expect(entryAssets(entry!.text).comments[0]!.html_body).toBe('Zoë ✓ 🎉');
+    await writeFile(input, `\ufeff${text}`);
+    expect(await jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'utf8.tar')) })).toMatchObject({ rows: 1, comments: 1, encoding: 'utf-8' });
+  });
+
+  describe('a multi-MB UTF-8 source on S3, arriving in network-sized pieces', () => {
+    // Multi-byte characters everywhere, so piece boundaries fall inside them.
+    const bigCsv = (): Buffer => {
+      const rows = Array.from({ length: 16_000 }, (_unused, n) => fullRow(n + 1, { BODY: `<p>ü✓🎉 ${'é'.repeat(n % 97)}\r\n${n}</p>`, NAME: `Zoë ${n}` }));
+      return Buffer.from(chatCsv(rows));
+    };
+
+    it('imports it whole', async () => {
+      const csv = bigCsv();
+      expect(csv.length).toBeGreaterThan(3 * 1024 * 1024);
+      await real.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'big-utf8.csv', Body: csv }));
+      const summary = await jobOn(real)({ source: s3('big-utf8.csv'), destination: s3('big-utf8.tar') });
+      expect(summary).toMatchObject({ rows: 16_000, comments: 16_000, users: 16_000 });
+      expect(await exists('big-utf8.tar')).toBe(true);
+    });
+
+    it('fails on one stray byte past the first MB, naming line and offset, and leaves no object and no upload', async () => {
+      const csv = bigCsv();
+      const at = csv.indexOf('\n', 2 * 1024 * 1024) + 5;
+      const broken = Buffer.concat([csv.subarray(0, at), Buffer.from([0xfe]), csv.subarray(at)]);
+      await real.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'stray-byte.csv', Body: broken }));
+      sent.length = 0;
+      const error = await failureOf(jobOn(real)({ source: s3('stray-byte.csv'), destination: s3('stray-byte.tar') }));
+      const line = 1 + csv.subarray(0, at).filter((byte) => byte === 10).length;
+      expect(error?.message).toContain(`undecodable bytes on line ${line}, at byte offset ${at} (from 0)`);
+      // Pass 1 fails before the archive's first part: the upload never started.
+      expect(sent).toEqual(['GetObjectCommand']);
+      expect(await exists('stray-byte.tar')).toBe(false);
+    });
   });
 });
