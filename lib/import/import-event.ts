@@ -2,10 +2,13 @@ import { LocationError, parseLocation, type Location } from '../storage/location
 import { ImportCancelledError } from './import-job.ts';
 import { resolveEncoding } from './source-encoding.ts';
 
-/** An `importTickets` event that is not `{ "source": "s3://…", "destination": "s3://…" }`. */
+/**
+ * An `importTickets` event that is not `{ "source": "s3://…", "destination": "s3://…" }` with the
+ * optional `"rejects": "s3://…"`, `"dry_run": true|false` and `"encoding": "<label>"`.
+ */
 export class InvalidImportEventError extends LocationError {}
 
-const s3Location = (event: Record<string, unknown>, field: 'source' | 'destination'): Location => {
+const s3Location = (event: Record<string, unknown>, field: 'source' | 'destination' | 'rejects'): Location => {
   const value = event[field];
   if (typeof value !== 'string' || value.trim() === '') {
     throw new InvalidImportEventError(`Invalid import event: "${field}" must be an s3://bucket/key string`);
@@ -35,7 +38,10 @@ const encodingOf = (event: Record<string, unknown>): string | undefined => {
 
 export interface ImportEvent {
   source: Location;
-  destination: Location;
+  /** Absent only in a dry run. */
+  destination: Location | undefined;
+  rejects: Location | undefined;
+  dryRun: boolean;
   encoding: string | undefined;
 }
 
@@ -48,7 +54,16 @@ export const parseImportEvent = (event: unknown): ImportEvent => {
     throw new InvalidImportEventError('Invalid import event: expected {"source": "s3://…", "destination": "s3://…"}');
   }
   const record = event as Record<string, unknown>;
-  return { source: s3Location(record, 'source'), destination: s3Location(record, 'destination'), encoding: encodingOf(record) };
+  const dryRun = record.dry_run ?? false;
+  if (typeof dryRun !== 'boolean') throw new InvalidImportEventError(`Invalid import event: "dry_run" must be true or false, got ${JSON.stringify(dryRun)}`);
+  return {
+    source: s3Location(record, 'source'),
+    // A dry run writes no archive, so it needs no destination (one given is checked all the same).
+    destination: dryRun && record.destination === undefined ? undefined : s3Location(record, 'destination'),
+    rejects: record.rejects === undefined ? undefined : s3Location(record, 'rejects'),
+    dryRun,
+    encoding: encodingOf(record),
+  };
 };
 
 /**

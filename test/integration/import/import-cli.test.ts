@@ -137,7 +137,7 @@ describe('npm run import (scripts/import.ts)', () => {
   it('exits 2 with the usage when the arguments are wrong', async () => {
     const result = await runCli([join(directory, 'only-one.csv')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/usage: npm run import -- \[--encoding <label>\] <source/);
+    expect(result.stderr).toMatch(/usage: npm run import -- \[options\] <source/);
     const unknown = await runCli(['--frobnicate', join(directory, 'a.csv'), join(directory, 'b.tar')]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/^import: Unknown option '--frobnicate'/);

@@ -93,7 +93,7 @@ const clientFailing = (fail: { command: 'UploadPart' | 'CompleteMultipartUpload'
 describe('import job', () => {
   it('streams a multi-part archive to S3 and resolves users from the listing', async () => {
     const summary = await jobOn(real, {
-      openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS),
+      openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }),
       fetchDestinationUsers: async () => new Map([['person.2@example.com', '777']]),
     })({ source: parseLocation('/unused/in.csv'), destination: s3('big.tar') });
     expect(summary).toMatchObject({ rows: ROWS_FOR_THREE_PARTS, comments: ROWS_FOR_THREE_PARTS, users: 7, users_matched: 1, batches: 600 });
@@ -105,7 +105,7 @@ describe('import job', () => {
   it('leaves no object when an UploadPart fails mid-upload, and aborts the multipart upload', async () => {
     const { faulty, calls } = clientFailing({ command: 'UploadPart', onCall: 2 });
     const error = await failureOf(
-      jobOn(faulty, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({ source: parseLocation('/unused/in.csv'), destination: s3('part-fails.tar') }),
+      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({ source: parseLocation('/unused/in.csv'), destination: s3('part-fails.tar') }),
     );
     expect(error).toBeInstanceOf(StorageError);
     expect(error?.message).toBe('Upload to s3://job-test/part-fails.tar failed (InternalError: We encountered an internal error. Please try again.)');
@@ -119,7 +119,7 @@ describe('import job', () => {
   it('leaves no object when S3 refuses to complete the upload', async () => {
     const { faulty } = clientFailing({ command: 'CompleteMultipartUpload', onCall: 1 });
     const error = await failureOf(
-      jobOn(faulty, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({ source: parseLocation('/unused/in.csv'), destination: s3('complete-fails.tar') }),
+      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({ source: parseLocation('/unused/in.csv'), destination: s3('complete-fails.tar') }),
     );
     expect(error?.message).toBe('Upload to s3://job-test/complete-fails.tar failed (InternalError: We encountered an internal error. Please try again.)');
     expect(sent).toContain('AbortMultipartUploadCommand');
@@ -128,7 +128,7 @@ describe('import job', () => {
 
   it('leaves no object when the source connection breaks after several MB', async () => {
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS, 8 * 1024 * 1024) })({
+      jobOn(real, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS, 8 * 1024 * 1024), bytes: undefined }) })({
         source: parseLocation('/unused/in.csv'),
         destination: s3('source-breaks.tar'),
       }),
@@ -184,7 +184,7 @@ describe('import job', () => {
   });
 
   it('refuses to overwrite its own source', async () => {
-    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(/Source and destination are the same/);
+    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(/Source, destination and rejects must differ \(s3:\/\/job-test\/same.csv is given twice\)/);
   });
 
   it('stops mid-upload when the signal fires, aborting the multipart upload and leaving no object', async () => {
@@ -198,7 +198,7 @@ describe('import job', () => {
       { step: 'initialize', name: 'interruptOnFirstPart' },
     );
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({
+      jobOn(real, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
         source: parseLocation('/unused/in.csv'),
         destination: s3('interrupted.tar'),
         signal: interrupted.signal,
@@ -215,7 +215,7 @@ describe('import job', () => {
     const interrupted = new AbortController();
     const output = join(directory, 'out.tar');
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({
+      jobOn(real, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
         source: parseLocation('/unused/in.csv'),
         destination: parseLocation(output),
         signal: interrupted.signal,
