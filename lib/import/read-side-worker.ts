@@ -59,7 +59,10 @@ const rebuild = (name: string, message: string): Error => {
  * with the source's; the worker is always stopped before this settles.
  */
 export const readSideInWorker = async (input: AsyncIterable<Buffer | string>, options: ReadSideOptions, onBatch: OnBatch): Promise<void> => {
-  const worker = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, options } });
+  // No inherited command-line options: a parent started with `-e` or `--input-type` (a test, a bench)
+  // would hand the worker options that refuse a file entry; V8 flags such as the young generation's
+  // size apply to the whole process anyway.
+  const worker = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, options }, execArgv: [] });
   const news = makeNews();
   const batches: VerdictBatch[] = [];
   let piecesInFlight = 0;

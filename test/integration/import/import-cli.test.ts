@@ -72,10 +72,12 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual([]);
   });
 
-  it('stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive nor its temporary file', async () => {
+  // By default a second core parses in a worker thread (this machine has two); --single-thread keeps one.
+  it.each([[[]], [['--single-thread']]])('stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive, the rejects nor their temporary files (%j)', async (flags: string[]) => {
     const fifo = join(directory, 'in.csv');
     await promisify(execFile)('mkfifo', [fifo]);
-    const child = spawn(NODE, ['scripts/import.ts', fifo, join(directory, 'out.tar')], { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = ['scripts/import.ts', ...flags, '--rejects', join(directory, 'rejects.csv'), fifo, join(directory, 'out.tar')];
+    const child = spawn(NODE, args, { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     let running = true;
@@ -125,6 +127,30 @@ describe('npm run import (scripts/import.ts)', () => {
     const [entry] = await readArchive(await readFile(output));
     expect(entry!.json.data.tickets.comments[0]!.html_body).toBe('<p>Café</p>');
     expect(entry!.json.data.tickets.users[0]!.name).toBe('René');
+  });
+
+  it('writes a rejects file beside the archive with --rejects, and only the rejects with --dry-run', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv([chatRow(0), { ...chatRow(1), EMAIL: 'broken' }, chatRow(2)]));
+    const result = await runCli(['--rejects', join(directory, 'rejects.csv'), input, join(directory, 'out.tar')]);
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout) as { dropped: { users: { bad_email: number } } };
+    expect(summary.dropped.users.bad_email).toBe(1);
+    const rejects = await readFile(join(directory, 'rejects.csv'), 'utf8');
+    expect(rejects).toContain('\n2,4,user,bad_email,EMAIL,broken\n');
+
+    const dry = await runCli(['--dry-run', '--rejects', join(directory, 'dry-rejects.csv'), input]);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toEqual(summary);
+    expect(dry.stderr).toMatch(/^dry run done: 3 rows · \d+ rows\/s · 0\.0 MB read · [\d.]+ MB\/s · 100\.0 % · [\d.]+ s\n$/);
+    expect(await readFile(join(directory, 'dry-rejects.csv'), 'utf8')).toBe(rejects);
+    expect((await readdir(directory)).sort()).toEqual(['dry-rejects.csv', 'in.csv', 'out.tar', 'rejects.csv']);
+  });
+
+  it('exits 2 when a run other than a dry run has no destination', async () => {
+    const result = await runCli([join(directory, 'in.csv')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^import: expected a source and a destination\n/);
   });
 
   it('exits 2 naming an unknown --encoding label, before reading anything', async () => {

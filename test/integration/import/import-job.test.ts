@@ -1,14 +1,16 @@
 import {
   AbortMultipartUploadCommand,
+  GetObjectCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -20,7 +22,8 @@ import { StorageError } from '../../../lib/storage/storage.ts';
 import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
-import { chatCsv, chatCsvStream, chatRow, entryAssets, fullRow, HEADER, readArchive } from '../../support/chat-import.ts';
+import { chatCsv, chatCsvStream, chatRow, entryAssets, fullRow, HEADER, nonZero, parseRejects, readArchive, rejectCounts } from '../../support/chat-import.ts';
+import { SpillSpaceError } from '../../../lib/import/spill-space.ts';
 
 const BUCKET = 'job-test';
 const PART = 5 * 1024 * 1024;
@@ -77,6 +80,7 @@ const clientFailing = (fail: { command: 'UploadPart' | 'CompleteMultipartUpload'
   mock.on(CreateMultipartUploadCommand).callsFake((input) => real.send(new CreateMultipartUploadCommand(input)));
   mock.on(AbortMultipartUploadCommand).callsFake((input) => real.send(new AbortMultipartUploadCommand(input)));
   mock.on(PutObjectCommand).callsFake((input) => real.send(new PutObjectCommand(input)));
+  mock.on(DeleteObjectCommand).callsFake((input) => real.send(new DeleteObjectCommand(input)));
   mock.on(UploadPartCommand).callsFake(async (input) => {
     calls.UploadPart += 1;
     if (fail.command === 'UploadPart' && calls.UploadPart === fail.onCall) throw injected();
@@ -310,5 +314,93 @@ describe('import job: the source encoding', () => {
       expect(sent).toEqual(['GetObjectCommand']);
       expect(await exists('stray-byte.tar')).toBe(false);
     });
+  });
+});
+
+describe('import job: rejects, dry run and size', () => {
+  const getText = async (key: string) => (await (await real.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString());
+
+  it('writes the archive and the rejects file to S3 together, the rejects counting what the summary dropped', async () => {
+    const summary = await jobOn(real, { openSource: async () => ({ stream: chatCsvStream(3_000), bytes: undefined }) })({
+      source: parseLocation('/unused/in.csv'),
+      destination: s3('with-rejects.tar'),
+      rejects: s3('with-rejects.csv'),
+    });
+    expect(await exists('with-rejects.tar')).toBe(true);
+    const lines = parseRejects(await getText('with-rejects.csv'));
+    expect(lines.length).toBeGreaterThan(3_000);
+    expect(rejectCounts(lines)).toEqual(nonZero(summary.dropped));
+  });
+
+  it('leaves neither the archive nor the rejects on S3 when an upload part fails', async () => {
+    const { faulty } = clientFailing({ command: 'UploadPart', onCall: 2 });
+    const error = await failureOf(
+      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
+        source: parseLocation('/unused/in.csv'),
+        destination: s3('both-fail.tar'),
+        rejects: s3('both-fail.csv'),
+      }),
+    );
+    expect(error).toBeInstanceOf(StorageError);
+    expect(await exists('both-fail.tar')).toBe(false);
+    expect(await exists('both-fail.csv')).toBe(false);
+  });
+
+  it('leaves no local rejects file (nor its temporary file) when the run fails', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, `${chatCsv([chatRow(0), { ...chatRow(1), NAME: '' }])}"never closed\n`);
+    const error = await failureOf(
+      jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')), rejects: parseLocation(join(directory, 'rejects.csv')) }),
+    );
+    expect(error).toBeInstanceOf(ImportInputError);
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('opens nothing when the rejects directory does not exist', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv([chatRow(0)]));
+    const missing = join(directory, 'no-such-dir', 'rejects.csv');
+    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: s3('never-opened.tar'), rejects: parseLocation(missing) }));
+    expect(error).toBeInstanceOf(LocationError);
+    expect(await exists('never-opened.tar')).toBe(false);
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('does a dry run: the same summary and rejects as a real run, no archive at the destination', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv(Array.from({ length: 250 }, (_unused, n) => ({ ...chatRow(n), ...(n % 9 === 0 ? { EMAIL: 'broken' } : {}) }))));
+    const job = jobOn(real);
+    const wet = await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')), rejects: parseLocation(join(directory, 'real.csv')) });
+    await rm(join(directory, 'out.tar'));
+    const dry = await job({
+      source: parseLocation(input),
+      destination: parseLocation(join(directory, 'out.tar')),
+      rejects: parseLocation(join(directory, 'dry.csv')),
+      dryRun: true,
+    });
+    expect(dry).toEqual(wet);
+    expect(await readFile(join(directory, 'dry.csv'), 'utf8')).toBe(await readFile(join(directory, 'real.csv'), 'utf8'));
+    expect((await readdir(directory)).sort()).toEqual(['dry.csv', 'in.csv', 'real.csv']);
+    // Without a destination at all, and on S3.
+    sent.length = 0;
+    expect(await job({ source: parseLocation(input), dryRun: true })).toEqual(wet);
+    expect(await job({ source: parseLocation(input), destination: s3('dry.tar'), dryRun: true })).toEqual(wet);
+    expect(sent).toEqual([]);
+    expect(await exists('dry.tar')).toBe(false);
+  });
+
+  it('refuses a run without a destination unless it is a dry run', async () => {
+    await expect(jobOn(real)({ source: s3('in.csv') })).rejects.toThrow(new LocationError('A destination is required (except for a dry run)'));
+  });
+
+  it('refuses at once a source too large for the spill space, before any output', async () => {
+    const input = join(directory, 'huge.csv');
+    await writeFile(input, '');
+    await truncate(input, 15 * 1024 ** 4); // a sparse 15 TiB file: its size is all the check reads
+    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: s3('huge.tar'), rejects: s3('huge-rejects.csv') }));
+    expect(error).toBeInstanceOf(SpillSpaceError);
+    expect(error?.message).toMatch(/^Source is 16492\.7 GB: its spill files need about \d+\.\d GB in .+ \(1\.15 bytes per source byte\) but only \d+\.\d GB are free; split the export/);
+    expect(sent).toEqual([]);
+    expect(await readdir(directory)).toEqual(['huge.csv']);
   });
 });

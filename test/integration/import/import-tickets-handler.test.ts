@@ -155,6 +155,31 @@ describe('importTickets handler', () => {
     );
   });
 
+  it('writes the rejects the event names, and in a dry run no archive (no destination needed)', async () => {
+    await put('input/rejects.csv', chatCsv([chatRow(0), { ...chatRow(1), COMMENT_PUBLIC: 'maybe' }]));
+    const source = `s3://${BUCKET}/input/rejects.csv`;
+    const summary = await handler({ source, destination: `s3://${BUCKET}/output/rejects.tar`, rejects: `s3://${BUCKET}/output/rejects.csv` }, lambdaContext());
+    expect(summary.dropped.comments.invalid_field).toBe(1);
+    const rejects = Buffer.from(await get('output/rejects.csv')).toString('utf8');
+    expect(rejects).toContain('\n2,4,comment,invalid_field,COMMENT_PUBLIC,maybe\n');
+
+    const dry = await handler({ source, rejects: `s3://${BUCKET}/output/dry-rejects.csv`, dry_run: true }, lambdaContext());
+    expect(dry).toEqual(summary);
+    expect(Buffer.from(await get('output/dry-rejects.csv')).toString('utf8')).toBe(rejects);
+    const started = logs.lines().filter((line) => line.message === 'import started').at(-1);
+    expect(started).toMatchObject({ dry_run: true, rejects: `s3://${BUCKET}/output/dry-rejects.csv` });
+
+    for (const [event, message] of [
+      [{ source, rejects: '/tmp/rejects.csv', destination: `s3://${BUCKET}/output/x.tar` }, /"rejects" must be an s3:\/\/bucket\/key URL/],
+      [{ source, destination: `s3://${BUCKET}/output/x.tar`, dry_run: 'yes' }, /^Invalid import event: "dry_run" must be true or false, got "yes"$/],
+      [{ source }, /"destination" must be an s3:\/\/bucket\/key string/],
+    ] as const) {
+      const error = await failureOf(handler(event, lambdaContext()));
+      expect(error).toBeInstanceOf(InvalidImportEventError);
+      expect(error?.message).toMatch(message);
+    }
+  });
+
   it('fails naming the missing columns and leaves no object at the destination', async () => {
     const destination = `s3://${BUCKET}/output/missing-column.tar`;
     await put('input/missing-column.csv', chatCsv([chatRow(0)], { columns: HEADER.filter((column) => column !== 'EMAIL' && column !== 'BODY') }));
