@@ -3,12 +3,12 @@ import { JobError } from '../errors.ts';
 
 /**
  * Spill bytes per source byte (docs/import.md, "Sizes"), measured with `npm run bench -- import` on
- * an export whose every row is a new ticket, comment and user (the most a row can spill): the
- * records' JSON is about as long as the CSV cells they come from, plus keys and the record headers.
- * Inputs with many duplicates spill less; bodies made of control characters (each escaped as six
- * bytes) could spill more, which the disk then refuses mid-run with its own error.
+ * an export whose every row is a new ticket, comment and user (the most a row can spill: 1.43): each
+ * row's cells come back as three JSON records with their keys, escapes and record headers. Exports
+ * with repeated tickets and users (the usual case) spill less; bodies made of control characters
+ * (each escaped as six bytes) could spill more, which the disk then refuses mid-run with its own error.
  */
-export const SPILL_BYTES_PER_SOURCE_BYTE = 1.15;
+export const SPILL_BYTES_PER_SOURCE_BYTE = 1.45;
 
 /** The source is too large for the temporary directory's free space. */
 export class SpillSpaceError extends JobError {}

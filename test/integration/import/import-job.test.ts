@@ -399,7 +399,7 @@ describe('import job: rejects, dry run and size', () => {
     await truncate(input, 15 * 1024 ** 4); // a sparse 15 TiB file: its size is all the check reads
     const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: s3('huge.tar'), rejects: s3('huge-rejects.csv') }));
     expect(error).toBeInstanceOf(SpillSpaceError);
-    expect(error?.message).toMatch(/^Source is 16492\.7 GB: its spill files need about \d+\.\d GB in .+ \(1\.15 bytes per source byte\) but only \d+\.\d GB are free; split the export/);
+    expect(error?.message).toMatch(/^Source is 16492\.7 GB: its spill files need about \d+\.\d GB in .+ \(1\.45 bytes per source byte\) but only \d+\.\d GB are free; split the export/);
     expect(sent).toEqual([]);
     expect(await readdir(directory)).toEqual(['huge.csv']);
   });
