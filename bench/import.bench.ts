@@ -1,18 +1,24 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateChatCsv } from '../demo/chat-export.ts';
 
 /**
  * Import pipeline, end to end: the CLI (`scripts/import.ts`) turning a generated chat CSV into a
- * local tar, in a child process, timed and with its peak RSS (`/usr/bin/time` %M = VmHWM), next to
- * papaparse alone parsing the same file in the same run (the baseline). Figures, not pass/fail.
+ * local tar, in a child process, timed, with its peak RSS (`/usr/bin/time` %M = VmHWM) and its CPU
+ * use (user + system over wall time: 1.0 is one core busy), next to papaparse alone parsing the same
+ * file in the same run (the baseline). Figures, not pass/fail.
  *
  * Rows: BENCH_IMPORT_ROWS (comma separated, default `250000,1000000`; e.g. `BENCH_IMPORT_ROWS=50000`
- * for a quick run). The CLI runs twice per size: as `node scripts/import.ts` (default flags), and as
- * `npm run import` starts it (the environment and node flags of package.json's `import` script, without
- * npm's own start-up): `--max-semi-space-size=8` caps V8's young generation, which otherwise grows to
- * 64 MB under this allocation rate, and a compile cache spares the TypeScript stripping on later runs.
+ * for a quick run). The CLI runs as `npm run import` starts it (the environment and node flags of
+ * package.json's `import` script, without npm's own start-up: `--max-semi-space-size=8` caps V8's
+ * young generation, a compile cache spares the TypeScript stripping), with its worker thread and with
+ * `--single-thread`, then with `--rejects` and `--dry-run`.
+ *
+ * Spill: a second export whose every row is a new ticket, comment and user (the most a row can spill)
+ * is imported with the spill directory watched, giving the spill bytes per source byte that the
+ * early size check uses (lib/import/spill-space.ts).
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = fileURLToPath(new URL('./out/', import.meta.url));
@@ -31,17 +37,11 @@ await new Promise((resolve, reject) => Papa.parse(createReadStream(process.argv[
 process.stdout.write(String(rows));
 `;
 
-/** The core alone (no CLI, no SDK): runImport from a file to a file. */
-const CORE_ONLY = `
-import { createReadStream, createWriteStream } from 'node:fs';
-import { runImport } from '${ROOT}lib/import/run-import.ts';
-const summary = await runImport({ input: createReadStream(process.argv[1], { highWaterMark: 1024 * 1024 }), output: createWriteStream(process.argv[2]) });
-process.stdout.write(JSON.stringify(summary));
-`;
-
 interface Measured {
   seconds: number;
   peakRssMb: number;
+  /** CPU seconds (user + system) over wall seconds. */
+  cpu: number;
   stdout: string;
 }
 
@@ -49,7 +49,7 @@ const measure = async (args: readonly string[], env: NodeJS.ProcessEnv = process
   const timeFile = `${OUT}time-${process.pid}.txt`;
   const started = performance.now();
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('/usr/bin/time', ['-f', '%M', '-o', timeFile, NODE, ...args], { cwd: ROOT, env });
+    const child = spawn('/usr/bin/time', ['-f', '%M %U %S', '-o', timeFile, NODE, ...args], { cwd: ROOT, env });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -59,9 +59,9 @@ const measure = async (args: readonly string[], env: NodeJS.ProcessEnv = process
   });
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`child failed (${code}): ${stderr}`);
-  const peakKb = Number((await readFile(timeFile, 'utf8')).trim().split('\n').at(-1));
+  const [peakKb, user, system] = (await readFile(timeFile, 'utf8')).trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
   await rm(timeFile, { force: true });
-  return { seconds, peakRssMb: peakKb / 1024, stdout };
+  return { seconds, peakRssMb: peakKb / 1024, cpu: (user + system) / seconds, stdout };
 };
 
 /** package.json's `import` script, split into its leading `NAME=value` settings and the node arguments. */
@@ -84,37 +84,95 @@ const withoutTicketing = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
   return env;
 };
 
+const MAX_SPILL_POLLS = 100_000;
+
+/**
+ * Imports an export of `rows` rows that are all new tickets, comments and users, watching the spill
+ * directory until pass 1 ends: the largest spill seen over the source's size.
+ */
+const measureSpill = async (rows: number, npm: { env: NodeJS.ProcessEnv; nodeArgs: string[] }): Promise<{ ratio: number; sourceMb: number }> => {
+  const csv = `${OUT}unique-${rows}.csv`;
+  const tar = `${OUT}unique-${rows}.tar`;
+  const tmp = `${OUT}spill-tmp/`;
+  await mkdir(tmp, { recursive: true });
+  try {
+    // Each row a conversation, a comment and an author of its own; the bodies of the generated export.
+    const template = (await readFile(`${ROOT}demo/chat-export.csv`, 'utf8')).split('\r\n')[0]!;
+    const { chatCsvChunks } = await import('../demo/chat-export.ts');
+    const source = [...chatCsvChunks({ rows, seed: 5, faultRate: 0 })].join('');
+    const columns = template.split(',');
+    let n = 0;
+    const unique = source.replace(/^(\d+),/gm, () => `${9_000_000_000 + n++},`).replace(/@/g, () => `.${n++}@`);
+    await writeFile(csv, unique);
+    const sourceBytes = (await stat(csv)).size;
+    let largest = 0;
+    let running = true;
+    const watching = (async () => {
+      for (let polls = 0; running && polls < MAX_SPILL_POLLS; polls += 1) {
+        for (const dir of await readdir(tmp).catch(() => [])) {
+          let bytes = 0;
+          for (const file of await readdir(join(tmp, dir)).catch(() => [])) bytes += (await stat(join(tmp, dir, file)).catch(() => ({ size: 0 }))).size;
+          largest = Math.max(largest, bytes);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const result = await measure([...npm.nodeArgs, csv, tar], withoutTicketing({ ...npm.env, TMPDIR: tmp }));
+    running = false;
+    await watching;
+    const summary = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { tickets: number; users: number };
+    if (summary.tickets < rows * 0.9 || summary.users < rows * 0.9 || columns.length < 10) throw new Error('the unique export is not unique enough');
+    return { ratio: largest / sourceBytes, sourceMb: sourceBytes / MB };
+  } finally {
+    await rm(csv, { force: true });
+    await rm(tar, { force: true });
+    await rm(tmp, { recursive: true, force: true });
+  }
+};
+
+const figures = (label: string, size: number, run: Measured, bare: Measured): string =>
+  `${label} ${(size / run.seconds).toFixed(1)} MB/s (${run.seconds.toFixed(1)} s) = ${(run.seconds / bare.seconds).toFixed(2)}× the parse, ` +
+  `CPU ${run.cpu.toFixed(2)}, peak RSS ${run.peakRssMb.toFixed(0)} MB`;
+
 export const run = async (): Promise<void> => {
   const sizes = (process.env.BENCH_IMPORT_ROWS ?? '250000,1000000').split(',').map((value) => Number(value.trim()));
   await mkdir(OUT, { recursive: true });
   const npm = await npmImportCommand();
   // Fills the compile cache as any earlier run would (`--help` loads every module, then stops).
   await measure([...npm.nodeArgs, '--help'], withoutTicketing(npm.env));
-  const lines: string[] = [];
   for (const rows of sizes) {
     const csv = `${OUT}chat-${rows}.csv`;
     const tar = `${OUT}chat-${rows}.tar`;
+    const rejects = `${OUT}chat-${rows}-rejects.csv`;
     try {
       const { bytes } = await generateChatCsv({ rows, path: csv });
       const size = bytes / MB;
       const bare = await measure(['--input-type=module', '-e', BARE_PARSE, csv]);
-      const cli = await measure(['scripts/import.ts', csv, tar], withoutTicketing());
-      const summary = JSON.parse(cli.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number };
+      const env = withoutTicketing(npm.env);
+      const threaded = await measure([...npm.nodeArgs, csv, tar], env);
+      const summary = JSON.parse(threaded.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number };
       const tarMb = (await stat(tar)).size / MB;
-      const tuned = await measure([...npm.nodeArgs, csv, tar], withoutTicketing(npm.env));
-      const core = await measure(['--input-type=module', '-e', CORE_ONLY, csv, tar]);
-      lines.push(
-        `${String(rows).padStart(8)} rows ${size.toFixed(0).padStart(5)} MB → ${tarMb.toFixed(0)} MB tar, ${summary.batches} entries | ` +
-          `papaparse alone ${(size / bare.seconds).toFixed(1)} MB/s (${bare.seconds.toFixed(1)} s, ${bare.peakRssMb.toFixed(0)} MB RSS) | ` +
-          `import ${(size / cli.seconds).toFixed(1)} MB/s (${cli.seconds.toFixed(1)} s) = ${(cli.seconds / bare.seconds).toFixed(2)}× the parse, ` +
-          `peak RSS ${cli.peakRssMb.toFixed(0)} MB | as npm run import: ${(size / tuned.seconds).toFixed(1)} MB/s = ` +
-          `${(tuned.seconds / bare.seconds).toFixed(2)}× the parse, peak RSS ${tuned.peakRssMb.toFixed(0)} MB | runImport alone (no CLI) ${(size / core.seconds).toFixed(1)} MB/s = ` +
-          `${(core.seconds / bare.seconds).toFixed(2)}× the parse, peak RSS ${core.peakRssMb.toFixed(0)} MB`,
+      const single = await measure([...npm.nodeArgs, '--single-thread', csv, tar], env);
+      const withRejects = await measure([...npm.nodeArgs, '--rejects', rejects, csv, tar], env);
+      const rejectsMb = (await stat(rejects)).size / MB;
+      const dry = await measure([...npm.nodeArgs, '--dry-run', csv], env);
+      process.stdout.write(
+        [
+          `${String(rows).padStart(8)} rows ${size.toFixed(0).padStart(5)} MB → ${tarMb.toFixed(0)} MB tar, ${summary.batches} entries`,
+          `  papaparse alone ${(size / bare.seconds).toFixed(1)} MB/s (${bare.seconds.toFixed(1)} s), CPU ${bare.cpu.toFixed(2)}, peak RSS ${bare.peakRssMb.toFixed(0)} MB`,
+          `  ${figures('npm run import, worker thread:', size, threaded, bare)}`,
+          `  ${figures('npm run import --single-thread:', size, single, bare)}`,
+          `  ${figures(`with --rejects (${rejectsMb.toFixed(0)} MB):`, size, withRejects, bare)}`,
+          `  ${figures('--dry-run:', size, dry, bare)}`,
+        ].join('\n') + '\n',
       );
-      process.stdout.write(`${lines.at(-1)}\n`);
     } finally {
       await rm(csv, { force: true });
       await rm(tar, { force: true });
+      await rm(rejects, { force: true });
     }
   }
+  const spillRows = Number(process.env.BENCH_IMPORT_SPILL_ROWS ?? '200000');
+  const spill = await measureSpill(spillRows, npm);
+  process.stdout.write(`spill of an all-new export (${spillRows} rows, ${spill.sourceMb.toFixed(0)} MB): ${spill.ratio.toFixed(3)} bytes per source byte\n`);
 };

@@ -6,7 +6,7 @@ import { makeLogger } from '../lib/http/logger.ts';
 import { makeConfiguredImport } from '../lib/import/configured-import.ts';
 import { importDeadline, parseImportEvent } from '../lib/import/import-event.ts';
 import type { ImportSummary } from '../lib/import/import-pipeline.ts';
-import { throttleProgress } from '../lib/import/import-progress.ts';
+import { progressFigures, throttleProgress } from '../lib/import/import-progress.ts';
 import { formatLocation } from '../lib/storage/location.ts';
 
 const logger = makeLogger('importTickets');
@@ -17,21 +17,30 @@ const DEADLINE_MARGIN_MS = 10_000;
 // Built on the first invocation, so a missing variable is a logged ConfigError naming it.
 const configuredImport = once(() => makeConfiguredImport(loadImportConfig(), { tmpDir: tmpdir() }));
 
-/** `{ source, destination }` (direct or from the EventBridge schedule's input) → the import summary. */
+/** `{ source, destination, rejects?, dry_run?, encoding? }` (direct or from the EventBridge schedule's input) → the import summary. */
 export const handler = async (event: unknown, context?: Context): Promise<ImportSummary> => {
   if (context) logger.addContext(context);
   const started = Date.now();
   const deadline = importDeadline(context?.getRemainingTimeInMillis(), DEADLINE_MARGIN_MS);
   try {
-    const { source, destination } = parseImportEvent(event);
-    logger.info('import started', { source: formatLocation(source), destination: formatLocation(destination) });
+    const { source, destination, rejects, dryRun, encoding } = parseImportEvent(event);
+    logger.info('import started', {
+      source: formatLocation(source),
+      destination: destination && formatLocation(destination),
+      rejects: rejects && formatLocation(rejects),
+      dry_run: dryRun,
+    });
     const summary = await configuredImport().job({
       source,
       destination,
+      rejects,
+      dryRun,
+      encoding,
       signal: deadline.signal,
-      onProgress: throttleProgress(PROGRESS_EVERY_MS, ({ rows, bytesRead }) =>
-        logger.info('import progress', { rows, bytes_read: bytesRead, elapsed_ms: Date.now() - started }),
-      ),
+      onProgress: throttleProgress(PROGRESS_EVERY_MS, (progress) => {
+        const elapsedMs = Date.now() - started;
+        logger.info('import progress', { ...progressFigures(progress, elapsedMs), elapsed_ms: elapsedMs });
+      }),
     });
     logger.info('import finished', { summary, duration_ms: Date.now() - started });
     return summary;

@@ -1,23 +1,36 @@
-// `npm run import -- <source> <destination>`: a chat CSV (local path or s3://bucket/key) to a TAR of
+// `npm run import -- [options] <source> <destination>`: a chat CSV (local path or s3://bucket/key) to a TAR of
 // ticket batches. Progress on stderr, one JSON summary on stdout, non-zero exit with one clear line on failure.
 import { tmpdir } from 'node:os';
+import { parseArgs } from 'node:util';
 import { loadImportConfig } from '../lib/config.ts';
 import { AppError, JobError } from '../lib/errors.ts';
 import { makeConfiguredImport } from '../lib/import/configured-import.ts';
 import { ImportCancelledError } from '../lib/import/import-job.ts';
 import type { ImportProgress } from '../lib/import/import-pipeline.ts';
-import { throttleProgress } from '../lib/import/import-progress.ts';
+import { progressFigures, throttleProgress } from '../lib/import/import-progress.ts';
+import { resolveEncoding } from '../lib/import/source-encoding.ts';
 import { checkFileDestination } from '../lib/storage/file-storage.ts';
 import { parseLocation } from '../lib/storage/location.ts';
 
-const USAGE = 'usage: npm run import -- <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>';
+const USAGE = [
+  'usage: npm run import -- [options] <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>',
+  '       npm run import -- --dry-run [options] <source.csv | s3://bucket/key>',
+  '  --encoding <label>   the CSV\'s encoding, a WHATWG label (utf-8 by default; windows-1252, latin1, utf-16le, …)',
+  '  --rejects <path|s3>  write a CSV of every row an asset did not take, and why',
+  '  --dry-run            do everything but write the archive (the summary and rejects are written)',
+  '  --single-thread      parse in this thread only (by default a second core parses while this one takes rows)',
+].join('\n');
 const MB = 1024 * 1024;
 /** How often the progress line is redrawn on a terminal. */
 const REDRAW_EVERY_MS = 250;
 
-const progressLine = (rows: number, bytesRead: number, elapsedMs: number): string => {
-  const seconds = Math.max(elapsedMs / 1000, 0.001);
-  return `${rows} rows · ${(bytesRead / MB).toFixed(1)} MB read · ${(bytesRead / MB / seconds).toFixed(1)} MB/s · ${seconds.toFixed(1)} s`;
+const progressLine = (progress: ImportProgress, elapsedMs: number): string => {
+  const figures = progressFigures(progress, elapsedMs);
+  const share = figures.percent_done === undefined ? '' : ` · ${figures.percent_done.toFixed(1)} %`;
+  return (
+    `${figures.rows} rows · ${figures.rows_per_s} rows/s · ${(figures.bytes_read / MB).toFixed(1)} MB read · ` +
+    `${figures.mb_per_s.toFixed(1)} MB/s${share} · ${(elapsedMs / 1000).toFixed(1)} s`
+  );
 };
 
 /** Bad input, locations, configuration, upstream, AWS and file-system failures get one line; anything else keeps its stack. */
@@ -26,19 +39,51 @@ const isExpected = (error: unknown): boolean =>
   error instanceof JobError ||
   (error instanceof Error && (typeof (error as NodeJS.ErrnoException).code === 'string' || '$metadata' in error || error.name === 'CredentialsProviderError'));
 
+/** Wrong usage: one line saying what, the usage, exit 2. */
+const usageError = (problem: string): void => {
+  process.stderr.write(`import: ${problem}\n${USAGE}\n`);
+  process.exitCode = 2;
+};
+
 const main = async (args: string[]): Promise<void> => {
-  if (args.includes('--help') || args.includes('-h')) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        encoding: { type: 'string' },
+        rejects: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        'single-thread': { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    usageError((error as Error).message);
+    return;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (args.length !== 2) {
-    process.stderr.write(`import: expected a source and a destination\n${USAGE}\n`);
-    process.exitCode = 2;
+  const dryRun = values['dry-run'] === true;
+  if (positionals.length !== 2 && !(dryRun && positionals.length === 1)) {
+    usageError(dryRun ? 'expected a source (and optionally a destination)' : 'expected a source and a destination');
     return;
   }
-  const [source, destination] = args.map(parseLocation) as [ReturnType<typeof parseLocation>, ReturnType<typeof parseLocation>];
+  const encoding = values.encoding === undefined ? undefined : resolveEncoding(values.encoding);
+  if (values.encoding !== undefined && encoding === undefined) {
+    usageError(`unknown encoding "${values.encoding}" (expected a WHATWG label such as utf-8, windows-1252 or utf-16le)`);
+    return;
+  }
+  const source = parseLocation(positionals[0]!);
+  const destination = positionals[1] === undefined ? undefined : parseLocation(positionals[1]);
+  const rejects = values.rejects === undefined ? undefined : parseLocation(values.rejects);
   // A local destination that can never be written fails now, before the listing and the source are read.
-  if (destination.kind === 'file') await checkFileDestination(destination.path);
+  if (destination?.kind === 'file' && !dryRun) await checkFileDestination(destination.path);
+  if (rejects?.kind === 'file') await checkFileDestination(rejects.path);
   const configured = makeConfiguredImport(loadImportConfig(), { tmpDir: tmpdir() });
   // The first Ctrl-C stops the run and cleans the destination up; a second one exits at once.
   const interrupted = new AbortController();
@@ -51,19 +96,23 @@ const main = async (args: string[]): Promise<void> => {
   const live = process.stderr.isTTY === true;
   let last: ImportProgress = { rows: 0, bytesRead: 0 };
   const redraw = throttleProgress(REDRAW_EVERY_MS, (progress) => {
-    process.stderr.write(`\r\x1b[2K${progressLine(progress.rows, progress.bytesRead, Date.now() - started)}`);
+    process.stderr.write(`\r\x1b[2K${progressLine(progress, Date.now() - started)}`);
   });
   try {
     const summary = await configured.job({
       source,
       destination,
+      rejects,
+      dryRun,
+      singleThread: values['single-thread'] === true,
+      encoding,
       signal: interrupted.signal,
       onProgress: (progress) => {
         last = progress;
         if (live) redraw(progress);
       },
     });
-    process.stderr.write(`${live ? '\r\x1b[2K' : ''}done: ${progressLine(summary.rows, last.bytesRead, Date.now() - started)}\n`);
+    process.stderr.write(`${live ? '\r\x1b[2K' : ''}${dryRun ? 'dry run done' : 'done'}: ${progressLine({ ...last, rows: summary.rows }, Date.now() - started)}\n`);
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     configured.close();

@@ -35,11 +35,6 @@ export interface UserRow {
   email: string;
 }
 
-const TICKET_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicate'] as const;
-const COMMENT_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicate'] as const;
-const USER_DROP_REASONS = ['missing_field', 'bad_email', 'invalid_field', 'duplicate'] as const;
-export type DropReason = 'missing_field' | 'invalid_field' | 'bad_email' | 'duplicate';
-
 /** Every cell of a row parsed once (CONVERSATION_ID and AUTHOR_ID serve two assets each). */
 export interface ParsedRow {
   conversationId: string | null;
@@ -94,38 +89,103 @@ const userOf = (parsed: ParsedRow, destinationHolds?: DestinationHolds): UserRow
     ? null
     : { author_id: parsed.authorId, name: parsed.name, email: parsed.email };
 
-/**
- * Why an incomplete row was refused, worked out only for refused rows: a blank required cell wins
- * over an unparsable one (`missing_field` before `bad_email` before `invalid_field`), so each refused
- * row counts under exactly one reason. BODY is only ever refused for being empty.
- */
+/** The reasons a row's asset was refused other than `duplicate`, in their order of precedence. */
+export const FAULT_REASONS = ['missing_field', 'bad_email', 'invalid_field'] as const;
+export type FaultReason = (typeof FAULT_REASONS)[number];
+export type DropReason = FaultReason | 'duplicate';
+
+/** Why a row's asset was refused: the reason, and the one column it names. */
+export interface Fault {
+  reason: FaultReason;
+  column: RequiredColumn;
+}
+
+/** Each asset's columns, in the order of its fields in the archive (docs/import.md, assets). */
 const TICKET_COLUMNS = ['CONVERSATION_ID', 'TICKET_REQUESTER_ID', 'TICKET_CREATED_AT'] as const;
 const COMMENT_COLUMNS = ['COMMENT_PART_ID', 'CONVERSATION_ID', 'AUTHOR_ID', 'COMMENT_PUBLIC', 'BODY', 'COMMENT_CREATED_AT'] as const;
 const USER_COLUMNS = ['AUTHOR_ID', 'NAME', 'EMAIL'] as const;
+/** A user whose email the destination holds takes the destination's id: AUTHOR_ID is not needed. */
+const HELD_USER_COLUMNS = ['NAME', 'EMAIL'] as const;
 
-const faultOf = (row: CsvRow, columns: ColumnMap, required: readonly RequiredColumn[], parsed: ParsedRow): DropReason => {
-  if (required.some((column) => (column === 'BODY' ? parsed.body === null : isBlank(row[columns[column]])))) {
-    return 'missing_field';
+const parsedValue = (parsed: ParsedRow, column: RequiredColumn): unknown => {
+  switch (column) {
+    case 'CONVERSATION_ID':
+      return parsed.conversationId;
+    case 'TICKET_REQUESTER_ID':
+      return parsed.requesterId;
+    case 'COMMENT_PART_ID':
+      return parsed.commentPartId;
+    case 'AUTHOR_ID':
+      return parsed.authorId;
+    case 'COMMENT_PUBLIC':
+      return parsed.isPublic;
+    case 'BODY':
+      return parsed.body;
+    case 'TICKET_CREATED_AT':
+      return parsed.ticketCreatedAt;
+    case 'COMMENT_CREATED_AT':
+      return parsed.commentCreatedAt;
+    case 'NAME':
+      return parsed.name;
+    case 'EMAIL':
+      return parsed.email;
   }
-  if (required.includes('EMAIL') && parsed.email === null) return 'bad_email';
-  return 'invalid_field';
+};
+
+/**
+ * Why an incomplete row was refused, worked out only for refused rows: a blank required cell wins
+ * over an unparsable one (`missing_field` before `bad_email` before `invalid_field`), so each refused
+ * row counts under exactly one reason; the column named is the first with that reason, in the
+ * asset's field order. BODY is only ever refused for being empty.
+ */
+const faultOf = (row: CsvRow, columns: ColumnMap, required: readonly RequiredColumn[], parsed: ParsedRow): Fault => {
+  const blank = required.find((column) => (column === 'BODY' ? parsed.body === null : isBlank(row[columns[column]])));
+  if (blank !== undefined) return { reason: 'missing_field', column: blank };
+  if (required.includes('EMAIL') && parsed.email === null) return { reason: 'bad_email', column: 'EMAIL' };
+  return { reason: 'invalid_field', column: required.find((column) => parsedValue(parsed, column) === null)! };
+};
+
+/** What one row offers each asset: its record, or why the asset refuses it. Pure: no key is looked up. */
+export interface RowJudgement {
+  ticket: Ticket | Fault;
+  comment: Comment | Fault;
+  user: UserRow | Fault;
+}
+
+export const isFault = (judged: object): judged is Fault => 'reason' in judged;
+
+/**
+ * Considers one row for all three assets on its own (docs/import.md, assets): each complete record,
+ * or the fault that keeps it out. Which complete records win is the AssetDeduper's part.
+ */
+export const judgeRow = (row: CsvRow, columns: ColumnMap, destinationHolds?: DestinationHolds): RowJudgement => {
+  const parsed = parseRow(row, columns);
+  const ticket = ticketOf(parsed);
+  const comment = commentOf(parsed);
+  const user = userOf(parsed, destinationHolds);
+  const held = parsed.email !== null && (destinationHolds?.(parsed.email.toLowerCase()) ?? false);
+  return {
+    ticket: ticket ?? faultOf(row, columns, TICKET_COLUMNS, parsed),
+    comment: comment ?? faultOf(row, columns, COMMENT_COLUMNS, parsed),
+    user: user ?? faultOf(row, columns, held ? HELD_USER_COLUMNS : USER_COLUMNS, parsed),
+  };
 };
 
 export type DropCounts = Record<string, number>;
 
 const zeroCounts = (reasons: readonly string[]): DropCounts => Object.fromEntries(reasons.map((reason) => [reason, 0]));
 
-/** What one row contributes to each asset: its record, or null where the asset did not take it. */
-export interface RowAssets {
-  ticket: Ticket | null;
-  comment: Comment | null;
-  user: UserRow | null;
-}
+const TICKET_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicate'] as const;
+const COMMENT_DROP_REASONS = ['missing_field', 'invalid_field', 'duplicate'] as const;
+const USER_DROP_REASONS = ['missing_field', 'bad_email', 'invalid_field', 'duplicate'] as const;
+
+export type Asset = 'tickets' | 'comments' | 'users';
 
 /**
- * "First complete row per key wins" for the three assets. Holds only the keys seen (ids in compact
- * Int64Sets; lower-cased emails, copied off the input chunk) and the drop counts: the winning records
- * go straight to the caller, who spills them, so memory grows with distinct keys only.
+ * "First complete row per key wins" for the three assets, row after row in file order. Holds only
+ * the keys seen (ids in compact Int64Sets, lower-cased emails copied off their batch) and the drop
+ * counts: the winning records go straight to the caller, who spills them, so memory grows with
+ * distinct keys only.
  */
 export class AssetDeduper {
   readonly dropped = {
@@ -136,37 +196,31 @@ export class AssetDeduper {
   private readonly ticketIds = new Int64Set();
   private readonly commentIds = new Int64Set();
   private readonly userEmails = new Set<string>();
-  private readonly destinationHolds: DestinationHolds | undefined;
 
-  constructor(destinationHolds?: DestinationHolds) {
-    this.destinationHolds = destinationHolds;
+  /** A complete ticket keyed by its id's halves (int64Halves): true when it wins; a duplicate is counted. */
+  takeTicket(high: number, low: number): boolean {
+    return this.ticketIds.addHalves(high, low) || this.drop('tickets', 'duplicate');
   }
 
-  /** Considers one row for all three assets: the records it wins; each refusal is counted by its reason. */
-  takeRow(row: CsvRow, columns: ColumnMap): RowAssets {
-    const parsed = parseRow(row, columns);
-    let ticket = ticketOf(parsed);
-    if (ticket === null) this.drop(this.dropped.tickets, faultOf(row, columns, TICKET_COLUMNS, parsed));
-    else if (!this.ticketIds.add(ticket.id)) ticket = this.drop(this.dropped.tickets, 'duplicate');
-
-    let comment = commentOf(parsed);
-    if (comment === null) this.drop(this.dropped.comments, faultOf(row, columns, COMMENT_COLUMNS, parsed));
-    else if (!this.commentIds.add(comment.id)) comment = this.drop(this.dropped.comments, 'duplicate');
-
-    let user = userOf(parsed, this.destinationHolds);
-    if (user === null) {
-      this.drop(this.dropped.users, faultOf(row, columns, USER_COLUMNS, parsed));
-    } else {
-      // Users are keyed by email compared case-insensitively; the email keeps the row's spelling.
-      const key = user.email.toLowerCase();
-      if (this.userEmails.has(key)) user = this.drop(this.dropped.users, 'duplicate');
-      else this.userEmails.add(ownedCopy(key));
-    }
-    return { ticket, comment, user };
+  takeComment(high: number, low: number): boolean {
+    return this.commentIds.addHalves(high, low) || this.drop('comments', 'duplicate');
   }
 
-  private drop(counts: DropCounts, reason: DropReason): null {
+  /** A complete user keyed by its lower-cased email (users compare emails case-insensitively). */
+  takeUser(lowerCaseEmail: string): boolean {
+    if (this.userEmails.has(lowerCaseEmail)) return this.drop('users', 'duplicate');
+    this.userEmails.add(ownedCopy(lowerCaseEmail));
+    return true;
+  }
+
+  /** Counts an incomplete row of `asset` under its fault's reason. */
+  refuse(asset: Asset, reason: FaultReason): void {
+    this.drop(asset, reason);
+  }
+
+  private drop(asset: Asset, reason: DropReason): false {
+    const counts = this.dropped[asset];
     counts[reason] = (counts[reason] ?? 0) + 1;
-    return null;
+    return false;
   }
 }

@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import { availableParallelism } from 'node:os';
 import type { ImportConfig } from '../config.ts';
 import { resolveSecret } from '../secrets.ts';
 import { makeLocationOpeners } from '../storage/open-location.ts';
@@ -15,7 +16,9 @@ export interface ConfiguredImport {
  * The import job as the configuration describes it, composed once for its two entry points (the
  * importTickets Lambda and `npm run import`): local files or S3 objects through one S3 client made
  * on first use, and the destination's user listing (its password resolved when a run reads it)
- * where TICKETING_URL is set.
+ * where TICKETING_URL is set. Rows are parsed in a worker thread where the machine has a second core
+ * to run it (os.availableParallelism(): a Lambda of 3,538 MB or more has two vCPUs); on one core a
+ * second thread would only take turns with the first.
  */
 export const makeConfiguredImport = (config: ImportConfig, options: { tmpDir: string }): ConfiguredImport => {
   let s3: S3Client | undefined;
@@ -28,6 +31,7 @@ export const makeConfiguredImport = (config: ImportConfig, options: { tmpDir: st
       },
     }),
     tmpDir: options.tmpDir,
+    worker: availableParallelism() > 1,
     fetchDestinationUsers:
       ticketing &&
       (async (signal) => {

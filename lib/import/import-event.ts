@@ -1,10 +1,14 @@
 import { LocationError, parseLocation, type Location } from '../storage/location.ts';
 import { ImportCancelledError } from './import-job.ts';
+import { resolveEncoding } from './source-encoding.ts';
 
-/** An `importTickets` event that is not `{ "source": "s3://…", "destination": "s3://…" }`. */
+/**
+ * An `importTickets` event that is not `{ "source": "s3://…", "destination": "s3://…" }` with the
+ * optional `"rejects": "s3://…"`, `"dry_run": true|false` and `"encoding": "<label>"`.
+ */
 export class InvalidImportEventError extends LocationError {}
 
-const s3Location = (event: Record<string, unknown>, field: 'source' | 'destination'): Location => {
+const s3Location = (event: Record<string, unknown>, field: 'source' | 'destination' | 'rejects'): Location => {
   const value = event[field];
   if (typeof value !== 'string' || value.trim() === '') {
     throw new InvalidImportEventError(`Invalid import event: "${field}" must be an s3://bucket/key string`);
@@ -19,16 +23,47 @@ const s3Location = (event: Record<string, unknown>, field: 'source' | 'destinati
   return location;
 };
 
+/** The optional `"encoding"`: a WHATWG label, as its canonical name. */
+const encodingOf = (event: Record<string, unknown>): string | undefined => {
+  const value = event.encoding;
+  if (value === undefined) return undefined;
+  const encoding = typeof value === 'string' ? resolveEncoding(value) : undefined;
+  if (encoding === undefined) {
+    throw new InvalidImportEventError(
+      `Invalid import event: "encoding" must be a WHATWG encoding label such as "utf-8", "windows-1252" or "utf-16le", got ${JSON.stringify(value)}`,
+    );
+  }
+  return encoding;
+};
+
+export interface ImportEvent {
+  source: Location;
+  /** Absent only in a dry run. */
+  destination: Location | undefined;
+  rejects: Location | undefined;
+  dryRun: boolean;
+  encoding: string | undefined;
+}
+
 /**
  * The importTickets Lambda's event, invoked directly or by the EventBridge schedule (whose constant
  * `input` is delivered as the whole event). A Lambda only sees S3: a local path would name its own /tmp.
  */
-export const parseImportEvent = (event: unknown): { source: Location; destination: Location } => {
+export const parseImportEvent = (event: unknown): ImportEvent => {
   if (typeof event !== 'object' || event === null || Array.isArray(event)) {
     throw new InvalidImportEventError('Invalid import event: expected {"source": "s3://…", "destination": "s3://…"}');
   }
   const record = event as Record<string, unknown>;
-  return { source: s3Location(record, 'source'), destination: s3Location(record, 'destination') };
+  const dryRun = record.dry_run ?? false;
+  if (typeof dryRun !== 'boolean') throw new InvalidImportEventError(`Invalid import event: "dry_run" must be true or false, got ${JSON.stringify(dryRun)}`);
+  return {
+    source: s3Location(record, 'source'),
+    // A dry run writes no archive, so it needs no destination (one given is checked all the same).
+    destination: dryRun && record.destination === undefined ? undefined : s3Location(record, 'destination'),
+    rejects: record.rejects === undefined ? undefined : s3Location(record, 'rejects'),
+    dryRun,
+    encoding: encodingOf(record),
+  };
 };
 
 /**

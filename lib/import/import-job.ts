@@ -1,10 +1,12 @@
+import { tmpdir } from 'node:os';
 import { JobError } from '../errors.ts';
 import { formatLocation, LocationError, sameLocation, type Location } from '../storage/location.ts';
 import { asError, type OpenSink, type OpenSource, type Sink } from '../storage/storage.ts';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from './import-pipeline.ts';
+import type { DestinationUsers } from './resolve-users.ts';
+import { checkSpillSpace } from './spill-space.ts';
 
-/** Lower-cased email → the destination's user id (exact decimal text). */
-export type DestinationUsers = ReadonlyMap<string, string>;
+export type { DestinationUsers } from './resolve-users.ts';
 
 export interface ImportJobDeps {
   openSource: OpenSource;
@@ -13,12 +15,23 @@ export interface ImportJobDeps {
   fetchDestinationUsers?: ((signal: AbortSignal | undefined) => Promise<DestinationUsers>) | undefined;
   /** Where the pipeline spills to disk (`/tmp` in Lambda). */
   tmpDir?: string | undefined;
+  /** Parse rows in a worker thread (where the machine has a second core; see configured-import.ts). */
+  worker?: boolean | undefined;
 }
 
 export interface ImportRequest {
   source: Location;
-  destination: Location;
+  /** Where the archive goes; may be left out of a dry run, which writes none. */
+  destination?: Location | undefined;
+  /** Where the rejects CSV goes (docs/import.md, "Rejects"); none when absent. */
+  rejects?: Location | undefined;
+  /** The whole run, summary and rejects included, without the archive. */
+  dryRun?: boolean | undefined;
+  /** Stay in one thread even where the job would use a worker. */
+  singleThread?: boolean | undefined;
   onProgress?: ImportPipelineOptions['onProgress'];
+  /** The source's WHATWG encoding name (resolved from a label by source-encoding.ts); UTF-8 by default. */
+  encoding?: string | undefined;
   /** Aborting stops the run wherever it is and leaves nothing at the destination (Ctrl-C, Lambda deadline). */
   signal?: AbortSignal | undefined;
 }
@@ -29,46 +42,81 @@ export type ImportJob = (request: ImportRequest) => Promise<ImportSummary>;
 /** The run was stopped from outside (Ctrl-C, the Lambda deadline) and cleaned up. */
 export class ImportCancelledError extends JobError {}
 
+/** Source, destination and rejects must be three different places. */
+const checkDistinct = (locations: readonly (Location | undefined)[]): void => {
+  const given = locations.filter((location): location is Location => location !== undefined);
+  for (const [index, location] of given.entries()) {
+    if (given.slice(index + 1).some((other) => sameLocation(location, other))) {
+      throw new LocationError(`Source, destination and rejects must differ (${formatLocation(location)} is given twice)`);
+    }
+  }
+};
+
+/** Opens the sinks one after another; if one fails, those already open are aborted. */
+const openSinks = async (openSink: OpenSink, locations: readonly (Location | undefined)[]): Promise<(Sink | undefined)[]> => {
+  const sinks: (Sink | undefined)[] = [];
+  try {
+    for (const location of locations) sinks.push(location === undefined ? undefined : await openSink(location));
+    return sinks;
+  } catch (error) {
+    await Promise.all(sinks.map((sink) => sink?.abort(error)));
+    throw error;
+  }
+};
+
 /**
  * The import job around the pipeline, all or nothing: the destination's user listing is read first
- * (a listing failure costs no I/O), then the source is opened before the sink (a missing source
- * creates nothing), and any failure after the sink exists aborts it, so a failed run leaves nothing
- * at the destination.
+ * (a listing failure costs no I/O), then the source is opened and its size checked against the spill
+ * space before any sink is opened (a missing or oversized source creates nothing), and any failure
+ * after the sinks exist aborts them all, so a failed run leaves nothing at the destination or the
+ * rejects location. The archive and the rejects file appear together: if the second cannot be
+ * committed, the first is removed again.
  */
 export const makeImportJob =
   (deps: ImportJobDeps): ImportJob =>
-  async ({ source, destination, onProgress, signal }) => {
-    if (sameLocation(source, destination)) {
-      throw new LocationError(`Source and destination are the same (${formatLocation(source)})`);
-    }
+  async ({ source, destination, rejects, dryRun = false, singleThread = false, onProgress, signal, encoding }) => {
+    if (!dryRun && destination === undefined) throw new LocationError('A destination is required (except for a dry run)');
+    checkDistinct([source, dryRun ? undefined : destination, rejects]);
     signal?.throwIfAborted();
     const destinationUsers = deps.fetchDestinationUsers ? await deps.fetchDestinationUsers(signal) : undefined;
     signal?.throwIfAborted();
-    const input = await deps.openSource(source);
-    let sink: Sink;
+    const { stream: input, bytes: sourceBytes } = await deps.openSource(source);
+    let archive: Sink | undefined;
+    let rejectsSink: Sink | undefined;
     try {
+      if (!dryRun) await checkSpillSpace(sourceBytes, deps.tmpDir ?? tmpdir());
       signal?.throwIfAborted();
-      sink = await deps.openSink(destination);
+      [archive, rejectsSink] = await openSinks(deps.openSink, [dryRun ? undefined : destination, rejects]);
     } catch (error) {
       input.destroy();
       throw error;
     }
-    // Failing both streams makes the pipeline reject in either of its passes.
+    const sinks = [archive, rejectsSink].filter((sink): sink is Sink => sink !== undefined);
+    // Failing every stream makes the pipeline reject in either of its passes.
     const stop = () => {
       const reason = asError(signal?.reason);
       input.destroy(reason);
-      sink.stream.destroy(reason);
+      for (const sink of sinks) sink.stream.destroy(reason);
     };
     signal?.addEventListener('abort', stop, { once: true });
     try {
       signal?.throwIfAborted();
-      const summary = await runImportPipeline({ input, output: sink.stream, destinationUsers, tmpDir: deps.tmpDir, onProgress });
+      const summary = await runImportPipeline({
+        input,
+        output: archive?.stream,
+        rejects: rejectsSink?.stream,
+        destinationUsers,
+        tmpDir: deps.tmpDir,
+        encoding,
+        worker: (deps.worker ?? false) && !singleThread,
+        onProgress: onProgress && ((progress) => onProgress({ ...progress, sourceBytes })),
+      });
       signal?.throwIfAborted();
-      await sink.commit();
+      for (const sink of sinks) await sink.commit();
       return summary;
     } catch (error) {
       input.destroy();
-      await sink.abort(error);
+      await Promise.all(sinks.map((sink) => sink.abort(error)));
       throw signal?.aborted ? asError(signal.reason) : error;
     } finally {
       signal?.removeEventListener('abort', stop);

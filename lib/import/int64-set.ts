@@ -1,6 +1,6 @@
 /**
- * A compact set of signed 64-bit integers given as canonical decimal text (parse-fields'
- * `parseInt64` output): open addressing over one Int32Array holding each value's two's-complement
+ * A compact set of signed 64-bit integers, given as their two's-complement halves (int64Halves):
+ * open addressing over one Int32Array holding each value's two's-complement
  * halves side by side (one cache line per probe), 8 bytes a slot at ≤ 50 % load, so a million ids
  * cost about 16 MB — a Set<string> of the same ids costs several times that, and its keys
  * (substrings of the parsed chunk) would keep whole input chunks alive.
@@ -19,37 +19,15 @@ export class Int64Set {
     this.mask = capacity - 1;
   }
 
-  /** Adds `text`; false when it was already there. */
-  add(text: string): boolean {
-    const negative = text.charCodeAt(0) === 45; // '-'
-    // The magnitude as high·2^32 + low, in doubles: every intermediate stays below 2^53.
-    let high = 0;
-    let low = 0;
-    const digitCount = negative ? text.length - 1 : text.length;
-    if (digitCount <= 15) {
-      // Exact as a double. Summed by hand: Number() on a substring of the CSV text is a slow runtime call.
-      let magnitude = 0;
-      for (let index = negative ? 1 : 0; index < text.length; index += 1) magnitude = magnitude * 10 + (text.charCodeAt(index) - 48);
-      high = Math.floor(magnitude / 4294967296);
-      low = magnitude - high * 4294967296;
-    } else {
-      for (let index = negative ? 1 : 0; index < text.length; index += 1) {
-        low = low * 10 + (text.charCodeAt(index) - 48);
-        const carry = Math.floor(low / 4294967296);
-        low -= carry * 4294967296;
-        high = high * 10 + carry;
-      }
-    }
+  /** Adds the value whose halves int64Halves gave; false when it was already there. */
+  addHalves(high: number, low: number): boolean {
     if (high === 0 && low === 0) {
       if (this.hasZero) return false;
       this.hasZero = true;
       this.size += 1;
       return true;
     }
-    // Two's complement of −magnitude: −(h·2^32 + l) = (~h + (l === 0)) · 2^32 + (2^32 − l) mod 2^32.
-    const high32 = negative ? (low === 0 ? -high : -high - 1) | 0 : high | 0;
-    const low32 = negative ? (4294967296 - low) | 0 : low | 0;
-    return this.insert(high32, low32);
+    return this.insert(high, low);
   }
 
   private insert(high: number, low: number): boolean {
@@ -93,6 +71,36 @@ export class Int64Set {
     }
   }
 }
+
+/**
+ * The two's-complement halves of a canonical int64 text (parse-fields' `parseInt64` output) into
+ * `into[0]` (high) and `into[1]` (low), the form Int64Set keys take: computed where the row is
+ * parsed, so the thread keeping the set only compares numbers.
+ */
+export const int64Halves = (text: string, into: Int32Array): void => {
+  const negative = text.charCodeAt(0) === 45; // '-'
+  // The magnitude as high·2^32 + low, in doubles: every intermediate stays below 2^53.
+  let high = 0;
+  let low = 0;
+  const digitCount = negative ? text.length - 1 : text.length;
+  if (digitCount <= 15) {
+    // Exact as a double. Summed by hand: Number() on a substring of the CSV text is a slow runtime call.
+    let magnitude = 0;
+    for (let index = negative ? 1 : 0; index < text.length; index += 1) magnitude = magnitude * 10 + (text.charCodeAt(index) - 48);
+    high = Math.floor(magnitude / 4294967296);
+    low = magnitude - high * 4294967296;
+  } else {
+    for (let index = negative ? 1 : 0; index < text.length; index += 1) {
+      low = low * 10 + (text.charCodeAt(index) - 48);
+      const carry = Math.floor(low / 4294967296);
+      low -= carry * 4294967296;
+      high = high * 10 + carry;
+    }
+  }
+  // Two's complement of −magnitude: −(h·2^32 + l) = (~h + (l === 0)) · 2^32 + (2^32 − l) mod 2^32.
+  into[0] = negative && (high !== 0 || low !== 0) ? (low === 0 ? -high : -high - 1) | 0 : high | 0;
+  into[1] = negative && (high !== 0 || low !== 0) ? (4294967296 - low) | 0 : low | 0;
+};
 
 /**
  * A copy of `text` that does not share memory with the string it was cut from: V8 substrings point

@@ -1,7 +1,6 @@
 import type { Comment, Ticket } from './asset-rules.ts';
-import type { ResolvedUser } from './resolve-users.ts';
 import { jsonStart, maxUtf8Bytes, recordEnd, referenceLength, referenceStart, sliceJsonBytes } from './spill-files.ts';
-import type { SpillSlice, SpillWriter } from './spill-files.ts';
+import type { RecordBuffer, SpillSlice } from './spill-files.ts';
 
 /**
  * Hand-built JSON for the archive entries: ids are canonical decimal text written as bare JSON
@@ -13,6 +12,7 @@ import type { SpillSlice, SpillWriter } from './spill-files.ts';
  * (requester_id, author_id) located, so it can be replaced after the whole CSV was seen.
  */
 const ascii = (text: string): Buffer => Buffer.from(text, 'latin1');
+const COMMA = 44;
 const TICKET_ID = ascii('{"id":');
 const TICKET_REQUESTER = ascii(',"requester_id":');
 const CREATED_AT = ascii(',"created_at":"');
@@ -26,7 +26,7 @@ const TICKET_FIXED_BYTES = TICKET_ID.length + TICKET_REQUESTER.length + CREATED_
 const COMMENT_FIXED_BYTES = COMMENT_ID.length + COMMENT_TICKET.length + COMMENT_AUTHOR.length + COMMENT_PRIVATE.length + CREATED_AT.length + RECORD_END.length;
 
 /** `{"id":…,"requester_id":…,"created_at":"…"}`, piece by piece: no record string is ever built. */
-export const writeTicket = (spill: SpillWriter, ticket: Ticket): void => {
+export const writeTicket = (spill: RecordBuffer, ticket: Ticket): void => {
   spill.begin(TICKET_FIXED_BYTES + ticket.id.length + ticket.requester_id.length + ticket.created_at.length);
   spill.bytes(TICKET_ID);
   spill.ascii(ticket.id);
@@ -39,7 +39,7 @@ export const writeTicket = (spill: SpillWriter, ticket: Ticket): void => {
 };
 
 /** `{"id":…,"ticket_id":…,"author_id":…,"public":…,"html_body":"…","created_at":"…"}`. */
-export const writeComment = (spill: SpillWriter, comment: Comment): void => {
+export const writeComment = (spill: RecordBuffer, comment: Comment): void => {
   const body = JSON.stringify(comment.html_body);
   spill.begin(
     COMMENT_FIXED_BYTES + comment.id.length + comment.ticket_id.length + comment.author_id.length + maxUtf8Bytes(body) + comment.created_at.length,
@@ -58,10 +58,23 @@ export const writeComment = (spill: SpillWriter, comment: Comment): void => {
   spill.end();
 };
 
+/** A ticket's or comment's id as spilled (its JSON starts `{"id":` and the id runs to the next comma). */
+export const recordIdText = (data: Buffer, at: number): string => {
+  const start = jsonStart(at) + TICKET_ID.length;
+  return data.toString('latin1', start, data.indexOf(COMMA, start));
+};
+
+/** A winning user with its final id (the destination's, or its AUTHOR_ID). */
+export interface ResolvedUser {
+  id: string;
+  name: string;
+  email: string;
+}
+
 const userJson = (user: ResolvedUser): string =>
   `{"id":${user.id},"name":${JSON.stringify(user.name)},"email":${JSON.stringify(user.email)}}`;
 
-export const writeUser = (spill: SpillWriter, user: ResolvedUser): void => {
+export const writeUser = (spill: RecordBuffer, user: ResolvedUser): void => {
   const json = userJson(user);
   spill.begin(maxUtf8Bytes(json));
   spill.utf8(json);
@@ -73,7 +86,6 @@ const AFTER_TICKETS = Buffer.from('],"comments":[');
 const AFTER_COMMENTS = Buffer.from('],"users":[');
 const ENTRY_TAIL = Buffer.from('],"organizations":[]}}}');
 const FIXED_BYTES = ENTRY_HEAD.length + AFTER_TICKETS.length + AFTER_COMMENTS.length + ENTRY_TAIL.length;
-const COMMA = 44;
 
 /** The id a reference is written with; undefined: unchanged (the common case, no lookup at all). */
 export type Remap = ((reference: string) => string) | undefined;

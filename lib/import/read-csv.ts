@@ -1,6 +1,7 @@
 import Papa from 'papaparse';
 import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from './chat-columns.ts';
 import { ImportInputError } from './import-input-error.ts';
+import { countLineFeeds, DEFAULT_ENCODING, locateInvalidBytes } from './source-encoding.ts';
 
 /** A parsed data row; a short row simply has no cell (undefined) at the higher indexes. */
 export type CsvRow = readonly string[];
@@ -9,7 +10,11 @@ export interface ReadCsvOptions {
   /** Called once, after the header checked out and before any row. */
   onHeader?: (columns: ColumnMap) => void;
   /** Rows in file order, a chunk's worth at a time; awaited, so a slow consumer slows the reading. */
-  onRows: (rows: readonly CsvRow[]) => void | Promise<void>;
+  onRows: (rows: readonly CsvRow[], lines: readonly number[] | undefined) => void | Promise<void>;
+  /** Also hand `onRows` the 1-based line of the file where each row starts (quoted newlines count). */
+  lineNumbers?: boolean;
+  /** A WHATWG encoding name (source-encoding.ts resolves labels); UTF-8 by default. */
+  encoding?: string;
   /** Bytes consumed so far, after each input chunk. */
   onBytes?: (bytesRead: number) => void;
   /** Parse once this many characters are buffered (bigger = fewer re-parses of a split row). */
@@ -30,17 +35,36 @@ const detectNewline = (text: string): '\n' | '\r\n' => {
   return lf > 0 && text[lf - 1] === '\r' ? '\r\n' : '\n';
 };
 
+const encodingName = (encoding: string): string => (encoding === DEFAULT_ENCODING ? 'UTF-8' : encoding);
+
+/** Lines a parsed row spans: its own, plus one per line feed inside its (quoted) cells. */
+const linesOf = (row: readonly string[]): number => {
+  let lines = 1;
+  for (const cell of row) if (cell.includes('\n')) lines += countLineFeeds(cell);
+  return lines;
+};
+
 /**
- * Streams a UTF-8 CSV (BOM tolerated, CRLF or LF, quoted commas/quotes/newlines) through
- * papaparse's chunk parser: the text is decoded with a streaming TextDecoder (so a multi-byte character
- * split across input chunks survives), parsed a chunk at a time, and the unfinished last row is carried
- * into the next chunk. Blank lines are not rows. Throws ImportInputError for an empty input, a header
- * lacking required columns, a quoted field that never closes, or a row with more fields than the header.
+ * Streams a CSV (UTF-8 by default, BOM tolerated, CRLF or LF, quoted commas/quotes/newlines) through
+ * papaparse's chunk parser: the text is decoded with a strict streaming TextDecoder (a multi-byte
+ * character split across input chunks survives; bytes the encoding does not allow fail the run,
+ * naming their line and byte offset), parsed a chunk at a time, and the unfinished last row is
+ * carried into the next chunk. Blank lines are not rows. Throws ImportInputError for an empty input,
+ * a header lacking required columns, a quoted field that never closes, a row with more fields than
+ * the header, or bytes that are not valid in the encoding.
  */
 export const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
   const maxRowChars = options.maxRowChars ?? DEFAULT_MAX_ROW_CHARS;
-  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  const encoding = options.encoding ?? DEFAULT_ENCODING;
+  const decoder = new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
+  // Line feeds in all the text decoded so far: an undecodable byte is named by its line.
+  let lineFeeds = 0;
+  // The line the next parsed row starts on, kept only when the caller asked for row lines.
+  let nextLine = 1;
+  let previousSlice: Uint8Array | undefined;
+  let lastSlice: Uint8Array | undefined;
+  let lastSliceOffset = 0;
   let pending = '';
   let bytesRead = 0;
   let started = false;
@@ -72,6 +96,14 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       parseAt = Math.max(chunkChars, Math.min(2 * pending.length, maxRowChars + 1));
     }
     let rows = results.data;
+    let lines: number[] | undefined;
+    if (options.lineNumbers) {
+      lines = [];
+      for (const row of rows) {
+        lines.push(nextLine);
+        nextLine += linesOf(row);
+      }
+    }
     if (!headerSeen) {
       let first = 0;
       while (first < rows.length && isEmptyLine(rows[first]!)) first += 1;
@@ -81,8 +113,13 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       columnCount = rows[first]!.length;
       options.onHeader?.(columns);
       rows = rows.slice(first + 1);
+      lines = lines?.slice(first + 1);
     }
-    const dataRows = rows.some(isEmptyLine) ? rows.filter((row) => !isEmptyLine(row)) : rows;
+    let dataRows = rows;
+    if (rows.some(isEmptyLine)) {
+      dataRows = rows.filter((row) => !isEmptyLine(row));
+      lines = lines?.filter((_line, index) => !isEmptyLine(rows[index]!));
+    }
     // More cells than the header has names for: rows ran together (a CRLF header over LF rows) or a
     // comma went unquoted. Either way cells would land under the wrong columns, so stop, naming it.
     const overlong = dataRows.findIndex((row) => row.length > columnCount);
@@ -93,10 +130,23 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       );
     }
     dataRowsSeen += dataRows.length;
-    if (dataRows.length > 0) await options.onRows(dataRows);
+    if (dataRows.length > 0) await options.onRows(dataRows, lines);
+  };
+
+  /** The error for the last slice's undecodable bytes, named by line and byte offset. */
+  const invalidBytes = (final: boolean): ImportInputError => {
+    const offset = locateInvalidBytes(encoding, previousSlice, lastSlice!, lastSliceOffset, final);
+    // Lines before the slice were counted as decoded; those in its valid part are decoded again here.
+    const before = new TextDecoder(encoding).decode(lastSlice!.subarray(0, Math.max(0, offset - lastSliceOffset)));
+    const line = 1 + lineFeeds + countLineFeeds(before);
+    return new ImportInputError(
+      `CSV is not valid ${encodingName(encoding)}: undecodable bytes on line ${line}, at byte offset ${offset} (from 0); ` +
+        'name the file\'s encoding with --encoding (command line) or "encoding" (event), e.g. windows-1252',
+    );
   };
 
   const consume = async (text: string): Promise<void> => {
+    lineFeeds += countLineFeeds(text);
     pending += text;
     if (!started && pending.length > 0) {
       started = true;
@@ -120,12 +170,25 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
     // of piling up as megabyte-sized garbage in the large-object space (sources read 1 MB chunks).
     for (let start = 0; start < chunk.length; start += DECODE_SLICE_BYTES) {
       const slice = chunk.subarray(start, start + DECODE_SLICE_BYTES);
+      previousSlice = lastSlice;
+      lastSlice = slice;
+      lastSliceOffset = bytesRead;
       bytesRead += slice.length;
       options.onBytes?.(bytesRead);
-      await consume(decoder.decode(slice, { stream: true }));
+      let text: string;
+      try {
+        text = decoder.decode(slice, { stream: true });
+      } catch {
+        throw invalidBytes(false);
+      }
+      await consume(text);
     }
   }
-  pending += decoder.decode();
+  try {
+    pending += decoder.decode();
+  } catch {
+    throw invalidBytes(true);
+  }
   if (!started && pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
   if (pending.length > 0) await parseAvailable(true);
   if (!headerSeen) {

@@ -16,40 +16,35 @@ const RECORD_HEADER_BYTES = 6;
 /** Bytes a string can take in UTF-8: at most 3 per UTF-16 code unit (a surrogate pair: 4 for 2). */
 export const maxUtf8Bytes = (text: string): number => 3 * text.length;
 
-/** Blocks are written to disk whole: big writes, no per-record syscalls or string joins. */
-const BLOCK_BYTES = 512 * 1024;
-
 /**
- * Encodes records straight into 512 KiB blocks (no intermediate strings or arrays); filled blocks wait
- * in `filled` until `flush`, which the caller awaits once per CSV chunk, so the disk's backpressure
- * holds the reading back and at most one chunk's worth of records is buffered.
+ * Encodes records in the spill layout into one growable buffer: the read side builds a batch's
+ * records here (json-writer.ts), piece by piece with no intermediate strings, and the take side
+ * copies the winners into their spill file as they are (SpillWriter.append).
  */
-export class SpillWriter {
-  private readonly stream: WriteStream;
-  private block: Buffer = Buffer.allocUnsafeSlow(BLOCK_BYTES);
+export class RecordBuffer {
+  private data: Buffer;
   private used = 0;
-  private readonly filled: Buffer[] = [];
-  /** Blocks the disk is done with, reused: fresh megabytes would each cost page faults and GC work. */
-  private readonly spare: Buffer[] = [];
   private recordStart = 0;
 
-  constructor(path: string) {
-    // Room for a couple of blocks in flight, so the CSV parsing goes on while the disk writes one.
-    this.stream = createWriteStream(path, { flags: 'wx', highWaterMark: 2 * BLOCK_BYTES });
-    // Errors surface through `once(…'drain')` / `finished`; this keeps an early one from crashing.
-    this.stream.on('error', () => {});
+  constructor(initialBytes = 64 * 1024) {
+    this.data = Buffer.allocUnsafeSlow(initialBytes);
+  }
+
+  /** Bytes held so far. */
+  get length(): number {
+    return this.used;
   }
 
   /** Starts a record whose JSON takes at most `maxBytes` (see maxUtf8Bytes). */
   begin(maxBytes: number): void {
-    const needed = RECORD_HEADER_BYTES + maxBytes;
-    if (this.used + needed > this.block.length) {
-      this.retireBlock();
-      // A record bigger than a block (a huge BODY) gets a block of its own size.
-      if (needed > BLOCK_BYTES) this.block = Buffer.allocUnsafeSlow(needed);
+    const needed = this.used + RECORD_HEADER_BYTES + maxBytes;
+    if (needed > this.data.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(needed, 2 * this.data.length));
+      this.data.copy(grown, 0, 0, this.used);
+      this.data = grown;
     }
     this.recordStart = this.used;
-    this.block.writeUInt16LE(0, this.used + 4);
+    this.data.writeUInt16LE(0, this.used + 4);
     this.used += RECORD_HEADER_BYTES;
   }
 
@@ -58,34 +53,77 @@ export class SpillWriter {
    * native Buffer#write call per piece costs more than copying their few characters.
    */
   ascii(text: string): void {
-    const block = this.block;
+    const data = this.data;
     let used = this.used;
-    for (let index = 0; index < text.length; index += 1) block[used++] = text.charCodeAt(index);
+    for (let index = 0; index < text.length; index += 1) data[used++] = text.charCodeAt(index);
     this.used = used;
   }
 
   /** Appends pre-encoded bytes (JSON punctuation and keys). */
   bytes(piece: Uint8Array): void {
-    const block = this.block;
+    const data = this.data;
     let used = this.used;
-    for (let index = 0; index < piece.length; index += 1) block[used++] = piece[index]!;
+    for (let index = 0; index < piece.length; index += 1) data[used++] = piece[index]!;
     this.used = used;
   }
 
   /** Appends any text as UTF-8. */
   utf8(text: string): void {
-    this.used += this.block.write(text, this.used, 'utf8');
+    this.used += this.data.write(text, this.used, 'utf8');
   }
 
   /** Appends the record's remappable reference (ASCII digits). */
   reference(text: string): void {
-    this.block[this.recordStart + 4] = this.used - this.recordStart - RECORD_HEADER_BYTES;
-    this.block[this.recordStart + 5] = text.length;
+    this.data[this.recordStart + 4] = this.used - this.recordStart - RECORD_HEADER_BYTES;
+    this.data[this.recordStart + 5] = text.length;
     this.ascii(text);
   }
 
   end(): void {
-    this.block.writeUInt32LE(this.used - this.recordStart - RECORD_HEADER_BYTES, this.recordStart);
+    this.data.writeUInt32LE(this.used - this.recordStart - RECORD_HEADER_BYTES, this.recordStart);
+  }
+
+  /** The records so far as one buffer of their own (transferable to another thread); starts afresh. */
+  take(): Buffer {
+    const taken = Buffer.allocUnsafeSlow(this.used);
+    this.data.copy(taken, 0, 0, this.used);
+    this.used = 0;
+    return taken;
+  }
+}
+
+/** Blocks are written to disk whole: big writes, no per-record syscalls or string joins. */
+const BLOCK_BYTES = 512 * 1024;
+
+/**
+ * Collects spill records (encoded by a RecordBuffer) into 512 KiB blocks; filled blocks wait in
+ * `filled` until `flush`, which the caller awaits once per batch, so the disk's backpressure holds
+ * the reading back and at most one batch's worth of records is buffered.
+ */
+export class SpillWriter {
+  private readonly stream: WriteStream;
+  private block: Buffer = Buffer.allocUnsafeSlow(BLOCK_BYTES);
+  private used = 0;
+  private readonly filled: Buffer[] = [];
+  /** Blocks the disk is done with, reused: fresh megabytes would each cost page faults and GC work. */
+  private readonly spare: Buffer[] = [];
+
+  constructor(path: string) {
+    // Room for a couple of blocks in flight, so the CSV parsing goes on while the disk writes one.
+    this.stream = createWriteStream(path, { flags: 'wx', highWaterMark: 2 * BLOCK_BYTES });
+    // Errors surface through `once(…'drain')` / `finished`; this keeps an early one from crashing.
+    this.stream.on('error', () => {});
+  }
+
+  /** Appends whole records, `data[start, end)` as a RecordBuffer encoded them. */
+  append(data: Buffer, start: number, end: number): void {
+    const length = end - start;
+    if (this.used + length > this.block.length) {
+      this.retireBlock();
+      // A record bigger than a block (a huge BODY) gets a block of its own size.
+      if (length > BLOCK_BYTES) this.block = Buffer.allocUnsafeSlow(length);
+    }
+    this.used += data.copy(this.block, this.used, start, end);
   }
 
   /** Queues the current block for the disk and starts another. */

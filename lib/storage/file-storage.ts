@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { LocationError } from './location.ts';
-import { StorageError, type Sink } from './storage.ts';
+import { StorageError, type Sink, type Source } from './storage.ts';
 
 const READ_CHUNK_BYTES = 1024 * 1024;
 
 const code = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
 
 /** Opens the file first, so a missing or unreadable source fails before anything is written. */
-export const openFileSource = async (path: string): Promise<Readable> => {
+export const openFileSource = async (path: string): Promise<Source> => {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -26,7 +25,7 @@ export const openFileSource = async (path: string): Promise<Readable> => {
     await handle.close();
     throw new LocationError(`Source ${path} is not a regular file`);
   }
-  return handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES });
+  return { stream: handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES }), bytes: kind.isFile() ? kind.size : undefined };
 };
 
 /**
@@ -63,6 +62,7 @@ export const openFileSink = async (path: string): Promise<Sink> => {
   // The writer sees write errors through its own listener; this one only keeps a late error from crashing the process.
   stream.on('error', () => undefined);
   let settled = false;
+  let committed = false;
 
   return {
     stream,
@@ -74,11 +74,18 @@ export const openFileSink = async (path: string): Promise<Sink> => {
         await closed;
         await rename(temporary, path);
         settled = true;
+        committed = true;
       } catch (error) {
         throw new StorageError(`Could not write ${path}`, error);
       }
     },
     abort: async () => {
+      // Undoing a commit: the other file of the same run failed.
+      if (committed) {
+        committed = false;
+        await rm(path, { force: true });
+        return;
+      }
       if (settled) return;
       settled = true;
       if (!stream.destroyed) stream.destroy();

@@ -3,7 +3,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { PassThrough, Readable } from 'node:stream';
 import { formatLocation, LocationError } from './location.ts';
 import { describeError } from '../errors.ts';
-import { asError, StorageError, type Sink } from './storage.ts';
+import { asError, StorageError, type Sink, type Source } from './storage.ts';
 
 export interface S3Object {
   bucket: string;
@@ -27,10 +27,11 @@ const statusCode = (error: unknown): number | undefined =>
 const shown = (object: S3Object) => formatLocation({ kind: 's3', ...object });
 
 /** Streams the object's body; a missing bucket or key fails here, before anything is written. */
-export const openS3Source = async (client: S3Client, object: S3Object): Promise<Readable> => {
+export const openS3Source = async (client: S3Client, object: S3Object): Promise<Source> => {
   let body: unknown;
+  let bytes: number | undefined;
   try {
-    ({ Body: body } = await client.send(new GetObjectCommand({ Bucket: object.bucket, Key: object.key })));
+    ({ Body: body, ContentLength: bytes } = await client.send(new GetObjectCommand({ Bucket: object.bucket, Key: object.key })));
   } catch (error) {
     const name = errorName(error);
     if (name === 'NoSuchKey' || name === 'NotFound') throw new LocationError(`Source object ${shown(object)} does not exist`);
@@ -39,7 +40,7 @@ export const openS3Source = async (client: S3Client, object: S3Object): Promise<
     throw new StorageError(`Could not read source object ${shown(object)} (${name ?? 'unknown error'})`, error);
   }
   if (!(body instanceof Readable)) throw new StorageError(`Source object ${shown(object)} has no readable body`);
-  return body;
+  return { stream: body, bytes };
 };
 
 /**
@@ -101,10 +102,11 @@ export const openS3Sink = async (client: S3Client, object: S3Object, options: S3
       committed = true;
     },
     abort: async (reason) => {
-      if (committed) return;
-      if (!body.destroyed) body.destroy(asError(reason));
+      if (!committed && !body.destroyed) body.destroy(asError(reason));
       const result = await outcome;
-      // The writer may have ended the stream (so the upload completed) before the job failed.
+      // The writer may have ended the stream (so the upload completed) before the job failed, or the
+      // job undoes a commit because the other file of the run failed.
+      committed = false;
       if (result.ok) {
         await client.send(new DeleteObjectCommand({ Bucket: object.bucket, Key: object.key })).catch(() => undefined);
       }

@@ -3,9 +3,10 @@ import { JobError } from '../errors.ts';
 import type { Location } from './location.ts';
 
 /**
- * Where an archive is written. Nothing is visible at the destination until `commit` resolves;
- * `abort` removes every trace (temporary file, multipart upload, a just-completed object) and
- * never throws.
+ * Where an archive (or a rejects file) is written. Nothing is visible at the destination until
+ * `commit` resolves; `abort` removes every trace (temporary file, multipart upload, a just-completed
+ * object) and never throws — also after `commit`, which it undoes: a run writing two files commits
+ * both or neither.
  */
 export interface Sink {
   /** Ended by the writer on success; never ended when the run fails. */
@@ -14,7 +15,13 @@ export interface Sink {
   abort(reason: unknown): Promise<void>;
 }
 
-export type OpenSource = (location: Location) => Promise<Readable>;
+/** A source opened for reading, with its size where the location tells it (not for a pipe). */
+export interface Source {
+  stream: Readable;
+  bytes: number | undefined;
+}
+
+export type OpenSource = (location: Location) => Promise<Source>;
 export type OpenSink = (location: Location) => Promise<Sink>;
 
 /** Reading or writing a location failed (after it was opened, or for a reason other than a bad name). */

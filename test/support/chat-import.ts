@@ -1,5 +1,7 @@
-import { PassThrough, Readable } from 'node:stream';
+import Papa from 'papaparse';
+import { PassThrough, Readable, type Writable } from 'node:stream';
 import { extract } from 'tar-stream';
+import { expect } from 'vitest';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from '../../lib/import/import-pipeline.ts';
 import { REQUIRED_COLUMNS, type RequiredColumn } from '../../lib/import/chat-columns.ts';
 
@@ -127,24 +129,34 @@ export interface PipelineResult {
   /** Every entry's assets concatenated, in entry order. */
   all: EntryAssets;
   ended: boolean;
+  /** The rejects file as written (empty unless asked for with `rejects: true`). */
+  rejectsCsv: string;
 }
+
+/** A writable that keeps what it is given. */
+export const collector = (): { stream: Writable; bytes: () => Buffer; ended: () => boolean } => {
+  const stream = new PassThrough();
+  const parts: Buffer[] = [];
+  let ended = false;
+  stream.on('data', (part: Buffer) => parts.push(part));
+  stream.on('finish', () => {
+    ended = true;
+  });
+  return { stream, bytes: () => Buffer.concat(parts), ended: () => ended };
+};
 
 /** Runs the import pipeline over `csv` into memory (spilling to `tmpDir`) and reads the archive back. */
 export const importCsv = async (
   csv: string | Buffer | readonly (string | Buffer)[],
-  options: Omit<ImportPipelineOptions, 'input' | 'output'> = {},
+  options: Omit<ImportPipelineOptions, 'input' | 'output' | 'rejects'> & { rejects?: boolean; dryRun?: boolean } = {},
 ): Promise<PipelineResult> => {
-  const output = new PassThrough();
-  const parts: Buffer[] = [];
-  output.on('data', (part: Buffer) => parts.push(part));
-  let ended = false;
-  output.on('finish', () => {
-    ended = true;
-  });
+  const { rejects: withRejects = false, dryRun = false, ...rest } = options;
+  const output = collector();
+  const rejects = collector();
   const chunks = Array.isArray(csv) ? csv : [csv];
   const input = Readable.from(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)));
-  const summary = await runImportPipeline({ ...options, input, output });
-  const archive = Buffer.concat(parts);
+  const summary = await runImportPipeline({ ...rest, input, output: dryRun ? undefined : output.stream, rejects: withRejects ? rejects.stream : undefined });
+  const archive = output.bytes();
   const entries = await readArchive(archive);
   const all: EntryAssets = { tickets: [], comments: [], users: [], organizations: [] };
   for (const entry of entries) {
@@ -154,5 +166,51 @@ export const importCsv = async (
     all.users.push(...assets.users);
     all.organizations.push(...assets.organizations);
   }
-  return { summary, archive, entries, all, ended };
+  return { summary, archive, entries, all, ended: output.ended(), rejectsCsv: rejects.bytes().toString('utf8') };
+};
+
+/** One line of the rejects file, its fields as text. */
+export interface RejectLine {
+  row: string;
+  line: string;
+  asset: string;
+  reason: string;
+  column: string;
+  value: string;
+}
+
+/** Parses a rejects file (checking its header) with papaparse, independently of the writer. */
+export const parseRejects = (text: string): RejectLine[] => {
+  const parsed = Papa.parse<RejectLine>(text, { header: true, skipEmptyLines: true, newline: '\n' });
+  expect(parsed.meta.fields).toEqual(['row', 'line', 'asset', 'reason', 'column', 'value']);
+  expect(parsed.errors).toEqual([]);
+  return parsed.data;
+};
+
+/** Counts of rejects lines per asset and reason, in the shape of the summary's `dropped`. */
+export const rejectCounts = (lines: readonly RejectLine[]): ImportSummary['dropped'] => {
+  const counts: ImportSummary['dropped'] = { tickets: {}, comments: {}, users: {} };
+  for (const line of lines) {
+    const asset = `${line.asset}s` as keyof ImportSummary['dropped'];
+    counts[asset][line.reason] = (counts[asset][line.reason] ?? 0) + 1;
+  }
+  return counts;
+};
+
+/** `dropped` without its zero counts, to compare with rejectCounts. */
+export const nonZero = (dropped: ImportSummary['dropped']): ImportSummary['dropped'] => {
+  const strip = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).filter(([, count]) => count > 0));
+  return { tickets: strip(dropped.tickets), comments: strip(dropped.comments), users: strip(dropped.users) };
+};
+
+/** A tar with every header's mtime (and so its checksum) blanked: two runs' archives compare byte for byte. */
+export const withoutMtimes = (tar: Buffer): Buffer => {
+  const copy = Buffer.from(tar);
+  // Bounded by the archive's length: each step moves past one header and its padded content.
+  for (let at = 0; at + 512 <= copy.length && copy[at] !== 0; ) {
+    const size = Number.parseInt(copy.toString('latin1', at + 124, at + 136).replace(/\0.*$/, '').trim(), 8);
+    copy.fill(0x20, at + 136, at + 156); // mtime and checksum
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return copy;
 };

@@ -8,6 +8,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFunctions, type BundleReport } from '../../../scripts/bundle-functions.ts';
 import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { createBucket, localS3Client, startS3Server } from '../../../scripts/local/s3-server.ts';
+import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
+import { chatCsv, chatRow, readArchive } from '../../support/chat-import.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const run = promisify(execFile);
@@ -109,6 +113,24 @@ describe('the function bundles (built with the deployment options) work on their
     });
     expect(result.result).toBeUndefined();
     expect(result.error).toMatch(/^ConfigError: Configuration error: REDIS_URL/);
+  });
+
+  it('imports from S3 to S3 with the importTickets bundle, its rows parsed in a worker thread started from the same bundle', async () => {
+    const server = await startS3Server();
+    const s3 = localS3Client(server.endpoint);
+    try {
+      await createBucket({ endpoint: server.endpoint, bucket: 'import-local' });
+      await s3.send(new PutObjectCommand({ Bucket: 'import-local', Key: 'input/chat.csv', Body: chatCsv(Array.from({ length: 250 }, (_unused, n) => chatRow(n))) }));
+      const env = { ...LOCAL_AWS_ENV, AWS_ENDPOINT_URL_S3: server.endpoint };
+      const outcome = await invokeBundle(bundle('importTickets'), 'importTickets/success.json', env);
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.result).toMatchObject({ rows: 250, batches: 3, encoding: 'utf-8' });
+      const tar = await (await s3.send(new GetObjectCommand({ Bucket: 'import-local', Key: 'output/tickets.tar' }))).Body!.transformToByteArray();
+      expect((await readArchive(tar)).map((entry) => entry.name)).toEqual(['backup_tickets_100.json', 'backup_tickets_200.json', 'backup_tickets_300.json']);
+    } finally {
+      s3.destroy();
+      await server.stop();
+    }
   });
 
   it('loads the importTickets bundle and refuses an event it cannot run', async () => {

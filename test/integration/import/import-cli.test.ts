@@ -72,10 +72,12 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual([]);
   });
 
-  it('stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive nor its temporary file', async () => {
+  // By default a second core parses in a worker thread (this machine has two); --single-thread keeps one.
+  it.each([[[]], [['--single-thread']]])('stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive, the rejects nor their temporary files (%j)', async (flags: string[]) => {
     const fifo = join(directory, 'in.csv');
     await promisify(execFile)('mkfifo', [fifo]);
-    const child = spawn(NODE, ['scripts/import.ts', fifo, join(directory, 'out.tar')], { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = ['scripts/import.ts', ...flags, '--rejects', join(directory, 'rejects.csv'), fifo, join(directory, 'out.tar')];
+    const child = spawn(NODE, args, { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     let running = true;
@@ -109,10 +111,62 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual(['in.csv']);
   });
 
+  it('fails a Windows-1252 file by default naming line and offset, leaving nothing; imports it with --encoding windows-1252', async () => {
+    const input = join(directory, 'in.csv');
+    const output = join(directory, 'out.tar');
+    await writeFile(input, Buffer.from(chatCsv([{ ...chatRow(0), BODY: '<p>Café</p>', NAME: 'René' }]), 'latin1'));
+    const failed = await runCli([input, output]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe('');
+    expect(failed.stderr.trim()).toMatch(/^import failed: CSV is not valid UTF-8: undecodable bytes on line 2, at byte offset \d+ \(from 0\); .*--encoding/);
+    expect(await readdir(directory)).toEqual(['in.csv']);
+
+    const imported = await runCli(['--encoding', 'windows-1252', input, output]);
+    expect(imported.code).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 1, comments: 1, users: 1, encoding: 'windows-1252' });
+    const [entry] = await readArchive(await readFile(output));
+    expect(entry!.json.data.tickets.comments[0]!.html_body).toBe('<p>Café</p>');
+    expect(entry!.json.data.tickets.users[0]!.name).toBe('René');
+  });
+
+  it('writes a rejects file beside the archive with --rejects, and only the rejects with --dry-run', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv([chatRow(0), { ...chatRow(1), EMAIL: 'broken' }, chatRow(2)]));
+    const result = await runCli(['--rejects', join(directory, 'rejects.csv'), input, join(directory, 'out.tar')]);
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout) as { dropped: { users: { bad_email: number } } };
+    expect(summary.dropped.users.bad_email).toBe(1);
+    const rejects = await readFile(join(directory, 'rejects.csv'), 'utf8');
+    expect(rejects).toContain('\n2,4,user,bad_email,EMAIL,broken\n');
+
+    const dry = await runCli(['--dry-run', '--rejects', join(directory, 'dry-rejects.csv'), input]);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toEqual(summary);
+    expect(dry.stderr).toMatch(/^dry run done: 3 rows · \d+ rows\/s · 0\.0 MB read · [\d.]+ MB\/s · 100\.0 % · [\d.]+ s\n$/);
+    expect(await readFile(join(directory, 'dry-rejects.csv'), 'utf8')).toBe(rejects);
+    expect((await readdir(directory)).sort()).toEqual(['dry-rejects.csv', 'in.csv', 'out.tar', 'rejects.csv']);
+  });
+
+  it('exits 2 when a run other than a dry run has no destination', async () => {
+    const result = await runCli([join(directory, 'in.csv')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^import: expected a source and a destination\n/);
+  });
+
+  it('exits 2 naming an unknown --encoding label, before reading anything', async () => {
+    const result = await runCli(['--encoding', 'klingon', join(directory, 'absent.csv'), join(directory, 'out.tar')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^import: unknown encoding "klingon" \(expected a WHATWG label such as utf-8, windows-1252 or utf-16le\)\nusage:/);
+    expect(await readdir(directory)).toEqual([]);
+  });
+
   it('exits 2 with the usage when the arguments are wrong', async () => {
     const result = await runCli([join(directory, 'only-one.csv')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/usage: npm run import -- <source/);
+    expect(result.stderr).toMatch(/usage: npm run import -- \[options\] <source/);
+    const unknown = await runCli(['--frobnicate', join(directory, 'a.csv'), join(directory, 'b.tar')]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^import: Unknown option '--frobnicate'/);
   });
 
   it('exits non-zero naming a missing variable when the listing is half configured', async () => {

@@ -1,14 +1,16 @@
 import {
   AbortMultipartUploadCommand,
+  GetObjectCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -20,7 +22,8 @@ import { StorageError } from '../../../lib/storage/storage.ts';
 import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
-import { chatCsv, chatCsvStream, chatRow, HEADER, readArchive } from '../../support/chat-import.ts';
+import { chatCsv, chatCsvStream, chatRow, entryAssets, fullRow, HEADER, nonZero, parseRejects, readArchive, rejectCounts } from '../../support/chat-import.ts';
+import { SpillSpaceError } from '../../../lib/import/spill-space.ts';
 
 const BUCKET = 'job-test';
 const PART = 5 * 1024 * 1024;
@@ -77,6 +80,7 @@ const clientFailing = (fail: { command: 'UploadPart' | 'CompleteMultipartUpload'
   mock.on(CreateMultipartUploadCommand).callsFake((input) => real.send(new CreateMultipartUploadCommand(input)));
   mock.on(AbortMultipartUploadCommand).callsFake((input) => real.send(new AbortMultipartUploadCommand(input)));
   mock.on(PutObjectCommand).callsFake((input) => real.send(new PutObjectCommand(input)));
+  mock.on(DeleteObjectCommand).callsFake((input) => real.send(new DeleteObjectCommand(input)));
   mock.on(UploadPartCommand).callsFake(async (input) => {
     calls.UploadPart += 1;
     if (fail.command === 'UploadPart' && calls.UploadPart === fail.onCall) throw injected();
@@ -93,7 +97,7 @@ const clientFailing = (fail: { command: 'UploadPart' | 'CompleteMultipartUpload'
 describe('import job', () => {
   it('streams a multi-part archive to S3 and resolves users from the listing', async () => {
     const summary = await jobOn(real, {
-      openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS),
+      openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }),
       fetchDestinationUsers: async () => new Map([['person.2@example.com', '777']]),
     })({ source: parseLocation('/unused/in.csv'), destination: s3('big.tar') });
     expect(summary).toMatchObject({ rows: ROWS_FOR_THREE_PARTS, comments: ROWS_FOR_THREE_PARTS, users: 7, users_matched: 1, batches: 600 });
@@ -105,7 +109,7 @@ describe('import job', () => {
   it('leaves no object when an UploadPart fails mid-upload, and aborts the multipart upload', async () => {
     const { faulty, calls } = clientFailing({ command: 'UploadPart', onCall: 2 });
     const error = await failureOf(
-      jobOn(faulty, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({ source: parseLocation('/unused/in.csv'), destination: s3('part-fails.tar') }),
+      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({ source: parseLocation('/unused/in.csv'), destination: s3('part-fails.tar') }),
     );
     expect(error).toBeInstanceOf(StorageError);
     expect(error?.message).toBe('Upload to s3://job-test/part-fails.tar failed (InternalError: We encountered an internal error. Please try again.)');
@@ -119,7 +123,7 @@ describe('import job', () => {
   it('leaves no object when S3 refuses to complete the upload', async () => {
     const { faulty } = clientFailing({ command: 'CompleteMultipartUpload', onCall: 1 });
     const error = await failureOf(
-      jobOn(faulty, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({ source: parseLocation('/unused/in.csv'), destination: s3('complete-fails.tar') }),
+      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({ source: parseLocation('/unused/in.csv'), destination: s3('complete-fails.tar') }),
     );
     expect(error?.message).toBe('Upload to s3://job-test/complete-fails.tar failed (InternalError: We encountered an internal error. Please try again.)');
     expect(sent).toContain('AbortMultipartUploadCommand');
@@ -128,7 +132,7 @@ describe('import job', () => {
 
   it('leaves no object when the source connection breaks after several MB', async () => {
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS, 8 * 1024 * 1024) })({
+      jobOn(real, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS, 8 * 1024 * 1024), bytes: undefined }) })({
         source: parseLocation('/unused/in.csv'),
         destination: s3('source-breaks.tar'),
       }),
@@ -184,7 +188,7 @@ describe('import job', () => {
   });
 
   it('refuses to overwrite its own source', async () => {
-    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(/Source and destination are the same/);
+    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(/Source, destination and rejects must differ \(s3:\/\/job-test\/same.csv is given twice\)/);
   });
 
   it('stops mid-upload when the signal fires, aborting the multipart upload and leaving no object', async () => {
@@ -198,7 +202,7 @@ describe('import job', () => {
       { step: 'initialize', name: 'interruptOnFirstPart' },
     );
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({
+      jobOn(real, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
         source: parseLocation('/unused/in.csv'),
         destination: s3('interrupted.tar'),
         signal: interrupted.signal,
@@ -215,7 +219,7 @@ describe('import job', () => {
     const interrupted = new AbortController();
     const output = join(directory, 'out.tar');
     const error = await failureOf(
-      jobOn(real, { openSource: async () => chatCsvStream(ROWS_FOR_THREE_PARTS) })({
+      jobOn(real, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
         source: parseLocation('/unused/in.csv'),
         destination: parseLocation(output),
         signal: interrupted.signal,
@@ -233,5 +237,170 @@ describe('import job', () => {
     interrupted.abort(new ImportCancelledError('too late'));
     await expect(jobOn(real)({ source: s3('in.csv'), destination: s3('late.tar'), signal: interrupted.signal })).rejects.toThrow('too late');
     expect(sent).toEqual([]);
+  });
+});
+
+describe('import job: the source encoding', () => {
+  /** A Windows-1252 export: é is the one byte 0xE9, ° 0xB0, and € the byte 0x80. */
+  const windows1252 = (rows: number): Buffer => {
+    const text = chatCsv(Array.from({ length: rows }, (_unused, n) => fullRow(n + 1, { BODY: `<p>Café n°${n} €</p>`, NAME: `René ${n}` })));
+    return Buffer.from(text.replaceAll('€', '\x80'), 'latin1');
+  };
+
+  it('fails a Windows-1252 file by default, naming its line and byte offset, and leaves nothing at the destination', async () => {
+    const input = join(directory, 'in.csv');
+    const csv = windows1252(3);
+    await writeFile(input, csv);
+    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')) }));
+    expect(error).toBeInstanceOf(ImportInputError);
+    const offset = csv.indexOf(0xe9);
+    const line = 1 + csv.subarray(0, offset).filter((byte) => byte === 10).length;
+    expect(error?.message).toMatch(new RegExp(`^CSV is not valid UTF-8: undecodable bytes on line ${line}, at byte offset ${offset} \\(from 0\\); .*--encoding`));
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('imports it with encoding windows-1252, BODY and NAME as the characters they were, and says so in the summary', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, windows1252(3));
+    const output = join(directory, 'out.tar');
+    const summary = await jobOn(real)({ source: parseLocation(input), destination: parseLocation(output), encoding: 'windows-1252' });
+    expect(summary).toMatchObject({ rows: 3, comments: 3, users: 3, encoding: 'windows-1252' });
+    const [entry] = await readArchive(await readFile(output));
+    const assets = entryAssets(entry!.text);
+    expect(assets.comments.map((comment) => comment.html_body)).toEqual(['<p>Café n°0 €</p>', '<p>Café n°1 €</p>', '<p>Café n°2 €</p>']);
+    expect(assets.users.map((user) => user.name)).toEqual(['René 0', 'René 1', 'René 2']);
+    expect(entry!.text).not.toContain('\ufffd');
+  });
+
+  it('says utf-8 in the summary of a default run, and reads a UTF-16 file with its BOM as utf-16le', async () => {
+    const input = join(directory, 'in.csv');
+    const text = chatCsv([fullRow(1, { BODY: 'Zoë ✓ 🎉', NAME: 'Zoë' })], { newline: '\r\n' });
+    await writeFile(input, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
+    const output = join(directory, 'out.tar');
+    const summary = await jobOn(real)({ source: parseLocation(input), destination: parseLocation(output), encoding: 'utf-16le' });
+    expect(summary).toMatchObject({ rows: 1, comments: 1, users: 1, encoding: 'utf-16le' });
+    const [entry] = await readArchive(await readFile(output));
+    expect(entryAssets(entry!.text).comments[0]!.html_body).toBe('Zoë ✓ 🎉');
+    await writeFile(input, `\ufeff${text}`);
+    expect(await jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'utf8.tar')) })).toMatchObject({ rows: 1, comments: 1, encoding: 'utf-8' });
+  });
+
+  describe('a multi-MB UTF-8 source on S3, arriving in network-sized pieces', () => {
+    // Multi-byte characters everywhere, so piece boundaries fall inside them.
+    const bigCsv = (): Buffer => {
+      const rows = Array.from({ length: 16_000 }, (_unused, n) => fullRow(n + 1, { BODY: `<p>ü✓🎉 ${'é'.repeat(n % 97)}\r\n${n}</p>`, NAME: `Zoë ${n}` }));
+      return Buffer.from(chatCsv(rows));
+    };
+
+    it('imports it whole', async () => {
+      const csv = bigCsv();
+      expect(csv.length).toBeGreaterThan(3 * 1024 * 1024);
+      await real.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'big-utf8.csv', Body: csv }));
+      const summary = await jobOn(real)({ source: s3('big-utf8.csv'), destination: s3('big-utf8.tar') });
+      expect(summary).toMatchObject({ rows: 16_000, comments: 16_000, users: 16_000 });
+      expect(await exists('big-utf8.tar')).toBe(true);
+    });
+
+    it('fails on one stray byte past the first MB, naming line and offset, and leaves no object and no upload', async () => {
+      const csv = bigCsv();
+      const at = csv.indexOf('\n', 2 * 1024 * 1024) + 5;
+      const broken = Buffer.concat([csv.subarray(0, at), Buffer.from([0xfe]), csv.subarray(at)]);
+      await real.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'stray-byte.csv', Body: broken }));
+      sent.length = 0;
+      const error = await failureOf(jobOn(real)({ source: s3('stray-byte.csv'), destination: s3('stray-byte.tar') }));
+      const line = 1 + csv.subarray(0, at).filter((byte) => byte === 10).length;
+      expect(error?.message).toContain(`undecodable bytes on line ${line}, at byte offset ${at} (from 0)`);
+      // Pass 1 fails before the archive's first part: the upload never started.
+      expect(sent).toEqual(['GetObjectCommand']);
+      expect(await exists('stray-byte.tar')).toBe(false);
+    });
+  });
+});
+
+describe('import job: rejects, dry run and size', () => {
+  const getText = async (key: string) => (await (await real.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString());
+
+  it('writes the archive and the rejects file to S3 together, the rejects counting what the summary dropped', async () => {
+    const summary = await jobOn(real, { openSource: async () => ({ stream: chatCsvStream(3_000), bytes: undefined }) })({
+      source: parseLocation('/unused/in.csv'),
+      destination: s3('with-rejects.tar'),
+      rejects: s3('with-rejects.csv'),
+    });
+    expect(await exists('with-rejects.tar')).toBe(true);
+    const lines = parseRejects(await getText('with-rejects.csv'));
+    expect(lines.length).toBeGreaterThan(3_000);
+    expect(rejectCounts(lines)).toEqual(nonZero(summary.dropped));
+  });
+
+  it('leaves neither the archive nor the rejects on S3 when an upload part fails', async () => {
+    const { faulty } = clientFailing({ command: 'UploadPart', onCall: 2 });
+    const error = await failureOf(
+      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
+        source: parseLocation('/unused/in.csv'),
+        destination: s3('both-fail.tar'),
+        rejects: s3('both-fail.csv'),
+      }),
+    );
+    expect(error).toBeInstanceOf(StorageError);
+    expect(await exists('both-fail.tar')).toBe(false);
+    expect(await exists('both-fail.csv')).toBe(false);
+  });
+
+  it('leaves no local rejects file (nor its temporary file) when the run fails', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, `${chatCsv([chatRow(0), { ...chatRow(1), NAME: '' }])}"never closed\n`);
+    const error = await failureOf(
+      jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')), rejects: parseLocation(join(directory, 'rejects.csv')) }),
+    );
+    expect(error).toBeInstanceOf(ImportInputError);
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('opens nothing when the rejects directory does not exist', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv([chatRow(0)]));
+    const missing = join(directory, 'no-such-dir', 'rejects.csv');
+    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: s3('never-opened.tar'), rejects: parseLocation(missing) }));
+    expect(error).toBeInstanceOf(LocationError);
+    expect(await exists('never-opened.tar')).toBe(false);
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('does a dry run: the same summary and rejects as a real run, no archive at the destination', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv(Array.from({ length: 250 }, (_unused, n) => ({ ...chatRow(n), ...(n % 9 === 0 ? { EMAIL: 'broken' } : {}) }))));
+    const job = jobOn(real);
+    const wet = await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')), rejects: parseLocation(join(directory, 'real.csv')) });
+    await rm(join(directory, 'out.tar'));
+    const dry = await job({
+      source: parseLocation(input),
+      destination: parseLocation(join(directory, 'out.tar')),
+      rejects: parseLocation(join(directory, 'dry.csv')),
+      dryRun: true,
+    });
+    expect(dry).toEqual(wet);
+    expect(await readFile(join(directory, 'dry.csv'), 'utf8')).toBe(await readFile(join(directory, 'real.csv'), 'utf8'));
+    expect((await readdir(directory)).sort()).toEqual(['dry.csv', 'in.csv', 'real.csv']);
+    // Without a destination at all, and on S3.
+    sent.length = 0;
+    expect(await job({ source: parseLocation(input), dryRun: true })).toEqual(wet);
+    expect(await job({ source: parseLocation(input), destination: s3('dry.tar'), dryRun: true })).toEqual(wet);
+    expect(sent).toEqual([]);
+    expect(await exists('dry.tar')).toBe(false);
+  });
+
+  it('refuses a run without a destination unless it is a dry run', async () => {
+    await expect(jobOn(real)({ source: s3('in.csv') })).rejects.toThrow(new LocationError('A destination is required (except for a dry run)'));
+  });
+
+  it('refuses at once a source too large for the spill space, before any output', async () => {
+    const input = join(directory, 'huge.csv');
+    await writeFile(input, '');
+    await truncate(input, 15 * 1024 ** 4); // a sparse 15 TiB file: its size is all the check reads
+    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: s3('huge.tar'), rejects: s3('huge-rejects.csv') }));
+    expect(error).toBeInstanceOf(SpillSpaceError);
+    expect(error?.message).toMatch(/^Source is 16492\.7 GB: its spill files need about \d+\.\d GB in .+ \(1\.45 bytes per source byte\) but only \d+\.\d GB are free; split the export/);
+    expect(sent).toEqual([]);
+    expect(await readdir(directory)).toEqual(['huge.csv']);
   });
 });

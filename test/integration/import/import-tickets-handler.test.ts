@@ -136,6 +136,50 @@ describe('importTickets handler', () => {
     expect(error?.message).toMatch(message);
   });
 
+  it('reads the source in the event\'s "encoding", and refuses an unknown label as an invalid event', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'input/latin1.csv', Body: Buffer.from(chatCsv([{ ...chatRow(1), NAME: 'Zoë' }]), 'latin1') }));
+    const source = `s3://${BUCKET}/input/latin1.csv`;
+    const refused = await failureOf(handler({ source, destination: `s3://${BUCKET}/output/latin1-default.tar` }, lambdaContext()));
+    expect(refused?.message).toMatch(/^CSV is not valid UTF-8: undecodable bytes on line 3, /); // the row starts on line 2, its BODY spans two
+    expect(await exists('output/latin1-default.tar')).toBe(false);
+
+    const summary = await handler({ source, destination: `s3://${BUCKET}/output/latin1.tar`, encoding: 'latin1' }, lambdaContext());
+    expect(summary).toMatchObject({ rows: 1, users: 1, encoding: 'windows-1252' });
+    const [entry] = await readArchive(await get('output/latin1.tar'));
+    expect(entry!.json.data.tickets.users[0]!.name).toBe('Zoë');
+
+    const invalid = await failureOf(handler({ source, destination: `s3://${BUCKET}/output/x.tar`, encoding: 'ebcdic-ish' }, lambdaContext()));
+    expect(invalid).toBeInstanceOf(InvalidImportEventError);
+    expect(invalid?.message).toBe(
+      'Invalid import event: "encoding" must be a WHATWG encoding label such as "utf-8", "windows-1252" or "utf-16le", got "ebcdic-ish"',
+    );
+  });
+
+  it('writes the rejects the event names, and in a dry run no archive (no destination needed)', async () => {
+    await put('input/rejects.csv', chatCsv([chatRow(0), { ...chatRow(1), COMMENT_PUBLIC: 'maybe' }]));
+    const source = `s3://${BUCKET}/input/rejects.csv`;
+    const summary = await handler({ source, destination: `s3://${BUCKET}/output/rejects.tar`, rejects: `s3://${BUCKET}/output/rejects.csv` }, lambdaContext());
+    expect(summary.dropped.comments.invalid_field).toBe(1);
+    const rejects = Buffer.from(await get('output/rejects.csv')).toString('utf8');
+    expect(rejects).toContain('\n2,4,comment,invalid_field,COMMENT_PUBLIC,maybe\n');
+
+    const dry = await handler({ source, rejects: `s3://${BUCKET}/output/dry-rejects.csv`, dry_run: true }, lambdaContext());
+    expect(dry).toEqual(summary);
+    expect(Buffer.from(await get('output/dry-rejects.csv')).toString('utf8')).toBe(rejects);
+    const started = logs.lines().filter((line) => line.message === 'import started').at(-1);
+    expect(started).toMatchObject({ dry_run: true, rejects: `s3://${BUCKET}/output/dry-rejects.csv` });
+
+    for (const [event, message] of [
+      [{ source, rejects: '/tmp/rejects.csv', destination: `s3://${BUCKET}/output/x.tar` }, /"rejects" must be an s3:\/\/bucket\/key URL/],
+      [{ source, destination: `s3://${BUCKET}/output/x.tar`, dry_run: 'yes' }, /^Invalid import event: "dry_run" must be true or false, got "yes"$/],
+      [{ source }, /"destination" must be an s3:\/\/bucket\/key string/],
+    ] as const) {
+      const error = await failureOf(handler(event, lambdaContext()));
+      expect(error).toBeInstanceOf(InvalidImportEventError);
+      expect(error?.message).toMatch(message);
+    }
+  });
+
   it('fails naming the missing columns and leaves no object at the destination', async () => {
     const destination = `s3://${BUCKET}/output/missing-column.tar`;
     await put('input/missing-column.csv', chatCsv([chatRow(0)], { columns: HEADER.filter((column) => column !== 'EMAIL' && column !== 'BODY') }));

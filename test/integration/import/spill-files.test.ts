@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryBytes, writeComment, writeTicket, writeUser } from '../../../lib/import/json-writer.ts';
 import type { Remap } from '../../../lib/import/json-writer.ts';
-import { jsonStart, maxUtf8Bytes, recordEnd, SpillReader, SpillWriter } from '../../../lib/import/spill-files.ts';
+import { jsonStart, maxUtf8Bytes, recordEnd, RecordBuffer, SpillReader, SpillWriter } from '../../../lib/import/spill-files.ts';
 import type { SpillSlice } from '../../../lib/import/spill-files.ts';
 
 /** The JSON texts of a slice's records, read through the record headers. */
@@ -17,10 +17,25 @@ const recordsOf = (slice: SpillSlice): string[] => {
   return records;
 };
 
+/** Encodes records into a RecordBuffer, as the read side does, and appends them to a spill, as the take side does. */
+const encoded = (write: (records: RecordBuffer) => void): Buffer => {
+  const records = new RecordBuffer(16);
+  write(records);
+  return records.take();
+};
+
 const writeText = (writer: SpillWriter, text: string): void => {
-  writer.begin(maxUtf8Bytes(text));
-  writer.utf8(text);
-  writer.end();
+  const records = encoded((buffer) => {
+    buffer.begin(maxUtf8Bytes(text));
+    buffer.utf8(text);
+    buffer.end();
+  });
+  writer.append(records, 0, records.length);
+};
+
+const appendAll = (writer: SpillWriter, write: (records: RecordBuffer) => void): void => {
+  const records = encoded(write);
+  writer.append(records, 0, records.length);
 };
 
 /** Reads every record back, `count` at a time (bounded). */
@@ -88,8 +103,10 @@ describe('spill files', () => {
   it('rebuilds a record with its reference remapped, even when its body holds tabs and newlines', async () => {
     const path = join(dir, 'comments.spill');
     const writer = new SpillWriter(path);
-    writeComment(writer, { id: '1', ticket_id: '2', author_id: '3', public: true, html_body: 'a\tb\nc', created_at: '2024-01-01T00:00:00Z' });
-    writeComment(writer, { id: '4', ticket_id: '2', author_id: '30', public: false, html_body: 'ü', created_at: '2024-01-01T00:00:00Z' });
+    appendAll(writer, (records) => {
+      writeComment(records, { id: '1', ticket_id: '2', author_id: '3', public: true, html_body: 'a\tb\nc', created_at: '2024-01-01T00:00:00Z' });
+      writeComment(records, { id: '4', ticket_id: '2', author_id: '30', public: false, html_body: 'ü', created_at: '2024-01-01T00:00:00Z' });
+    });
     await writer.close();
     const reader = new SpillReader(path);
     const comments = reader.load(100);
@@ -108,7 +125,7 @@ describe('spill files', () => {
   it('spills a ticket as its final JSON and splices it with its requester remapped', async () => {
     const path = join(dir, 'tickets.spill');
     const writer = new SpillWriter(path);
-    writeTicket(writer, { id: '5', requester_id: '6', created_at: '2024-01-01T00:00:00Z' });
+    appendAll(writer, (records) => writeTicket(records, { id: '5', requester_id: '6', created_at: '2024-01-01T00:00:00Z' }));
     await writer.close();
     const reader = new SpillReader(path);
     const tickets = reader.load(100);
@@ -122,8 +139,10 @@ describe('spill files', () => {
   it('splices spilled users into an entry byte for byte, escaping their text exactly, ids as bare integers', async () => {
     const path = join(dir, 'users.spill');
     const writer = new SpillWriter(path);
-    writeUser(writer, { id: '9223372036854775807', name: 'A "B" \\ C\u0000', email: 'a@b' });
-    writeUser(writer, { id: '6', name: 'Zoë', email: 'z@x' });
+    appendAll(writer, (records) => {
+      writeUser(records, { id: '9223372036854775807', name: 'A "B" \\ C\u0000', email: 'a@b' });
+      writeUser(records, { id: '6', name: 'Zoë', email: 'z@x' });
+    });
     await writer.close();
     const reader = new SpillReader(path);
     const entry = entryBytes(EMPTY, EMPTY, reader.load(100), undefined).toString();

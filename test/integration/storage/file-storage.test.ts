@@ -21,7 +21,7 @@ const write = (stream: NodeJS.WritableStream, chunk: string) =>
 describe('openFileSource', () => {
   it('streams the file', async () => {
     await writeFile(join(directory, 'in.csv'), 'a,b\n1,2\n');
-    expect(await text(await openFileSource(join(directory, 'in.csv')))).toBe('a,b\n1,2\n');
+    expect(await text((await openFileSource(join(directory, 'in.csv'))).stream)).toBe('a,b\n1,2\n');
   });
 
   it('fails with a LocationError naming a missing file', async () => {

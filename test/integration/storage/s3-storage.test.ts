@@ -68,7 +68,7 @@ describe('openS3Source', () => {
     const sink = await openS3Sink(client, { bucket: BUCKET, key: 'round/trip.bin' }, { partSizeBytes: PART });
     await pipeline(megabytes(12), sink.stream);
     await sink.commit();
-    const body = await buffer(await openS3Source(client, { bucket: BUCKET, key: 'round/trip.bin' }));
+    const body = await buffer((await openS3Source(client, { bucket: BUCKET, key: 'round/trip.bin' })).stream);
     expect(body.length).toBe(12 * MiB);
     expect(body.equals(await buffer(megabytes(12)))).toBe(true);
     expect(sent.filter((name) => name === 'UploadPartCommand')).toHaveLength(3);
@@ -94,7 +94,7 @@ describe('openS3Sink', () => {
     const sink = await openS3Sink(client, { bucket: BUCKET, key: 'small.tar' }, { partSizeBytes: PART });
     sink.stream.end(Buffer.from('tiny archive'));
     await sink.commit();
-    expect((await buffer(await openS3Source(client, { bucket: BUCKET, key: 'small.tar' }))).toString()).toBe('tiny archive');
+    expect((await buffer((await openS3Source(client, { bucket: BUCKET, key: 'small.tar' })).stream)).toString()).toBe('tiny archive');
     expect(sent).toEqual(['PutObjectCommand', 'GetObjectCommand']);
   });
 

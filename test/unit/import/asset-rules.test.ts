@@ -1,26 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { AssetDeduper, type RowAssets } from '../../../lib/import/asset-rules.ts';
+import { AssetDeduper, isFault, judgeRow, type RowJudgement } from '../../../lib/import/asset-rules.ts';
 import { columnMapFromHeader, REQUIRED_COLUMNS } from '../../../lib/import/chat-columns.ts';
+import { int64Halves } from '../../../lib/import/int64-set.ts';
 
 const columns = columnMapFromHeader(REQUIRED_COLUMNS);
 type Cells = Partial<Record<(typeof REQUIRED_COLUMNS)[number], string>>;
 
 const row = (cells: Cells): string[] => REQUIRED_COLUMNS.map((column) => cells[column] ?? '');
 
-type Asset = keyof RowAssets;
-const DROPPED_KEY = { ticket: 'tickets', comment: 'comments', user: 'users' } as const;
+type Asset = keyof RowJudgement;
 
-/**
- * What a fresh deduper (no key seen yet) makes of one row for one asset: the record, or the one
- * reason it counted the refusal under.
- */
-const decide = <A extends Asset>(asset: A, cells: readonly string[]): { ok: true; value: NonNullable<RowAssets[A]> } | { ok: false; reason: string } => {
-  const deduper = new AssetDeduper();
-  const value = deduper.takeRow(cells, columns)[asset];
-  if (value !== null) return { ok: true, value: value as NonNullable<RowAssets[A]> };
-  const counted = Object.entries(deduper.dropped[DROPPED_KEY[asset]]).filter(([, count]) => count > 0);
-  expect(counted).toHaveLength(1);
-  return { ok: false, reason: counted[0]![0] };
+/** What the rules make of one row for one asset: the record, or the reason and column it is refused for. */
+const decide = (asset: Asset, cells: readonly string[], holds?: (email: string) => boolean) => {
+  const judged = judgeRow(cells, columns, holds)[asset];
+  return isFault(judged) ? { ok: false, reason: judged.reason, column: judged.column } : { ok: true, value: judged };
 };
 
 const complete: Cells = {
@@ -63,7 +56,7 @@ describe('building assets from one row', () => {
     const cells = row({ ...complete, NAME: '' });
     expect(decide('ticket', cells).ok).toBe(true);
     expect(decide('comment', cells).ok).toBe(true);
-    expect(decide('user', cells)).toEqual({ ok: false, reason: 'missing_field' });
+    expect(decide('user', cells)).toEqual({ ok: false, reason: 'missing_field', column: 'NAME' });
   });
 
   it.each([
@@ -72,8 +65,8 @@ describe('building assets from one row', () => {
     ['TICKET_REQUESTER_ID', '  ', 'missing_field'],
     ['TICKET_REQUESTER_ID', 'abc', 'invalid_field'],
     ['TICKET_CREATED_AT', '2023-02-29 10:00:00', 'invalid_field'],
-  ] as const)('refuses the ticket when %s is %j (%s)', (column, value, reason) => {
-    expect(decide('ticket', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason });
+  ] as const)('refuses the ticket when %s is %j (%s), naming that column', (column, value, reason) => {
+    expect(decide('ticket', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason, column });
   });
 
   it.each([
@@ -85,8 +78,8 @@ describe('building assets from one row', () => {
     ['COMMENT_PUBLIC', '', 'missing_field'],
     ['BODY', '', 'missing_field'],
     ['COMMENT_CREATED_AT', '2024-05-01', 'invalid_field'],
-  ] as const)('refuses the comment when %s is %j (%s)', (column, value, reason) => {
-    expect(decide('comment', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason });
+  ] as const)('refuses the comment when %s is %j (%s), naming that column', (column, value, reason) => {
+    expect(decide('comment', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason, column });
   });
 
   it.each([
@@ -96,64 +89,74 @@ describe('building assets from one row', () => {
     ['NAME', '  ', 'missing_field'],
     ['AUTHOR_ID', '', 'missing_field'],
     ['AUTHOR_ID', 'abc', 'invalid_field'],
-  ] as const)('refuses the user when %s is %j (%s)', (column, value, reason) => {
-    expect(decide('user', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason });
+  ] as const)('refuses the user when %s is %j (%s), naming that column', (column, value, reason) => {
+    expect(decide('user', row({ ...complete, [column]: value }))).toEqual({ ok: false, reason, column });
   });
 
-  it('counts a row with both a blank and an unparsable field as missing_field', () => {
-    expect(decide('ticket', row({ ...complete, CONVERSATION_ID: '', TICKET_CREATED_AT: 'never' }))).toEqual({
+  it('counts a row with both a blank and an unparsable field as missing_field, naming the blank column', () => {
+    expect(decide('ticket', row({ ...complete, TICKET_CREATED_AT: '', CONVERSATION_ID: 'never' }))).toEqual({
       ok: false,
       reason: 'missing_field',
+      column: 'TICKET_CREATED_AT',
+    });
+  });
+
+  it('names the first column at fault in the asset\'s field order when several share the reason', () => {
+    expect(decide('comment', row({ ...complete, BODY: '', COMMENT_PUBLIC: '' }))).toMatchObject({ reason: 'missing_field', column: 'COMMENT_PUBLIC' });
+    expect(decide('comment', row({ ...complete, COMMENT_CREATED_AT: 'x', COMMENT_PART_ID: 'y' }))).toMatchObject({
+      reason: 'invalid_field',
+      column: 'COMMENT_PART_ID',
+    });
+    expect(decide('user', row({ ...complete, AUTHOR_ID: 'x', EMAIL: 'broken' }))).toMatchObject({ reason: 'bad_email', column: 'EMAIL' });
+    expect(decide('user', row({ ...complete, AUTHOR_ID: '', EMAIL: 'broken' }))).toMatchObject({ reason: 'missing_field', column: 'AUTHOR_ID' });
+  });
+
+  it('does not need AUTHOR_ID for a user whose email the destination holds', () => {
+    const holds = (email: string) => email === 'ann@example.com';
+    expect(decide('user', row({ ...complete, AUTHOR_ID: '' }), holds)).toMatchObject({ ok: true });
+    expect(decide('user', row({ ...complete, AUTHOR_ID: '', NAME: '' }), holds)).toEqual({ ok: false, reason: 'missing_field', column: 'NAME' });
+    expect(decide('user', row({ ...complete, AUTHOR_ID: '', EMAIL: 'other@example.com' }), holds)).toEqual({
+      ok: false,
+      reason: 'missing_field',
+      column: 'AUTHOR_ID',
     });
   });
 
   it('treats the cells a short row lacks as missing', () => {
-    expect(decide('comment', ['2024-05-01 12:00:00', '1', '2'])).toEqual({ ok: false, reason: 'missing_field' });
+    expect(decide('comment', ['2024-05-01 12:00:00', '1', '2'])).toEqual({ ok: false, reason: 'missing_field', column: 'CONVERSATION_ID' });
   });
 });
 
 describe('AssetDeduper', () => {
-  const take = (deduper: AssetDeduper, cells: string[]) => deduper.takeRow(cells, columns);
+  const halves = (id: string): [number, number] => {
+    const into = new Int32Array(2);
+    int64Halves(id, into);
+    return [into[0]!, into[1]!];
+  };
 
-  it('lets the first complete row per key win, after an earlier incomplete one', () => {
+  it('lets the first complete record per key win and counts the others as duplicates', () => {
     const deduper = new AssetDeduper();
-    const incomplete = row({ ...complete, TICKET_CREATED_AT: '', COMMENT_PUBLIC: 'maybe', EMAIL: 'broken' });
-    const first = row({ ...complete, TICKET_REQUESTER_ID: '1', BODY: 'first', NAME: 'First' });
-    const second = row({ ...complete, TICKET_REQUESTER_ID: '2', BODY: 'second', NAME: 'Second' });
-    expect(take(deduper, incomplete)).toEqual({ ticket: null, comment: null, user: null });
-    const won = take(deduper, first);
-    expect(won.ticket?.requester_id).toBe('1');
-    expect(won.comment?.html_body).toBe('first');
-    expect(won.user?.name).toBe('First');
-    expect(take(deduper, second)).toEqual({ ticket: null, comment: null, user: null });
+    expect(deduper.takeTicket(...halves('22'))).toBe(true);
+    expect(deduper.takeTicket(...halves('22'))).toBe(false);
+    expect(deduper.takeTicket(...halves('-22'))).toBe(true);
+    expect(deduper.takeComment(...halves('22'))).toBe(true);
+    expect(deduper.takeUser('ann@example.com')).toBe(true);
+    expect(deduper.takeUser('ann@example.com')).toBe(false);
+    deduper.refuse('users', 'bad_email');
+    deduper.refuse('tickets', 'missing_field');
     expect(deduper.dropped).toEqual({
       tickets: { missing_field: 1, invalid_field: 0, duplicate: 1 },
-      comments: { missing_field: 0, invalid_field: 1, duplicate: 1 },
+      comments: { missing_field: 0, invalid_field: 0, duplicate: 0 },
       users: { missing_field: 0, bad_email: 1, invalid_field: 0, duplicate: 1 },
     });
   });
 
-  it('compares emails case-insensitively but keeps the winning spelling', () => {
-    const deduper = new AssetDeduper();
-    expect(take(deduper, row({ ...complete, EMAIL: 'Ann@Example.com' })).user?.email).toBe('Ann@Example.com');
-    expect(take(deduper, row({ ...complete, EMAIL: 'ann@EXAMPLE.COM', AUTHOR_ID: '99' })).user).toBeNull();
-    expect(deduper.dropped.users.duplicate).toBe(1);
-  });
-
   it('keys tickets by canonical id, so 007 and 7 are the same ticket', () => {
     const deduper = new AssetDeduper();
-    expect(take(deduper, row({ ...complete, CONVERSATION_ID: '007' })).ticket?.id).toBe('7');
-    expect(take(deduper, row({ ...complete, CONVERSATION_ID: '7', COMMENT_PART_ID: '12' })).ticket).toBeNull();
-  });
-
-  it('takes an asset from a row that the other assets refuse', () => {
-    const deduper = new AssetDeduper();
-    const taken = take(deduper, row({ ...complete, CONVERSATION_ID: '', EMAIL: 'x' }));
-    expect(taken.ticket).toBeNull();
-    expect(taken.comment).toBeNull();
-    expect(taken.user).toBeNull();
-    const onlyUser = take(deduper, row({ ...complete, CONVERSATION_ID: '', EMAIL: 'ok@x.io' }));
-    expect(onlyUser.user?.email).toBe('ok@x.io');
-    expect(onlyUser.ticket).toBeNull();
+    const first = judgeRow(row({ ...complete, CONVERSATION_ID: '007' }), columns).ticket;
+    const second = judgeRow(row({ ...complete, CONVERSATION_ID: '7' }), columns).ticket;
+    expect(isFault(first) || isFault(second)).toBe(false);
+    expect(deduper.takeTicket(...halves((first as { id: string }).id))).toBe(true);
+    expect(deduper.takeTicket(...halves((second as { id: string }).id))).toBe(false);
   });
 });

@@ -9,28 +9,38 @@ async function* chunksOf(parts: readonly (string | Buffer)[]): AsyncGenerator<Bu
   for (const part of parts) yield typeof part === 'string' ? Buffer.from(part) : part;
 }
 
-const read = async (parts: readonly (string | Buffer)[], chunkChars?: number) => {
+const read = async (parts: readonly (string | Buffer)[], chunkChars?: number, more: { encoding?: string } = {}) => {
   const rows: CsvRow[] = [];
+  const lines: number[] = [];
   let columns: ColumnMap | undefined;
   let bytes = 0;
   await readCsv(chunksOf(parts), {
+    ...more,
+    lineNumbers: true,
     onHeader: (found) => {
       columns = found;
     },
-    onRows: (batch) => {
+    onRows: (batch, batchLines) => {
       rows.push(...batch);
+      lines.push(...batchLines!);
     },
     onBytes: (count) => {
       bytes = count;
     },
     ...(chunkChars === undefined ? {} : { chunkChars }),
   });
-  return { rows, columns: columns!, bytes };
+  return { rows, lines, columns: columns!, bytes };
 };
 
-/** Splits `text` into pieces of `size` bytes, cutting multi-byte characters apart on purpose. */
-const byteChunks = (text: string, size: number): Buffer[] => {
-  const bytes = Buffer.from(text);
+const failureOf = (promise: Promise<unknown>): Promise<Error | undefined> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as Error,
+  );
+
+/** Splits `text` (or bytes) into pieces of `size` bytes, cutting multi-byte characters apart on purpose. */
+const byteChunks = (text: string | Buffer, size: number): Buffer[] => {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
   const pieces: Buffer[] = [];
   for (let start = 0; start < bytes.length; start += size) pieces.push(bytes.subarray(start, start + size));
   return pieces;
@@ -194,5 +204,90 @@ describe('readCsv with long quoted fields', () => {
     const text = `${HEADER}\n${rows.join('\n')}\n`;
     const parsed = await read(byteChunks(text, 32 * 1024));
     expect(parsed.rows.map((row) => row[5])).toEqual([body, 'short']);
+  });
+});
+
+describe('readCsv line numbers', () => {
+  it('gives each row the line it starts on, counting quoted newlines, blank lines and CRLF', async () => {
+    const text = `${HEADER}\r\n1,2,3,4,5,"a\r\nb\r\nc",7,8,9,10\r\n\r\n1,2,3,4,5,6,7,8,9,10\r\n"x\ny",2,3,4,5,6,7,8,9,10\r\n1,2\r\n`;
+    for (const size of [1, 5, 4096]) {
+      const { lines, rows } = await read(byteChunks(text, size), 8);
+      expect(rows).toHaveLength(4);
+      expect(lines).toEqual([2, 6, 7, 9]);
+    }
+  });
+
+  it('counts blank lines before the header', async () => {
+    const { lines } = await read([`\n\n${HEADER}\n1,2,3,4,5,6,7,8,9,10\n`]);
+    expect(lines).toEqual([4]);
+  });
+});
+
+describe('readCsv encodings', () => {
+  const HEADER_BYTES = Buffer.byteLength(`${HEADER}\n`);
+  const windows1252 = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,"<p>caf`), Buffer.from([0xe9, 0x20, 0x80]), Buffer.from(`</p>",7,8,Ren`), Buffer.from([0xe9]), Buffer.from(',x\n')]);
+
+  it('fails bytes that are not UTF-8, naming the line and byte offset and the --encoding option', async () => {
+    const error = await failureOf(read([windows1252]));
+    expect(error).toBeInstanceOf(ImportInputError);
+    const offset = HEADER_BYTES + '1,2,3,4,5,"<p>caf'.length;
+    expect(error?.message).toBe(
+      `CSV is not valid UTF-8: undecodable bytes on line 2, at byte offset ${offset} (from 0); ` +
+        'name the file\'s encoding with --encoding (command line) or "encoding" (event), e.g. windows-1252',
+    );
+  });
+
+  it('decodes windows-1252 when told to, for every byte of it', async () => {
+    const { rows } = await read([windows1252], undefined, { encoding: 'windows-1252' });
+    expect(rows[0]![5]).toBe('<p>café €</p>');
+    expect(rows[0]![8]).toBe('René');
+  });
+
+  it('reads UTF-16LE with its byte-order mark, split at odd byte counts', async () => {
+    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${HEADER}\r\n1,2,3,4,5,"Zoë ✓ 🎉\r\nx",7,8,Zoë,z@x\r\n`, 'utf16le')]);
+    const { rows, columns } = await read(byteChunks(bytes, 1), undefined, {
+      encoding: 'utf-16le',
+    });
+    expect(columns.TICKET_CREATED_AT).toBe(0);
+    expect(rows).toEqual([['1', '2', '3', '4', '5', 'Zoë ✓ 🎉\r\nx', '7', '8', 'Zoë', 'z@x']]);
+    const odd = await read(byteChunks(bytes, 7), undefined, { encoding: 'utf-16le' });
+    expect(odd.rows).toEqual(rows);
+  });
+
+  it('names a stray byte deep in the input by its line and offset, however the input is cut', async () => {
+    const line = '1,2,3,4,5,"ü✓🎉 multi-byte, and a\nquoted newline",7,8,9,10\n';
+    const good = Buffer.from(`${HEADER}\n${line.repeat(12_000)}`); // ≈ 700 KB
+    const at = good.length - 1000;
+    // A line starts at `at`'s line: count the line feeds before it.
+    const broken = Buffer.concat([good.subarray(0, at), Buffer.from([0xff]), good.subarray(at)]);
+    const expectedLine = 1 + good.subarray(0, at).filter((byte) => byte === 10).length;
+    for (const size of [1000, 65_537]) {
+      const error = await failureOf(read(byteChunks(broken, size)));
+      expect(error?.message).toContain(`on line ${expectedLine}, at byte offset ${at} (from 0)`);
+    }
+  });
+
+  it('fails a file that ends in the middle of a UTF-8 character, naming where it starts', async () => {
+    const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,6,7,8,9,x`), Buffer.from([0xe2, 0x82])]);
+    const error = await failureOf(read([bytes.subarray(0, bytes.length - 1), bytes.subarray(bytes.length - 1)]));
+    expect(error?.message).toContain(`on line 2, at byte offset ${bytes.length - 2} (from 0)`);
+  });
+
+  it('names an overlong or surrogate UTF-8 sequence at its first byte', async () => {
+    for (const bad of [[0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
+      const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,é`), Buffer.from(bad), Buffer.from(',7,8,9,10\n')]);
+      const error = await failureOf(read([bytes]));
+      expect(error?.message).toContain(`at byte offset ${HEADER_BYTES + '1,2,3,4,5,é'.length + 1} (from 0)`);
+    }
+  });
+
+  it('names the byte a single-byte encoding has no character for', async () => {
+    // windows-1253 leaves 0xAA undefined.
+    const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,`), Buffer.from([0xe1, 0xaa]), Buffer.from(',7,8,9,10\n')]);
+    const error = await failureOf(read([bytes], undefined, { encoding: 'windows-1253' }));
+    expect(error?.message).toBe(
+      `CSV is not valid windows-1253: undecodable bytes on line 2, at byte offset ${HEADER_BYTES + 11} (from 0); ` +
+        'name the file\'s encoding with --encoding (command line) or "encoding" (event), e.g. windows-1252',
+    );
   });
 });

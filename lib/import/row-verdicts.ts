@@ -1,0 +1,218 @@
+import { FAULT_REASONS, isFault, judgeRow, type Asset, type FaultReason } from './asset-rules.ts';
+import { REQUIRED_COLUMNS, type ColumnMap, type RequiredColumn } from './chat-columns.ts';
+import { int64Halves } from './int64-set.ts';
+import { writeComment, writeTicket, writeUser } from './json-writer.ts';
+import type { CsvRow } from './read-csv.ts';
+import { destinationUserId, type DestinationUsers } from './resolve-users.ts';
+import { recordEnd, RecordBuffer } from './spill-files.ts';
+
+/**
+ * What the read side (parsing, field and asset rules, encoding: nothing that depends on other rows)
+ * hands the take side (which complete records win, the spills, the rejects: everything in file
+ * order) — in one thread or across two (read-side-worker.ts). A batch is plain buffers, so it moves
+ * between threads without being copied:
+ *
+ * - `tickets`, `comments`, `users`: the complete records, in the spill layout (spill-files.ts),
+ *   in row order; the take side copies the winners into their spills as they are;
+ * - `verdicts`: per row, `u32 line`, then one verdict per asset (ticket, comment, user):
+ *   - a candidate, `u8 0` and its key: tickets and comments `i32 high, i32 low` (int64Halves of
+ *     the id); users `u32 n, n bytes` of the lower-cased email (UTF-8), `u8 n, n bytes` of the
+ *     AUTHOR_ID (0 when it has none), `u8 n, n bytes` of the destination's id (0 when none);
+ *   - a fault, `u8 1 + reason` (FAULT_REASONS), `u8 column` (REQUIRED_COLUMNS), `u32 n, n bytes`
+ *     of the cell as given (UTF-8).
+ */
+export interface VerdictBatch {
+  /** The batch's first data row, counted from 0 over the whole file. */
+  firstRow: number;
+  rows: number;
+  /** Source bytes consumed when the batch was cut (for progress). */
+  bytesRead: number;
+  verdicts: Buffer;
+  tickets: Buffer;
+  comments: Buffer;
+  users: Buffer;
+}
+
+const CANDIDATE = 0;
+
+/** A growable buffer of verdicts. */
+class VerdictBytes {
+  data = Buffer.allocUnsafeSlow(64 * 1024);
+  used = 0;
+
+  room(bytes: number): void {
+    if (this.used + bytes <= this.data.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(this.used + bytes, 2 * this.data.length));
+    this.data.copy(grown, 0, 0, this.used);
+    this.data = grown;
+  }
+
+  u8(value: number): void {
+    this.room(1);
+    this.data[this.used++] = value;
+  }
+
+  /** Text behind its byte length as a `u8` or a `u32` (`lengthBytes`). */
+  text(text: string, lengthBytes: 1 | 4): void {
+    this.room(lengthBytes + 3 * text.length);
+    const at = this.used + lengthBytes;
+    const length = this.data.write(text, at, 'utf8');
+    this.data.writeUIntLE(length, this.used, lengthBytes);
+    this.used = at + length;
+  }
+
+  int64Key(text: string, halves: Int32Array): void {
+    int64Halves(text, halves);
+    this.room(9);
+    this.data[this.used] = CANDIDATE;
+    this.data.writeInt32LE(halves[0]!, this.used + 1);
+    this.data.writeInt32LE(halves[1]!, this.used + 5);
+    this.used += 9;
+  }
+
+  take(): Buffer {
+    const taken = Buffer.allocUnsafeSlow(this.used);
+    this.data.copy(taken, 0, 0, this.used);
+    this.used = 0;
+    return taken;
+  }
+}
+
+/** Judges rows one by one (asset-rules.ts) into a batch. */
+export class VerdictWriter {
+  private readonly verdicts = new VerdictBytes();
+  private readonly tickets = new RecordBuffer();
+  private readonly comments = new RecordBuffer();
+  private readonly users = new RecordBuffer();
+  private readonly halves = new Int32Array(2);
+  private readonly destinationUsers: DestinationUsers | undefined;
+  private readonly holds: ((lowerCaseEmail: string) => boolean) | undefined;
+  private firstRow = 0;
+  private rows = 0;
+
+  constructor(destinationUsers: DestinationUsers | undefined) {
+    this.destinationUsers = destinationUsers;
+    this.holds = destinationUsers === undefined ? undefined : (email) => destinationUsers.has(email);
+  }
+
+  /** Bytes held so far: the caller cuts a batch once there are enough. */
+  get bytes(): number {
+    return this.verdicts.used + this.tickets.length + this.comments.length + this.users.length;
+  }
+
+  /** Judges one data row, which starts on `line` of the file (0 when lines are not counted). */
+  add(row: CsvRow, line: number, columns: ColumnMap): void {
+    const judged = judgeRow(row, columns, this.holds);
+    const verdicts = this.verdicts;
+    verdicts.room(4);
+    verdicts.data.writeUInt32LE(line, verdicts.used);
+    verdicts.used += 4;
+    if (isFault(judged.ticket)) this.fault(row, columns, judged.ticket.reason, judged.ticket.column);
+    else {
+      verdicts.int64Key(judged.ticket.id, this.halves);
+      writeTicket(this.tickets, judged.ticket);
+    }
+    if (isFault(judged.comment)) this.fault(row, columns, judged.comment.reason, judged.comment.column);
+    else {
+      verdicts.int64Key(judged.comment.id, this.halves);
+      writeComment(this.comments, judged.comment);
+    }
+    if (isFault(judged.user)) this.fault(row, columns, judged.user.reason, judged.user.column);
+    else {
+      const { author_id: authorId, name, email } = judged.user;
+      const destinationId = destinationUserId(this.destinationUsers, email);
+      verdicts.u8(CANDIDATE);
+      verdicts.text(email.toLowerCase(), 4);
+      verdicts.text(authorId ?? '', 1);
+      verdicts.text(destinationId ?? '', 1);
+      // A complete user without AUTHOR_ID has a destination id (asset-rules' userOf).
+      writeUser(this.users, { id: destinationId ?? authorId!, name, email });
+    }
+    this.rows += 1;
+  }
+
+  private fault(row: CsvRow, columns: ColumnMap, reason: FaultReason, column: RequiredColumn): void {
+    this.verdicts.u8(1 + FAULT_REASONS.indexOf(reason));
+    this.verdicts.u8(REQUIRED_COLUMNS.indexOf(column));
+    this.verdicts.text(row[columns[column]] ?? '', 4);
+  }
+
+  /** The batch so far, in buffers of its own; the next one starts after it. */
+  take(bytesRead: number): VerdictBatch {
+    const batch: VerdictBatch = {
+      firstRow: this.firstRow,
+      rows: this.rows,
+      bytesRead,
+      verdicts: this.verdicts.take(),
+      tickets: this.tickets.take(),
+      comments: this.comments.take(),
+      users: this.users.take(),
+    };
+    this.firstRow += this.rows;
+    this.rows = 0;
+    return batch;
+  }
+}
+
+/** The take side's part for each verdict of a batch, in file order. */
+export interface VerdictVisitor {
+  /** A new row: its number (from 1) and the line it starts on. */
+  row(row: number, line: number): void;
+  /** A complete ticket or comment: its record is `records[start, end)`. */
+  idCandidate(asset: 'tickets' | 'comments', high: number, low: number, records: Buffer, start: number, end: number): void;
+  /** A complete user: its record is `records[start, end)`. */
+  userCandidate(emailKey: string, authorId: string | null, destinationId: string | null, records: Buffer, start: number, end: number): void;
+  /** An asset refused the row: the cell at fault is `verdicts[start, end)`. */
+  fault(asset: Asset, reason: FaultReason, column: RequiredColumn, verdicts: Buffer, start: number, end: number): void;
+}
+
+/** Reads a batch back, calling `visitor` for each row and each of its three verdicts. */
+export const visitVerdicts = (batch: VerdictBatch, visitor: VerdictVisitor): void => {
+  const { verdicts } = batch;
+  let at = 0;
+  let ticketAt = 0;
+  let commentAt = 0;
+  let userAt = 0;
+  /** Reads a fault's column and cell, after its tag. */
+  const fault = (asset: Asset, tag: number): void => {
+    const column = REQUIRED_COLUMNS[verdicts[at]!]!;
+    const length = verdicts.readUInt32LE(at + 1);
+    visitor.fault(asset, FAULT_REASONS[tag - 1]!, column, verdicts, at + 5, at + 5 + length);
+    at += 5 + length;
+  };
+  for (let index = 0; index < batch.rows; index += 1) {
+    visitor.row(batch.firstRow + index + 1, verdicts.readUInt32LE(at));
+    at += 4;
+    for (const asset of ['tickets', 'comments'] as const) {
+      const tag = verdicts[at++]!;
+      if (tag !== CANDIDATE) {
+        fault(asset, tag);
+        continue;
+      }
+      const records = asset === 'tickets' ? batch.tickets : batch.comments;
+      const start = asset === 'tickets' ? ticketAt : commentAt;
+      const end = recordEnd(records, start);
+      visitor.idCandidate(asset, verdicts.readInt32LE(at), verdicts.readInt32LE(at + 4), records, start, end);
+      at += 8;
+      if (asset === 'tickets') ticketAt = end;
+      else commentAt = end;
+    }
+    const tag = verdicts[at++]!;
+    if (tag !== CANDIDATE) {
+      fault('users', tag);
+      continue;
+    }
+    const emailLength = verdicts.readUInt32LE(at);
+    const emailKey = verdicts.toString('utf8', at + 4, at + 4 + emailLength);
+    at += 4 + emailLength;
+    const authorLength = verdicts[at]!;
+    const authorId = authorLength === 0 ? null : verdicts.toString('latin1', at + 1, at + 1 + authorLength);
+    at += 1 + authorLength;
+    const destinationLength = verdicts[at]!;
+    const destinationId = destinationLength === 0 ? null : verdicts.toString('latin1', at + 1, at + 1 + destinationLength);
+    at += 1 + destinationLength;
+    const end = recordEnd(batch.users, userAt);
+    visitor.userCandidate(emailKey, authorId, destinationId, batch.users, userAt, end);
+    userAt = end;
+  }
+};

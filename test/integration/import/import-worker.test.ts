@@ -1,0 +1,91 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chatCsvChunks } from '../../../demo/chat-export.ts';
+import { ImportInputError } from '../../../lib/import/import-input-error.ts';
+import { runImportPipeline } from '../../../lib/import/import-pipeline.ts';
+import { chatCsv, fullRow, HEADER, importCsv, withoutMtimes } from '../../support/chat-import.ts';
+
+let tmpDir: string;
+beforeEach(async () => {
+  tmpDir = await mkdtemp(join(tmpdir(), 'import-worker-'));
+});
+afterEach(async () => {
+  await rm(tmpDir, { recursive: true, force: true });
+});
+
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as Error,
+  );
+
+describe('the read side in a worker thread', () => {
+  it('writes the same archive, rejects and summary as one thread, byte for byte', async () => {
+    // Conversations with quoted newlines, quotes and commas in every body, and 5 % faulty rows.
+    const csv = [...chatCsvChunks({ rows: 12_000, seed: 11, faultRate: 0.05 })].map((chunk) => Buffer.from(chunk));
+    // Two of the generator's customers are held by the destination: their references are remapped.
+    const destinationUsers = new Map([
+      ['hana.oneil.307@example.com', '9223372036854775000'],
+      ['eve.müller.700@example.com', '77'],
+    ]);
+    const single = await importCsv(csv, { tmpDir, rejects: true, destinationUsers, worker: false });
+    const threaded = await importCsv(csv, { tmpDir, rejects: true, destinationUsers, worker: true });
+    expect(single.summary.rows).toBe(12_000);
+    expect(single.summary.batches).toBeGreaterThan(10);
+    expect(single.summary.users_matched).toBe(2);
+    expect(Object.values(single.summary.dropped.comments).every((count) => count > 0)).toBe(true);
+    expect(threaded.summary).toEqual(single.summary);
+    expect(withoutMtimes(threaded.archive).equals(withoutMtimes(single.archive))).toBe(true);
+    expect(threaded.rejectsCsv).toBe(single.rejectsCsv);
+    expect(await readdir(tmpDir)).toEqual([]);
+  });
+
+  it('reads a source arriving in tiny pieces (a multi-byte character split between them) like one thread', async () => {
+    const bytes = Buffer.from(chatCsv(Array.from({ length: 300 }, (_unused, n) => fullRow(n + 1, { BODY: `ü✓🎉 "${n}",\n` }))));
+    const pieces = Array.from({ length: Math.ceil(bytes.length / 7) }, (_unused, index) => bytes.subarray(index * 7, index * 7 + 7));
+    const single = await importCsv(pieces, { tmpDir, worker: false });
+    const threaded = await importCsv(pieces, { tmpDir, worker: true });
+    expect(withoutMtimes(threaded.archive).equals(withoutMtimes(single.archive))).toBe(true);
+  });
+
+  it.each([
+    ['a row with more fields than the header', `${chatCsv([fullRow(1), fullRow(2)])}1,2,3,4,5,6,7,8,9,10,11\n`],
+    ['a quote that never closes', `${chatCsv([fullRow(1)])}2024-05-01T10:00:00Z,1,2,3,true,"never closed,x\n`],
+    ['bytes that are not UTF-8', Buffer.concat([Buffer.from(chatCsv(Array.from({ length: 3000 }, (_unused, n) => fullRow(n + 1)))), Buffer.from([0xff, 0x0a])])],
+    ['a missing column', chatCsv([fullRow(1)], { columns: HEADER.filter((column) => column !== 'EMAIL') })],
+  ])('fails on %s with the same error as one thread, leaving nothing behind', async (_label, csv) => {
+    const run = async (worker: boolean) => {
+      const output = new PassThrough();
+      let written = 0;
+      output.on('data', (chunk: Buffer) => (written += chunk.length));
+      const rejects = new PassThrough();
+      rejects.resume();
+      const error = await failureOf(runImportPipeline({ input: Readable.from([csv]), output, rejects, tmpDir, worker }));
+      expect(written).toBe(0);
+      expect(output.writableEnded).toBe(false);
+      expect(rejects.writableEnded).toBe(false);
+      expect(await readdir(tmpDir)).toEqual([]);
+      return error;
+    };
+    const single = await run(false);
+    const threaded = await run(true);
+    expect(single).toBeInstanceOf(ImportInputError);
+    expect(threaded).toBeInstanceOf(ImportInputError);
+    expect(threaded?.message).toBe(single?.message);
+  });
+
+  it('fails with the source\'s own error when the source breaks, and stops its thread', async () => {
+    const input = new Readable({
+      read() {
+        this.push(chatCsv(Array.from({ length: 500 }, (_unused, n) => fullRow(n + 1))));
+        this.destroy(new Error('source connection reset'));
+      },
+    });
+    const error = await failureOf(runImportPipeline({ input, output: new PassThrough(), tmpDir, worker: true }));
+    expect(error?.message).toBe('source connection reset');
+    expect(await readdir(tmpDir)).toEqual([]);
+  });
+});
