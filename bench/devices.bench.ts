@@ -1,14 +1,18 @@
 import { buildSnapshot, latestFlags, renderDevices } from '../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord, type InventoryDevice } from '../lib/devices/map-inventory-record.ts';
-import { fixedReference } from '../lib/latest-os/latest-reference.ts';
+import { fixedReference, perMajorReference } from '../lib/latest-os/latest-reference.ts';
+import { latestByMajor, type LatestByMajor } from '../lib/latest-os/sofa-feed.ts';
 import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
+import { readSofaFeed } from '../demo/fake-sofa.ts';
 
 /**
  * Full upstream read of 10,000 devices behind a Jamf-compatible server adding 20 ms per request:
  * this client (page 0, then the rest at bounded concurrency) against the naive way (sequential
  * pages of 100, the same client code with concurrency 1), alternated in the same process. Then
- * mapping throughput against plain serialization of the raw records as the baseline.
+ * mapping throughput against plain serialization of the raw records as the baseline. Last, the
+ * latest-OS decision of a 100,000-device snapshot against the feed (per major, response levels)
+ * against one fixed version as the baseline, and reading the feed itself.
  */
 const DEVICES = 10_000;
 const LATENCY_MS = 20;
@@ -72,7 +76,7 @@ export const run = async (): Promise<void> => {
         }
         const snapshot = buildSnapshot(devices, Date.now());
         const all = Array.from({ length: snapshot.count }, (_, index) => index);
-        bytes = renderDevices(snapshot, latestFlags(snapshot, fixedReference('26.1')), all).length;
+        bytes = renderDevices(snapshot, latestFlags(snapshot, fixedReference('26.6.2')), all).length;
       }),
     );
   }
@@ -81,5 +85,38 @@ export const run = async (): Promise<void> => {
     `mapping + snapshot + rendering ${DEVICES} records (median of 5): ${median(mapMs).toFixed(1)} ms = ${perSecond(median(mapMs)).toLocaleString('en')} records/s ` +
       `(${(bytes / 1024).toFixed(0)} KiB body)\n` +
       `  baseline JSON.stringify of the raw records: ${median(baselineMs).toFixed(1)} ms; mapping costs ${(median(mapMs) / median(baselineMs)).toFixed(2)}x of it\n`,
+  );
+
+  await benchLatestDecision();
+};
+
+const FLEET = 100_000;
+
+/** Deciding every device of a fleet-size snapshot: what a container does when the feed moves. */
+const benchLatestDecision = async (): Promise<void> => {
+  const snapshot = buildSnapshot(
+    generateJamfComputers(FLEET, 11).flatMap((record) => mapInventoryRecord(record) ?? []),
+    Date.now(),
+  );
+  const feedText = JSON.stringify(await readSofaFeed('v2'));
+  const fixed = fixedReference('26.6.2');
+  const perMajor = perMajorReference(latestByMajor(JSON.parse(feedText)) as LatestByMajor, '26.6.2');
+  const fixedMs: number[] = [];
+  const feedMs: number[] = [];
+  const readMs: number[] = [];
+  let latest = 0;
+  for (let index = 0; index < 7; index += 1) {
+    fixedMs.push(await time(async () => latestFlags(snapshot, fixed)));
+    feedMs.push(
+      await time(async () => {
+        latest = latestFlags(snapshot, perMajor).reduce((sum, flag) => sum + flag, 0);
+      }),
+    );
+    readMs.push(await time(async () => perMajorReference(latestByMajor(JSON.parse(feedText)) as LatestByMajor, '26.6.2')));
+  }
+  process.stdout.write(
+    `latest-OS decision, ${FLEET.toLocaleString('en')} devices (median of 7): against the feed ${median(feedMs).toFixed(1)} ms (${latest.toLocaleString('en')} latest), ` +
+      `against one version ${median(fixedMs).toFixed(1)} ms: ${(median(feedMs) / median(fixedMs)).toFixed(2)}x\n` +
+      `  reading the feed (${(feedText.length / 1024).toFixed(0)} KiB copy): ${median(readMs).toFixed(2)} ms\n`,
   );
 };

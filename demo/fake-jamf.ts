@@ -244,8 +244,8 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       const wanted = new Set(sections.map((section) => ALL_SECTIONS[section as keyof typeof ALL_SECTIONS]).filter(Boolean));
       const results = ordered.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
         const shaped: Record<string, unknown> = { ...record };
-        // Unrequested sections come back null, as Jamf does.
-        for (const key of Object.values(ALL_SECTIONS)) shaped[key] = wanted.has(key) ? (record[key] ?? null) : null;
+        // Unrequested sections come back null, as Jamf does; a requested one the record lacks stays absent.
+        for (const key of Object.values(ALL_SECTIONS)) if (!wanted.has(key)) shaped[key] = null;
         return shaped;
       });
       return { totalCount: devices.length, results };

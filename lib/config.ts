@@ -15,15 +15,30 @@ export type InventoryAuthConfig =
   | { kind: 'oauth'; clientId: string; clientSecret: SecretRef }
   | { kind: 'basic'; username: string; password: SecretRef };
 
-export interface DevicesConfig {
+/** The inventory and its cache: what GET /devices and the scheduled refresh share. */
+export interface InventoryConfig {
   inventoryUrl: string;
   auth: InventoryAuthConfig;
-  latestOsVersion: string;
   cacheTtlSeconds: number;
   /** How long past its TTL a device list is still served while a scheduled refresh brings a new one. */
   cacheStaleSeconds: number;
   redisUrl: string | undefined;
 }
+
+/** What `os_is_latest` is decided against (docs/api.md). */
+export interface LatestOsConfig {
+  /** Required unless a feed is configured: then for majors the feed does not list, and while it has no good copy. */
+  version: string | undefined;
+  /** A SOFA-format feed of the latest version per major release, and how long a copy is kept. */
+  feed: { url: string; ttlSeconds: number } | undefined;
+}
+
+export interface DevicesConfig extends InventoryConfig {
+  latestOs: LatestOsConfig;
+}
+
+/** The scheduled refresh stores devices, not decisions: it needs no latest-OS reference. */
+export type RefreshConfig = InventoryConfig & { redisUrl: string };
 
 export interface UsersConfig {
   usersTable: string;
@@ -99,9 +114,9 @@ const nonNegativeInt = (env: Env, name: string, fallback: number): number => {
   return Number(raw);
 };
 
-const osVersion = (env: Env, name: string): string => {
-  const value = required(env, name);
-  if (parseVersion(value) === undefined) throw new ConfigError(name, 'is not a dotted version such as 26.1');
+const osVersion = (env: Env, name: string): string | undefined => {
+  const value = present(env, name);
+  if (value !== undefined && parseVersion(value) === undefined) throw new ConfigError(name, 'is not a dotted version such as 26.1');
   return value;
 };
 
@@ -123,21 +138,34 @@ const inventoryAuth = (env: Env): InventoryAuthConfig => {
  */
 const DEFAULT_STALE_SECONDS_WITH_CLUSTER = 3600;
 
-export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => {
+const loadInventoryConfig = (env: Env): InventoryConfig => {
   const redisUrl = present(env, 'REDIS_URL');
   return {
     inventoryUrl: httpUrl(env, 'INVENTORY_URL'),
     auth: inventoryAuth(env),
-    latestOsVersion: osVersion(env, 'LATEST_OS_VERSION'),
     cacheTtlSeconds: positiveInt(env, 'DEVICES_CACHE_TTL_SECONDS', 60),
     cacheStaleSeconds: nonNegativeInt(env, 'DEVICES_CACHE_STALE_SECONDS', redisUrl === undefined ? 0 : DEFAULT_STALE_SECONDS_WITH_CLUSTER),
     redisUrl,
   };
 };
 
+const DEFAULT_FEED_TTL_SECONDS = 3600;
+
+const loadLatestOsConfig = (env: Env): LatestOsConfig => {
+  const version = osVersion(env, 'LATEST_OS_VERSION');
+  const feed =
+    present(env, 'LATEST_OS_FEED_URL') === undefined
+      ? undefined
+      : { url: httpUrl(env, 'LATEST_OS_FEED_URL'), ttlSeconds: positiveInt(env, 'LATEST_OS_FEED_TTL_SECONDS', DEFAULT_FEED_TTL_SECONDS) };
+  if (version === undefined && feed === undefined) throw new ConfigError('LATEST_OS_VERSION', 'is required but not set (or set LATEST_OS_FEED_URL)');
+  return { version, feed };
+};
+
+export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({ ...loadInventoryConfig(env), latestOs: loadLatestOsConfig(env) });
+
 /** The scheduled refresh writes the cluster entry: without REDIS_URL it has nothing to do. */
-export const loadRefreshConfig = (env: Env = process.env): DevicesConfig & { redisUrl: string } => {
-  const config = loadDevicesConfig(env);
+export const loadRefreshConfig = (env: Env = process.env): RefreshConfig => {
+  const config = loadInventoryConfig(env);
   if (config.redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required by refreshDevices (it keeps the cluster tier warm) but not set');
   return { ...config, redisUrl: config.redisUrl };
 };

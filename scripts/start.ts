@@ -74,7 +74,8 @@ setInterval(() => {
 
 say(`local stack${envFile ? ` (variables from ${envFile} and the environment)` : ''}; defaults in use — set the variable to replace one:`);
 for (const line of defaults.notes) say(line);
-for (const line of describeConfigured(process.env, CONFIGURATION_VARIABLES)) say(line);
+// A variable a default replaced (LATEST_OS_FEED_URL=demo) has its line among the notes already.
+for (const line of describeConfigured(process.env, CONFIGURATION_VARIABLES.filter((name) => !(name in defaults.env)))) say(line);
 
 const env = { ...process.env, ...defaults.env };
 const shadow = (running.shadow = await createShadowService(root, `device-users-offline-${port}`));

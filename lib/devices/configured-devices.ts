@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { makeRedisClusterTier } from '../cache/cluster-tier.ts';
 import type { TierHealthLogger } from '../cache/tier-health.ts';
 import { makeTieredCache } from '../cache/tiered-cache.ts';
-import type { DevicesConfig } from '../config.ts';
+import type { DevicesConfig, InventoryConfig, RefreshConfig } from '../config.ts';
 import { makeJamfClientFromConfig } from '../inventory/jamf-client-from-config.ts';
-import { fixedReference } from '../latest-os/latest-reference.ts';
+import { makeLatestOsSource } from '../latest-os/latest-os-feed.ts';
 import { makeDeviceList, type SnapshotRequest } from './device-list.ts';
 import { deviceSnapshotCodec } from './device-snapshot-codec.ts';
 import { makeSnapshotReader } from './read-snapshot.ts';
@@ -16,9 +16,9 @@ import { makeDevicesRefresh } from './refresh-devices.ts';
  * API client or user reading it), so stages or services sharing one cluster never serve each
  * other's lists.
  */
-const clusterKeyOf = (config: DevicesConfig): string => {
+const clusterKeyOf = (config: InventoryConfig): string => {
   const principal = config.auth.kind === 'oauth' ? config.auth.clientId : config.auth.username;
-  return `devices:v2:${createHash('sha256').update(`${config.inventoryUrl}\n${principal}`).digest('hex').slice(0, 16)}`;
+  return `devices:v3:${createHash('sha256').update(`${config.inventoryUrl}\n${principal}`).digest('hex').slice(0, 16)}`;
 };
 
 /** The refresh writes ~7 MB for 100,000 devices: it may wait for the cluster longer than a request may. */
@@ -27,7 +27,7 @@ const REFRESH_COMMAND_TIMEOUT_MS = 10_000;
 const REFRESH_LOCK_MS = 15 * 60 * 1000;
 
 export interface DevicesDeps {
-  /** The cluster tier's one line per change of health. */
+  /** The cluster tier's and the latest-OS feed's one line per change of health. */
   logger: TierHealthLogger;
   /** Called once per token Jamf refused during a read (the UpstreamAuthFailures metric). */
   onAuthFailure: () => void;
@@ -43,12 +43,17 @@ export const makeConfiguredDeviceList = (config: DevicesConfig, deps: DevicesDep
     staleMs: config.cacheStaleSeconds * 1000,
     load: (request: SnapshotRequest) => readSnapshot(request.remainingTimeMs),
   });
-  const reference = fixedReference(config.latestOsVersion);
-  return makeDeviceList({ snapshots, reference: () => reference });
+  const reference = makeLatestOsSource({
+    feedUrl: config.latestOs.feed?.url,
+    fallbackVersion: config.latestOs.version,
+    ttlMs: (config.latestOs.feed?.ttlSeconds ?? 0) * 1000,
+    logger: deps.logger,
+  });
+  return makeDeviceList({ snapshots, reference });
 };
 
 /** The scheduled refresh of the same inventory into the same cluster entry. */
-export const makeConfiguredRefresh = (config: DevicesConfig & { redisUrl: string }, deps: DevicesDeps) =>
+export const makeConfiguredRefresh = (config: RefreshConfig, deps: DevicesDeps) =>
   makeDevicesRefresh({
     readSnapshot: makeSnapshotReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure) }),
     cluster: makeRedisClusterTier({ url: config.redisUrl, logger: deps.logger, commandTimeoutMs: REFRESH_COMMAND_TIMEOUT_MS }),

@@ -5,20 +5,21 @@ import type { DeviceSnapshot } from './device-snapshot.ts';
 
 /**
  * How a device snapshot travels through the cluster tier: a JSON header line
- * `{"v":2,"n":<devices>,"readAt":<ms>,"id":"<hash>","bytes":<payload bytes>,"crc32":<of the payload>}`
+ * `{"v":3,"n":<devices>,"readAt":<ms>,"id":"<hash>","bytes":<payload bytes>,"crc32":<of the payload>}`
  * and the payload, zstd-compressed. The payload holds the rendered JSON (ASCII) and the columns as
  * their bytes in memory (little-endian, as on every Lambda architecture), then a JSON dictionary of
  * ids and values, so a container decodes a 100,000-device snapshot without parsing a single device,
  * and decompresses it on libuv's thread pool, leaving the event loop to other requests:
  *
  *   u32 json bytes · json (ASCII) · pad · u32 starts[n+1] · u32 flagAt[n] · u32 osVersionKey[n] ·
- *   u32 osNameKey[n] · u32 modelKey[n] · i8 managed[n] · i8 supervised[n] · pad · f64 lastContact[n] ·
- *   u32 dictionary bytes · {"ids":[…],"osVersions":[…],"osNames":[…],"models":[…]}
+ *   u32 responseKey[n] · u32 osNameKey[n] · u32 modelKey[n] · i8 managed[n] · i8 supervised[n] · pad ·
+ *   f64 lastContact[n] · u32 dictionary bytes ·
+ *   {"ids":[…],"osVersions":[…],"responses":[…],"osNames":[…],"models":[…]}
  *
  * Another format version reads as a miss; the length and checksum reject a truncated or corrupted
  * value before anything is built, and the structure is checked as it is read.
  */
-const FORMAT_VERSION = 2;
+const FORMAT_VERSION = 3;
 /** zstd's fastest level: the rendered JSON repeats keys and values, so even this shrinks it ~6×. */
 const ZSTD_LEVEL = 1;
 /** Longer than any header written here: the cluster tier reads this much to learn a value's stamp. */
@@ -68,18 +69,18 @@ const encodePayload = (snapshot: DeviceSnapshot): Buffer => {
   // ASCII by construction (buildSnapshot escapes the rest): one byte per character.
   const json = Buffer.from(snapshot.json, 'latin1');
   const dictionary = Buffer.from(
-    JSON.stringify({ ids: snapshot.ids, osVersions: snapshot.osVersions, osNames: snapshot.osNames, models: snapshot.models }),
+    JSON.stringify({ ids: snapshot.ids, osVersions: snapshot.osVersions, responses: snapshot.responses, osNames: snapshot.osNames, models: snapshot.models }),
     'utf8',
   );
   const columnsAt = align(4 + json.length, 4);
-  const flagsAt = columnsAt + 4 * (n + 1) + 16 * n;
+  const flagsAt = columnsAt + 4 * (n + 1) + 20 * n;
   const lastContactAt = align(flagsAt + 2 * n, 8);
   const dictionaryAt = lastContactAt + 8 * n;
   const payload = Buffer.alloc(dictionaryAt + 4 + dictionary.length);
   payload.writeUInt32LE(json.length, 0);
   json.copy(payload, 4);
   let at = columnsAt;
-  for (const column of [snapshot.starts, snapshot.flagAt, snapshot.osVersionKey, snapshot.osNameKey, snapshot.modelKey, snapshot.managed, snapshot.supervised]) {
+  for (const column of [snapshot.starts, snapshot.flagAt, snapshot.osVersionKey, snapshot.responseKey, snapshot.osNameKey, snapshot.modelKey, snapshot.managed, snapshot.supervised]) {
     at += bytesOf(column).copy(payload, at);
   }
   bytesOf(snapshot.lastContact).copy(payload, lastContactAt);
@@ -104,7 +105,7 @@ const decodePayload = (payload: Buffer, header: Header): DeviceSnapshot => {
   if (payload.length < 4) throw malformed('no JSON length');
   const jsonBytes = payload.readUInt32LE(0);
   const columnsAt = align(4 + jsonBytes, 4);
-  const flagsAt = columnsAt + 4 * (n + 1) + 16 * n;
+  const flagsAt = columnsAt + 4 * (n + 1) + 20 * n;
   const lastContactAt = align(flagsAt + 2 * n, 8);
   const dictionaryAt = lastContactAt + 8 * n;
   if (payload.length < dictionaryAt + 4) throw malformed('shorter than its columns');
@@ -112,11 +113,11 @@ const decodePayload = (payload: Buffer, header: Header): DeviceSnapshot => {
   if (payload.length !== dictionaryAt + 4 + dictionaryBytes) throw malformed('length does not add up');
   const json = payload.toString('latin1', 4, 4 + jsonBytes);
   let at = columnsAt;
-  const [starts, flagAt, osVersionKey, osNameKey, modelKey] = [n + 1, n, n, n, n].map((length) => {
+  const [starts, flagAt, osVersionKey, responseKey, osNameKey, modelKey] = [n + 1, n, n, n, n, n].map((length) => {
     const column = columnOf(payload, at, length, Uint32Array, 4);
     at += 4 * length;
     return column;
-  }) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+  }) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
   const managed = columnOf(payload, flagsAt, n, Int8Array, 1);
   const supervised = columnOf(payload, flagsAt + n, n, Int8Array, 1);
   const lastContact = columnOf(payload, lastContactAt, n, Float64Array, 8);
@@ -124,6 +125,7 @@ const decodePayload = (payload: Buffer, header: Header): DeviceSnapshot => {
   const { ids } = dictionary;
   if (!Array.isArray(ids) || ids.length !== n || !ids.every((id) => typeof id === 'string' && /^\d+$/.test(id))) throw malformed('ids');
   const osVersions = textList(dictionary.osVersions, 'osVersions');
+  const responses = textList(dictionary.responses, 'responses');
   const osNames = textList(dictionary.osNames, 'osNames');
   const models = textList(dictionary.models, 'models');
   // Every device must be a JSON object holding its flag literal where the columns say, and every key
@@ -135,7 +137,7 @@ const decodePayload = (payload: Buffer, header: Header): DeviceSnapshot => {
     const flag = flagAt[index]!;
     if (end <= start || json.charCodeAt(start) !== 123 || json.charCodeAt(end - 1) !== 125) throw malformed(`device ${index} is not an object`);
     if (flag <= start || flag + 5 > end || !json.startsWith('false', flag)) throw malformed(`device ${index} has no flag`);
-    if (osVersionKey[index]! >= osVersions.length || osNameKey[index]! >= osNames.length || modelKey[index]! >= models.length) {
+    if (osVersionKey[index]! >= osVersions.length || responseKey[index]! >= responses.length || osNameKey[index]! >= osNames.length || modelKey[index]! >= models.length) {
       throw malformed(`device ${index} has a key outside its dictionary`);
     }
   }
@@ -149,6 +151,8 @@ const decodePayload = (payload: Buffer, header: Header): DeviceSnapshot => {
     ids: ids as string[],
     osVersionKey,
     osVersions,
+    responseKey,
+    responses,
     managed,
     supervised,
     osNameKey,

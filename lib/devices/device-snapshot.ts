@@ -29,6 +29,9 @@ export interface DeviceSnapshot {
   /** Device i's `os_version` as an index into `osVersions` (0: none). */
   readonly osVersionKey: Uint32Array;
   readonly osVersions: readonly (string | undefined)[];
+  /** Device i's `os_rapid_security_response` as an index into `responses` (0: none). */
+  readonly responseKey: Uint32Array;
+  readonly responses: readonly (string | undefined)[];
   /** `managed`, `supervised`: 1 true, 0 false, -1 absent. */
   readonly managed: Int8Array;
   readonly supervised: Int8Array;
@@ -58,6 +61,7 @@ const responseShape = (device: InventoryDevice) => ({
   os_name: device.os_name,
   os_version: device.os_version,
   os_build: device.os_build,
+  os_rapid_security_response: device.os_rapid_security_response,
   os_is_latest: false,
   last_contact_at: device.last_contact_at,
   last_inventory_at: device.last_inventory_at,
@@ -99,12 +103,14 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
   const starts = new Uint32Array(count + 1);
   const flagAt = new Uint32Array(count);
   const osVersionKey = new Uint32Array(count);
+  const responseKey = new Uint32Array(count);
   const osNameKey = new Uint32Array(count);
   const modelKey = new Uint32Array(count);
   const managed = new Int8Array(count);
   const supervised = new Int8Array(count);
   const lastContact = new Float64Array(count);
   const versions = dictionary<string>();
+  const responses = dictionary<string>();
   const osNames = dictionary<string>();
   const models = dictionary<string>();
   const parts: string[] = [];
@@ -118,6 +124,7 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
     parts.push(json);
     length += json.length;
     osVersionKey[index] = versions.keyOf(device.os_version);
+    responseKey[index] = responses.keyOf(device.os_rapid_security_response);
     osNameKey[index] = osNames.keyOf(device.os_name?.toLowerCase());
     modelKey[index] = models.keyOf(device.model_identifier?.toLowerCase());
     managed[index] = tristate(device.managed);
@@ -136,6 +143,8 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
     ids: devices.map((device) => device.id),
     osVersionKey,
     osVersions: versions.values,
+    responseKey,
+    responses: responses.values,
     managed,
     supervised,
     osNameKey,
@@ -147,13 +156,20 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
 };
 
 /**
- * `os_is_latest` of every device against `reference`, one decision per distinct version (a fleet
- * runs a handful): 1 latest, 0 not.
+ * `os_is_latest` of every device against `reference`, one decision per distinct version and
+ * response level (a fleet runs a handful): 1 latest, 0 not.
  */
 export const latestFlags = (snapshot: DeviceSnapshot, reference: LatestReference): Uint8Array => {
-  const decided = snapshot.osVersions.map((version) => (reference.isLatest(version) ? 1 : 0));
+  const width = snapshot.responses.length;
+  const decided = new Int8Array(snapshot.osVersions.length * width).fill(-1);
   const flags = new Uint8Array(snapshot.count);
-  for (let index = 0; index < snapshot.count; index += 1) flags[index] = decided[snapshot.osVersionKey[index]!]!;
+  for (let index = 0; index < snapshot.count; index += 1) {
+    const version = snapshot.osVersionKey[index]!;
+    const response = snapshot.responseKey[index]!;
+    const slot = version * width + response;
+    if (decided[slot] === -1) decided[slot] = reference.isLatest(snapshot.osVersions[version], snapshot.responses[response]) ? 1 : 0;
+    flags[index] = decided[slot]!;
+  }
   return flags;
 };
 

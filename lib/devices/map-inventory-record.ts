@@ -16,6 +16,7 @@ export interface InventoryDevice {
   os_name?: string;
   os_version?: string;
   os_build?: string;
+  os_rapid_security_response?: string;
   last_contact_at?: string;
   last_inventory_at?: string;
   username?: string;
@@ -59,6 +60,7 @@ export const mapInventoryRecord = (record: unknown): InventoryDevice | undefined
   put('os_name', text(os?.name));
   put('os_version', text(os?.version));
   put('os_build', text(os?.build));
+  put('os_rapid_security_response', text(os?.rapidSecurityResponse));
   put('last_contact_at', text(general?.lastContactTime) ?? text(general?.lastContact));
   put('last_inventory_at', text(general?.reportDate));
   put('username', text(user?.username));

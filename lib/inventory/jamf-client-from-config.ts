@@ -1,13 +1,13 @@
-import type { DevicesConfig } from '../config.ts';
+import type { InventoryAuthConfig, InventoryConfig } from '../config.ts';
 import { resolveSecret } from '../secrets.ts';
 import type { JamfAuth } from './jamf-auth.ts';
 import { makeJamfClient, type JamfClient } from './jamf-client.ts';
 
 /** The configured auth, with secrets resolved (SSM or inline) only when a token is requested. */
-export const jamfAuthFromConfig = (auth: DevicesConfig['auth']): JamfAuth =>
+export const jamfAuthFromConfig = (auth: InventoryAuthConfig): JamfAuth =>
   auth.kind === 'oauth'
     ? { kind: 'oauth', clientId: auth.clientId, clientSecret: (signal) => resolveSecret(auth.clientSecret, 'INVENTORY_CLIENT_SECRET', signal) }
     : { kind: 'basic', username: auth.username, password: (signal) => resolveSecret(auth.password, 'INVENTORY_PASSWORD', signal) };
 
-export const makeJamfClientFromConfig = (config: DevicesConfig, onAuthFailure: () => void): JamfClient =>
+export const makeJamfClientFromConfig = (config: InventoryConfig, onAuthFailure: () => void): JamfClient =>
   makeJamfClient({ baseUrl: config.inventoryUrl, auth: jamfAuthFromConfig(config.auth), onAuthFailure });

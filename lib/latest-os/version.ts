@@ -1,42 +1,69 @@
 import { compareDigitStrings } from '../digit-strings.ts';
 
-/** A version as its dotted integer components, each kept as digits (they may exceed 2^53). */
-export type Version = readonly string[];
+/**
+ * An OS version as docs/api.md compares it: the dotted integer components, each kept as digits
+ * (they may exceed 2^53), and the Rapid Security Response / Background Security Improvement level,
+ * a single lower-case letter (`26.3.1 (a)`), when there is one.
+ */
+export interface Version {
+  readonly numbers: readonly string[];
+  readonly response: string | undefined;
+}
 
-// The numeric part at the start; whatever follows (` (25A354)`, `-beta`, `.beta`) is a suffix.
-const NUMERIC_PART = /^\s*(\d+(?:\.\d+)*)/;
+// The numeric part at the start; whatever follows (` (25A354)`, `-beta`, `.beta`) is a suffix, but
+// for a response level: one lower-case letter in parentheses right after the numbers.
+const VERSION_TEXT = /^\s*(\d+(?:\.\d+)*)(?:\s*\(([a-z])\)(?![^\s]))?/;
+/** Jamf's `operatingSystem.rapidSecurityResponse`: `(a)` (or the bare letter). */
+const RESPONSE_FIELD = /^\s*\(?([a-z])\)?\s*$/;
 
-/** Parses `15.10`, `26.0 (25A354)`, `15.1-beta`; anything not starting with a digit is unparsable. */
-export const parseVersion = (text: string): Version | undefined => {
-  const match = NUMERIC_PART.exec(text);
-  return match?.[1] === undefined ? undefined : match[1].split('.');
-};
+/** The response level of text such as Jamf's `rapidSecurityResponse` field (`(a)`), or undefined. */
+export const responseLevel = (text: string | undefined): string | undefined => (text === undefined ? undefined : RESPONSE_FIELD.exec(text)?.[1]);
 
 /**
- * Component by component as integers; a missing trailing component counts as 0 (`15` = `15.0.0`).
- * Takes version text (`'15.10'`, suffixes ignored) or a pre-parsed Version; text that does not parse
- * sorts before every version, so the order stays total.
+ * Parses `15.10`, `26.0 (25A354)`, `15.1-beta`, `26.3.1 (a)`; anything not starting with a digit is
+ * unparsable. `response` (the device's own field) names the response level where the text has none.
+ */
+export const parseVersion = (text: string, response?: string): Version | undefined => {
+  const match = VERSION_TEXT.exec(text);
+  if (match?.[1] === undefined) return undefined;
+  return { numbers: match[1].split('.'), response: match[2] ?? responseLevel(response) };
+};
+
+/** `26.3.1 (a)`, `15.7`: how a version reads in logs and keys. */
+export const formatVersion = (version: Version): string =>
+  version.response === undefined ? version.numbers.join('.') : `${version.numbers.join('.')} (${version.response})`;
+
+/**
+ * Component by component as integers; a missing trailing component counts as 0 (`15` = `15.0.0`);
+ * between equal numbers, a response level ranks above none and by letter:
+ * `26.3.1` < `26.3.1 (a)` < `26.3.1 (c)` < `26.3.2`. Takes version text or a parsed Version; text
+ * that does not parse sorts before every version, so the order stays total.
  */
 export const compareVersions = (a: Version | string, b: Version | string): -1 | 0 | 1 => {
   const left = typeof a === 'string' ? parseVersion(a) : a;
   const right = typeof b === 'string' ? parseVersion(b) : b;
   if (left === undefined || right === undefined) return left === right ? 0 : left === undefined ? -1 : 1;
-  const length = Math.max(left.length, right.length);
+  const length = Math.max(left.numbers.length, right.numbers.length);
   for (let index = 0; index < length; index += 1) {
-    const order = compareDigitStrings(left[index] ?? '0', right[index] ?? '0');
+    const order = compareDigitStrings(left.numbers[index] ?? '0', right.numbers[index] ?? '0');
     if (order !== 0) return order;
   }
-  return 0;
+  if (left.response === right.response) return 0;
+  if (left.response === undefined) return -1;
+  if (right.response === undefined) return 1;
+  return left.response < right.response ? -1 : 1;
 };
 
 /**
- * Equal is latest; a device whose version does not parse is never latest, and neither is any
- * device against a reference that does not parse. Pass the reference pre-parsed to
- * decide many devices against it.
+ * The major release a version belongs to, as the latest-OS feed groups them: the first component
+ * (`26`, `15`), and for the `10.x` era the first two (`10.15`).
  */
-export const isLatest = (version: string | undefined, reference: Version | string): boolean => {
-  if (version === undefined) return false;
-  const parsedReference = typeof reference === 'string' ? parseVersion(reference) : reference;
-  const parsed = parseVersion(version);
-  return parsed !== undefined && parsedReference !== undefined && compareVersions(parsed, parsedReference) >= 0;
-};
+export const majorOf = (version: Version): string =>
+  version.numbers[0] !== undefined && BigInt(version.numbers[0]) === 10n ? `10.${BigInt(version.numbers[1] ?? '0')}` : String(BigInt(version.numbers[0] ?? '0'));
+
+/**
+ * Equal is latest; a device whose version does not parse is never latest, and neither is any
+ * device against a reference that does not parse.
+ */
+export const isAtLeast = (version: Version | undefined, reference: Version | undefined): boolean =>
+  version !== undefined && reference !== undefined && compareVersions(version, reference) >= 0;

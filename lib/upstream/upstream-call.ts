@@ -47,12 +47,20 @@ export const callUpstream = async (url: string, init: RequestInit, limits: CallL
   }
 };
 
-/** A URL as messages and logs may show it: any `user:password@` removed. */
+// Query parameters that carry credentials by their name (a feed mirror's `?token=`, a presigned `X-Amz-Signature`).
+const SECRET_PARAMETER = /token|secret|password|passwd|key|sig|auth|credential|session/i;
+
+/**
+ * A URL as messages and logs may show it: any `user:password@` removed, and the value of any query
+ * parameter whose name says it is a credential replaced by `redacted`. Other parameters (Jamf's
+ * `page`) stay: they say which request failed.
+ */
 export const redactUrl = (url: string): string => {
   try {
     const parsed = new URL(url);
     parsed.username = '';
     parsed.password = '';
+    for (const name of new Set(parsed.searchParams.keys())) if (SECRET_PARAMETER.test(name)) parsed.searchParams.set(name, 'redacted');
     return parsed.toString();
   } catch {
     return '(invalid URL)';

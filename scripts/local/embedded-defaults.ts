@@ -7,7 +7,10 @@ import { DEMO_CHAT_EXPORT } from '../../demo/chat-export.ts';
 export type LocalService = 'inventory' | 'users' | 'storage';
 export const ALL_SERVICES: ReadonlySet<LocalService> = new Set(['inventory', 'users', 'storage']);
 
-export const DEFAULT_LATEST_OS_VERSION = '26.1';
+/** The newest macOS of the demo feed's copy, so the demo inventory has latest Macs without the feed too. */
+export const DEFAULT_LATEST_OS_VERSION = '26.6.2';
+/** `LATEST_OS_FEED_URL=demo`: serve the copy of the real SOFA feed (demo/sofa/) and point the devices at it. */
+export const DEMO_FEED_VALUE = 'demo';
 export const DEFAULT_USERS_TABLE = 'users-local';
 export const DEFAULT_IMPORT_BUCKET = 'import-local';
 export const DEMO_COMPUTER_COUNT = 300;
@@ -23,6 +26,8 @@ export interface DefaultsPlan {
   users: boolean;
   /** A local S3-compatible store, because no S3 endpoint is set. */
   storage: boolean;
+  /** The demo latest-OS feed, because LATEST_OS_FEED_URL is `demo`. */
+  feed: boolean;
   /** Plain values used where the variable is unset. */
   values: Record<string, string>;
 }
@@ -35,6 +40,7 @@ export const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): Defaul
     // USERS_TABLE without an endpoint names a real table in AWS.
     users: needs.has('users') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_DYNAMODB') && !present(env, 'USERS_TABLE'),
     storage: needs.has('storage') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_S3'),
+    feed: needs.has('inventory') && env.LATEST_OS_FEED_URL?.trim() === DEMO_FEED_VALUE,
     values: {},
   };
   if (needs.has('inventory') && !present(env, 'LATEST_OS_VERSION')) plan.values.LATEST_OS_VERSION = DEFAULT_LATEST_OS_VERSION;
@@ -97,6 +103,13 @@ export const startEmbeddedDefaults = async (
         INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
       });
       notes.push(note('INVENTORY_URL', `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`));
+    }
+    if (plan.feed) {
+      const { startFakeSofa } = await import('../../demo/fake-sofa.ts');
+      const sofa = await startFakeSofa();
+      stoppers.push(() => sofa.close());
+      overlay.LATEST_OS_FEED_URL = sofa.feedUrl('v2');
+      notes.push(note('LATEST_OS_FEED_URL', `${sofa.feedUrl('v2')} — DEMO DATA: a copy of the SOFA macOS feed of September 2026 (v1 of September 2025 at ${sofa.feedUrl('v1')})`));
     }
     if (plan.users) {
       const [{ startDynalite, createUsersTable, seedUser }, { DEMO_USER }] = await Promise.all([import('./dynalite.ts'), import('../../demo/demo-user.ts')]);

@@ -4,21 +4,31 @@
  */
 export interface CapturedLogs {
   lines: () => Record<string, unknown>[];
+  /** The JSON lines on stderr: Powertools writes WARN and ERROR there. */
+  errorLines: () => Record<string, unknown>[];
   /** Everything written to stdout and stderr. */
   raw: () => string;
   restore: () => void;
 }
+
+const jsonLines = (text: string): Record<string, unknown>[] =>
+  text
+    .split('\n')
+    .filter((line) => line.trim().startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 /** Captures stdout (where handler lines go) and stderr (so secret checks see everything). */
 export const captureStdout = (): CapturedLogs => {
   const originalOut = process.stdout.write.bind(process.stdout);
   const originalErr = process.stderr.write.bind(process.stderr);
   let buffer = '';
+  let errors = '';
   let everything = '';
   const intercept = (toStdout: boolean) =>
     ((chunk: string | Uint8Array, ...rest: unknown[]) => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
       if (toStdout) buffer += text;
+      else errors += text;
       everything += text;
       const callback = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
       callback?.();
@@ -28,11 +38,8 @@ export const captureStdout = (): CapturedLogs => {
   process.stderr.write = intercept(false);
   return {
     raw: () => everything,
-    lines: () =>
-      buffer
-        .split('\n')
-        .filter((line) => line.trim().startsWith('{'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    lines: () => jsonLines(buffer),
+    errorLines: () => jsonLines(errors),
     restore: () => {
       process.stdout.write = originalOut;
       process.stderr.write = originalErr;

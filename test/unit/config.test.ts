@@ -24,11 +24,26 @@ describe('loadDevicesConfig', () => {
     expect(loadDevicesConfig(devicesEnv)).toEqual({
       inventoryUrl: 'https://jamf.example.test',
       auth: { kind: 'oauth', clientId: 'client', clientSecret: { kind: 'value', value: 'secret' } },
-      latestOsVersion: '26.1',
       cacheTtlSeconds: 60,
       cacheStaleSeconds: 0,
       redisUrl: undefined,
+      latestOs: { version: '26.1', feed: undefined },
     });
+  });
+
+  it('reads the latest-OS feed with its TTL (default an hour); LATEST_OS_VERSION is then optional', () => {
+    const feedUrl = 'https://sofa.example.test/v1/macos_data_feed.json';
+    expect(loadDevicesConfig({ ...devicesEnv, LATEST_OS_FEED_URL: feedUrl }).latestOs).toEqual({ version: '26.1', feed: { url: feedUrl, ttlSeconds: 3600 } });
+    expect(loadDevicesConfig({ ...devicesEnv, LATEST_OS_VERSION: undefined, LATEST_OS_FEED_URL: feedUrl, LATEST_OS_FEED_TTL_SECONDS: '600' }).latestOs).toEqual({
+      version: undefined,
+      feed: { url: feedUrl, ttlSeconds: 600 },
+    });
+  });
+
+  it('needs no latest-OS reference for the scheduled refresh, which stores devices, not decisions', () => {
+    const { LATEST_OS_VERSION: _version, ...inventoryOnly } = devicesEnv;
+    expect(loadRefreshConfig({ ...inventoryOnly, REDIS_URL: 'redis://cache:6379' })).not.toHaveProperty('latestOs');
+    expect(configErrorOf(() => loadDevicesConfig(inventoryOnly)).message).toBe('Configuration error: LATEST_OS_VERSION is required but not set (or set LATEST_OS_FEED_URL)');
   });
 
   it('serves stale lists for an hour by default with a cluster (kept warm by the schedule), or as configured', () => {
@@ -68,6 +83,10 @@ describe('loadDevicesConfig', () => {
     ['INVENTORY_CLIENT_ID', { ...devicesEnv, INVENTORY_CLIENT_ID: undefined }],
     ['LATEST_OS_VERSION', { ...devicesEnv, LATEST_OS_VERSION: '' }],
     ['LATEST_OS_VERSION', { ...devicesEnv, LATEST_OS_VERSION: 'latest' }],
+    ['LATEST_OS_VERSION', { ...devicesEnv, LATEST_OS_VERSION: 'latest', LATEST_OS_FEED_URL: 'https://sofa.example.test/feed.json' }],
+    ['LATEST_OS_FEED_URL', { ...devicesEnv, LATEST_OS_FEED_URL: 'sofa feed' }],
+    ['LATEST_OS_FEED_URL', { ...devicesEnv, LATEST_OS_FEED_URL: 'https://reader:hunter2@sofa.example.test/feed.json' }],
+    ['LATEST_OS_FEED_TTL_SECONDS', { ...devicesEnv, LATEST_OS_FEED_URL: 'https://sofa.example.test/feed.json', LATEST_OS_FEED_TTL_SECONDS: '0' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '0' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '1.5' }],
   ])('fails naming %s when it is missing or invalid', (variable, env) => {

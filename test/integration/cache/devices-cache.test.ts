@@ -230,7 +230,7 @@ describe('GET /devices through the cache tiers', () => {
 
   it.each([
     ['bytes that are not the cluster format', () => Buffer.from('{"v":1,"devices":[{"id":"1"')],
-    ['another format version', (good: Buffer) => Buffer.concat([Buffer.from('{"v":3,'), good.subarray('{"v":2,'.length)])],
+    ['another format version', (good: Buffer) => Buffer.concat([Buffer.from('{"v":2,'), good.subarray('{"v":3,'.length)])],
     ['a value with one corrupted byte', (good: Buffer) => flipByte(good, good.length - 50)],
     ['a truncated value', (good: Buffer) => good.subarray(0, Math.floor(good.length / 2))],
   ])('serves the right devices from upstream when the cluster holds %s, and repairs the entry', async (_label, corrupt) => {

@@ -259,8 +259,9 @@ describe('osls package: the CloudFormation template', () => {
       }
     }, 300_000);
 
-    it('gives the refresh the devices function\'s configuration and its 15 minutes', () => {
-      expect(environmentOf(full.template, 'refreshDevices')).toEqual(environmentOf(full.template, 'devices'));
+    it('gives the refresh the devices function\'s inventory and cache configuration (not the latest-OS reference) and its 15 minutes', () => {
+      const { LATEST_OS_VERSION: _version, LATEST_OS_FEED_URL: _feed, LATEST_OS_FEED_TTL_SECONDS: _ttl, ...inventoryAndCache } = environmentOf(full.template, 'devices');
+      expect(environmentOf(full.template, 'refreshDevices')).toEqual(inventoryAndCache);
       expect(lambdaOf(full.template, 'refreshDevices').Properties).toMatchObject({ Timeout: 900, MemorySize: 1024 });
     });
   });
@@ -405,17 +406,19 @@ describe('osls package: the CloudFormation template', () => {
         'INVENTORY_USERNAME',
         'INVENTORY_PASSWORD_SSM',
         'LATEST_OS_VERSION',
+        'LATEST_OS_FEED_URL',
+        'LATEST_OS_FEED_TTL_SECONDS',
         'DEVICES_CACHE_TTL_SECONDS',
         'DEVICES_CACHE_STALE_SECONDS',
         'REDIS_URL',
       ],
+      // The refresh stores devices, not decisions: no latest-OS reference.
       refreshDevices: [
         'INVENTORY_URL',
         'INVENTORY_CLIENT_ID',
         'INVENTORY_CLIENT_SECRET_SSM',
         'INVENTORY_USERNAME',
         'INVENTORY_PASSWORD_SSM',
-        'LATEST_OS_VERSION',
         'DEVICES_CACHE_TTL_SECONDS',
         'DEVICES_CACHE_STALE_SECONDS',
         'REDIS_URL',
@@ -435,6 +438,7 @@ describe('osls package: the CloudFormation template', () => {
         INVENTORY_CLIENT_SECRET_SSM: FULL_PARAMS.inventoryClientSecretSsm,
         REDIS_URL: FULL_PARAMS.redisUrl,
         LATEST_OS_VERSION: '26.1',
+        LATEST_OS_FEED_TTL_SECONDS: '3600',
         DEVICES_CACHE_TTL_SECONDS: '60',
       });
       expect(environmentOf(full.template, 'importTickets').TICKETING_PASSWORD_SSM).toBe(FULL_PARAMS.ticketingPasswordSsm);

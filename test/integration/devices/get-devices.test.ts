@@ -49,7 +49,7 @@ const oauthEnv = (url: string) => ({
   INVENTORY_URL: url,
   INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
   INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
-  LATEST_OS_VERSION: '26.1',
+  LATEST_OS_VERSION: '26.6.2',
 });
 
 const withJamf = async (options: FakeJamfOptions, env: (url: string) => Record<string, string> = oauthEnv) => {
@@ -99,7 +99,8 @@ describe('GET /devices over a Jamf Pro inventory', () => {
       expect(Object.values(device)).not.toContain('');
     }
     const latest = devices.filter((device) => device.os_is_latest).map((device) => device.os_version);
-    expect(new Set(latest)).toEqual(new Set(['26.1']));
+    // 26.6.2 and the beta above it, with and without the Jamf binary's `.0`.
+    expect(new Set(latest)).toEqual(new Set(['26.6.2', '27.0', '27.0.0']));
     const stats = jamf!.stats();
     expect(stats.inventoryLog.map((entry) => entry.page).sort()).toEqual([0, 1, 2, 3, 4]);
     expect(stats.maxConcurrentInventory).toBeLessThanOrEqual(4);

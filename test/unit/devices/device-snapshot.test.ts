@@ -4,17 +4,16 @@ import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.
 import { buildSnapshot, latestFlags, renderDevices, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord, type InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
-import { isLatest } from '../../../lib/latest-os/version.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 
 const RESPONSE_ORDER = [
-  'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build', 'os_is_latest',
+  'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build', 'os_rapid_security_response', 'os_is_latest',
   'last_contact_at', 'last_inventory_at', 'username', 'email', 'supervised', 'managed',
 ] as const;
 
 /** The response JSON of one device, written independently of the code under test: ASCII, the rest escaped. */
 const expectedJson = (device: InventoryDevice, reference: string): string => {
-  const withFlag: Record<string, unknown> = { ...device, os_is_latest: isLatest(device.os_version, reference) };
+  const withFlag: Record<string, unknown> = { ...device, os_is_latest: fixedReference(reference).isLatest(device.os_version, device.os_rapid_security_response) };
   return JSON.stringify(Object.fromEntries(RESPONSE_ORDER.filter((key) => withFlag[key] !== undefined).map((key) => [key, withFlag[key]]))).replace(
     /[\u0080-\uffff]/g,
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
@@ -31,8 +30,9 @@ const device = (id: number): fc.Arbitrary<InventoryDevice> =>
       name: text,
       model_identifier: text,
       os_name: text,
-      os_version: fc.constantFrom('26.1', '15.7.2', '26.0 (25A354)', '15.10', '1', 'x'),
+      os_version: fc.constantFrom('26.1', '15.7.2', '15.2.0', '26.0 (25A354)', '26.3.1', '26.3.1 (a)', '15.10', '1', 'x'),
       os_build: text,
+      os_rapid_security_response: fc.constantFrom('(a)', '(c)', 'x'),
       last_contact_at: fc.constantFrom('2026-11-01T10:00:00Z', '2026-11-20T09:15:00.123Z', 'garbage'),
       username: text,
       supervised: fc.boolean(),
@@ -50,7 +50,7 @@ describe('device snapshot', () => {
 
   it('renders each device as its documented JSON, flagged against the reference, for any fleet', () => {
     fc.assert(
-      fc.property(fleets, fc.constantFrom('26.1', '15.7', 'not-a-version'), (fleet, reference) => {
+      fc.property(fleets, fc.constantFrom('26.1', '15.7', '26.3.1 (a)', 'not-a-version'), (fleet, reference) => {
         const snapshot = buildSnapshot(fleet, 0);
         const body = renderDevices(snapshot, latestFlags(snapshot, fixedReference(reference)), all(snapshot));
         expect(body).toBe(`[${fleet.map((entry) => expectedJson(entry, reference)).join(',')}]`);
@@ -139,7 +139,7 @@ describe('device snapshot codec', () => {
   };
 
   it.each([
-    ['another format version', () => Buffer.concat([Buffer.from('{"v":1,'), encoded.subarray('{"v":2,'.length)])],
+    ['another format version', () => Buffer.concat([Buffer.from('{"v":1,'), encoded.subarray('{"v":3,'.length)])],
     ['a corrupted byte in the payload', () => flip(encoded.length - 40)],
     ['a truncated value', () => encoded.subarray(0, Math.floor(encoded.length / 2))],
     ['text that is not the format', () => Buffer.from('[{"id":"1"}]')],
@@ -157,6 +157,7 @@ describe('device snapshot codec', () => {
     ['a flag offset outside its device', (value: DeviceSnapshot) => ({ ...value, flagAt: value.flagAt.map((at, index) => (index === 3 ? at + 10_000 : at)) })],
     ['device offsets that do not cover the JSON', (value: DeviceSnapshot) => ({ ...value, starts: value.starts.map((at, index) => (index === value.count ? at - 1 : at)) })],
     ['a key outside its dictionary', (value: DeviceSnapshot) => ({ ...value, osVersionKey: value.osVersionKey.map((key, index) => (index === 0 ? 999 : key)) })],
+    ['a response key outside its dictionary', (value: DeviceSnapshot) => ({ ...value, responseKey: value.responseKey.map((key, index) => (index === 1 ? 999 : key)) })],
   ])('refuses a value whose checksum holds but whose structure does not: %s', async (_label, tamper) => {
     await expect(deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(tamper(snapshot)))).rejects.toThrow(/malformed/);
   });

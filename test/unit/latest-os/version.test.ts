@@ -1,25 +1,52 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, isLatest, parseVersion } from '../../../lib/latest-os/version.ts';
+import { compareVersions, formatVersion, isAtLeast, majorOf, parseVersion, responseLevel, type Version } from '../../../lib/latest-os/version.ts';
 
 const component = fc.oneof(fc.nat({ max: 30 }).map(String), fc.bigInt({ min: 0n, max: 10n ** 30n }).map(String));
-const version = fc.array(component, { minLength: 1, maxLength: 5 });
-const cmp = (a: string, b: string) => compareVersions(parseVersion(a)!, parseVersion(b)!);
+const version: fc.Arbitrary<Version> = fc.record({
+  numbers: fc.array(component, { minLength: 1, maxLength: 5 }),
+  response: fc.option(fc.constantFrom('a', 'b', 'c', 'z'), { nil: undefined }),
+});
 
 describe('parseVersion', () => {
   it.each([
-    ['15.10', ['15', '10']],
-    ['26.0 (25A354)', ['26', '0']],
-    ['15.1-beta', ['15', '1']],
-    ['14.7.1', ['14', '7', '1']],
-    ['  15 ', ['15']],
-    ['15.', ['15']],
-  ])('reads %j as its numeric part', (text, expected) => {
-    expect(parseVersion(text)).toEqual(expected);
+    ['15.10', ['15', '10'], undefined],
+    ['26.0 (25A354)', ['26', '0'], undefined],
+    ['26.6 (25G72)', ['26', '6'], undefined],
+    ['15.1-beta', ['15', '1'], undefined],
+    ['14.7.1', ['14', '7', '1'], undefined],
+    ['  15 ', ['15'], undefined],
+    ['15.', ['15'], undefined],
+    ['26.3.1 (a)', ['26', '3', '1'], 'a'],
+    ['13.4.1 (c) (22F770820d)', ['13', '4', '1'], 'c'],
+    ['26.3.1(a)', ['26', '3', '1'], 'a'],
+    ['26.3.1 (A)', ['26', '3', '1'], undefined],
+    ['26.3.1 (ab)', ['26', '3', '1'], undefined],
+  ])('reads %j as its numbers and response level', (text, numbers, response) => {
+    expect(parseVersion(text)).toEqual({ numbers, response });
+  });
+
+  it('takes the level from the device\'s own rapidSecurityResponse field when the text has none', () => {
+    expect(parseVersion('26.3.1', '(a)')).toEqual({ numbers: ['26', '3', '1'], response: 'a' });
+    expect(parseVersion('26.3.1', 'b')).toEqual({ numbers: ['26', '3', '1'], response: 'b' });
+    expect(parseVersion('26.3.1', 'garbage')).toEqual({ numbers: ['26', '3', '1'], response: undefined });
+    expect(parseVersion('26.3.1 (c)', '(a)')).toEqual({ numbers: ['26', '3', '1'], response: 'c' });
   });
 
   it.each(['', 'macOS 15', 'beta', '.15', '-1'])('finds no version in %j', (text) => {
     expect(parseVersion(text)).toBeUndefined();
+  });
+
+  it.each([
+    ['(a)', 'a'],
+    [' (c) ', 'c'],
+    ['a', 'a'],
+    [null, undefined],
+    ['', undefined],
+    ['(A)', undefined],
+    ['(ab)', undefined],
+  ] as const)('reads the response field %j as %j', (field, expected) => {
+    expect(responseLevel(field ?? undefined)).toBe(expected);
   });
 });
 
@@ -28,6 +55,7 @@ describe('compareVersions', () => {
     ['15.10', '15.9', 1],
     ['15.9', '15.10', -1],
     ['15', '15.0.0', 0],
+    ['15.2.0', '15.2', 0],
     ['26.0 (25A354)', '26.0', 0],
     ['15.1-beta', '15.1', 0],
     ['14.7.1', '14.7', 1],
@@ -35,14 +63,18 @@ describe('compareVersions', () => {
     ['015.01', '15.1', 0],
     ['9007199254740993', '9007199254740992', 1],
     ['1.9007199254740993', '1.9007199254740992', 1],
+    ['26.3.1 (a)', '26.3.1', 1],
+    ['26.3.1 (c)', '26.3.1 (a)', 1],
+    ['26.3.2', '26.3.1 (c)', 1],
+    ['26.3.1.0 (a)', '26.3.1 (a)', 0],
+    ['26.3 (a)', '26.3.0.1', -1],
   ])('compares %s with %s as %i', (a, b, expected) => {
-    expect(cmp(a, b)).toBe(expected);
+    expect(compareVersions(a, b)).toBe(expected);
   });
 
-  it('takes version text directly, the same as parsed versions', () => {
-    expect(compareVersions('15.10', '15.9')).toBe(1);
-    expect(compareVersions('15', '15.0.0')).toBe(0);
-    expect(compareVersions(parseVersion('26.0 (25A354)')!, '26.1')).toBe(-1);
+  it('orders 26.3.1 < 26.3.1 (a) < 26.3.1 (c) < 26.3.2', () => {
+    const ordered = ['26.3.2', '26.3.1 (c)', '26.3.1', '26.3.1 (a)'].sort((a, b) => compareVersions(a, b));
+    expect(ordered).toEqual(['26.3.1', '26.3.1 (a)', '26.3.1 (c)', '26.3.2']);
   });
 
   it('sorts text without a version before every version, and equal to other such text', () => {
@@ -62,69 +94,74 @@ describe('compareVersions', () => {
   it('is transitive', () => {
     fc.assert(
       fc.property(version, version, version, (a, b, c) => {
-        // Whenever a ≤ b and b ≤ c, a ≤ c; likewise for strict and equal orderings.
         const ab = compareVersions(a, b);
         const bc = compareVersions(b, c);
         const ac = compareVersions(a, c);
-        if (ab <= 0 && bc <= 0 && ac > 0) return false;
-        if (ab === 0 && bc === 0 && ac !== 0) return false;
-        if (ab < 0 && bc < 0 && ac >= 0) return false;
-        return true;
+        return !(ab <= 0 && bc <= 0) || ac <= 0;
       }),
     );
   });
 
-  it('treats padding with .0 components as equality', () => {
-    fc.assert(fc.property(version, fc.integer({ min: 1, max: 4 }), (v, zeros) => compareVersions(v, [...v, ...Array<string>(zeros).fill('0')]) === 0));
-  });
-
-  it('ignores any suffix after the numeric part', () => {
+  it('is total: any list sorts to one order, whatever order it came in', () => {
     fc.assert(
-      fc.property(version, fc.string().filter((s) => !/^[.\d]/.test(s)), (v, suffix) => {
-        const text = v.join('.');
-        return cmp(`${text}${suffix}`, text) === 0;
+      fc.property(fc.array(version, { maxLength: 12 }), fc.nat(), (versions, seed) => {
+        const shuffled = [...versions].sort((a, b) => ((JSON.stringify(a).length * 31 + seed) % 7) - ((JSON.stringify(b).length * 31 + seed) % 7));
+        const one = [...versions].sort(compareVersions).map(formatVersion);
+        const other = shuffled.sort(compareVersions).map(formatVersion);
+        return one.every((text, index) => compareVersions(text, other[index]!) === 0);
       }),
     );
   });
 
-  it('orders like BigInt for single huge components (never through Number)', () => {
+  it('treats padding with .0 components as equality, response level kept', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: 10n ** 40n }), fc.bigInt({ min: 0n, max: 10n ** 40n }), (a, b) => {
-        const expected = a === b ? 0 : a < b ? -1 : 1;
-        return cmp(String(a), String(b)) === expected;
+      fc.property(version, fc.integer({ min: 1, max: 4 }), (v, zeros) => compareVersions(v, { ...v, numbers: [...v.numbers, ...Array<string>(zeros).fill('0')] }) === 0),
+    );
+  });
+
+  it('ranks a response level above its bare version and below the next version', () => {
+    fc.assert(
+      fc.property(version, fc.constantFrom('a', 'c', 'z'), (v, letter) => {
+        const bare = { numbers: v.numbers, response: undefined };
+        const next = { numbers: [...v.numbers.slice(0, -1), String(BigInt(v.numbers.at(-1)!) + 1n)], response: undefined };
+        const withLevel = { numbers: v.numbers, response: letter };
+        return compareVersions(bare, withLevel) === -1 && compareVersions(withLevel, next) === -1;
       }),
     );
   });
 });
 
-describe('isLatest', () => {
-  const reference = '26.1';
+describe('isAtLeast (the latest-OS decision against one version)', () => {
+  const at = (device: string, reference: string) => isAtLeast(parseVersion(device), parseVersion(reference));
+
   it.each([
-    ['26.1', true],
-    ['26.1.0', true],
-    ['26.1 (25B78)', true],
-    ['26.2', true],
-    ['27', true],
-    ['26.0 (25A354)', false],
-    ['26', false],
-    ['15.10', false],
-    ['', false],
-    ['unknown', false],
-  ])('decides %j against 26.1 as %s', (version, expected) => {
-    expect(isLatest(version, reference)).toBe(expected);
-    expect(isLatest(version, parseVersion(reference)!)).toBe(expected);
+    ['26.1', '26.1', true],
+    ['26.1.1', '26.1', true],
+    ['26.0.9', '26.1', false],
+    ['15.10', '15.9', true],
+    ['26.3.1', '26.3.1 (a)', false],
+    ['26.3.1 (a)', '26.3.1 (a)', true],
+    ['26.3.1 (c)', '26.3.1 (a)', true],
+    ['26.3.2', '26.3.1 (c)', true],
+    ['26.3.1 (a)', '26.3.1', true],
+  ])('%s against %s: %s', (device, reference, expected) => {
+    expect(at(device, reference)).toBe(expected);
   });
 
-  it('is false for a device without a version', () => {
-    expect(isLatest(undefined, reference)).toBe(false);
+  it('is false for a device without a version, and for every device against an unparsable reference', () => {
+    expect(isAtLeast(undefined, parseVersion('26.1'))).toBe(false);
+    expect(isAtLeast(parseVersion('99.0'), parseVersion('latest'))).toBe(false);
   });
+});
 
-  it('is false for every device when the reference does not parse', () => {
-    expect(isLatest('99.0', 'latest')).toBe(false);
-  });
-
-  it('treats 15.10 as newer than a 15.9 reference', () => {
-    expect(isLatest('15.10', '15.9')).toBe(true);
-    expect(isLatest('15.9', '15.10')).toBe(false);
+describe('majorOf', () => {
+  it.each([
+    ['26.6.2', '26'],
+    ['15.7.9', '15'],
+    ['026.1', '26'],
+    ['10.15.7', '10.15'],
+    ['10.9.5', '10.9'],
+  ])('places %s in major %s', (text, major) => {
+    expect(majorOf(parseVersion(text)!)).toBe(major);
   });
 });

@@ -8,7 +8,7 @@ describe('planDefaults (each embedded server only where its variable is unset)',
     const plan = planDefaults({}, ALL_SERVICES);
     expect(plan).toMatchObject({ inventory: true, users: true, storage: true });
     expect(plan.values).toEqual({
-      LATEST_OS_VERSION: '26.1',
+      LATEST_OS_VERSION: '26.6.2',
       USERS_TABLE: 'users-local',
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
@@ -26,7 +26,7 @@ describe('planDefaults (each embedded server only where its variable is unset)',
     const plan = planDefaults({ USERS_TABLE: 'prod-users', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9000' }, ALL_SERVICES);
     expect(plan.users).toBe(false);
     expect(plan.storage).toBe(false);
-    expect(plan.values).toEqual({ LATEST_OS_VERSION: '26.1' });
+    expect(plan.values).toEqual({ LATEST_OS_VERSION: '26.6.2' });
   });
 
   it('uses a configured DynamoDB endpoint with the default table name', () => {
@@ -47,8 +47,8 @@ describe('planDefaults (each embedded server only where its variable is unset)',
   });
 
   it('starts only what the invoked function needs', () => {
-    expect(planDefaults({}, only())).toEqual({ inventory: false, users: false, storage: false, values: {} });
-    expect(planDefaults({}, only('inventory'))).toEqual({ inventory: true, users: false, storage: false, values: { LATEST_OS_VERSION: '26.1' } });
+    expect(planDefaults({}, only())).toEqual({ inventory: false, users: false, storage: false, feed: false, values: {} });
+    expect(planDefaults({}, only('inventory'))).toEqual({ inventory: true, users: false, storage: false, feed: false, values: { LATEST_OS_VERSION: '26.6.2' } });
   });
 
   it('counts a blank variable as unset', () => {
@@ -65,5 +65,13 @@ describe('describeConfigured (the banner lines for variables from the environmen
     expect(lines).toHaveLength(3);
     expect(lines.join('\n')).toContain('https://jamf.example.com');
     expect(lines.join('\n')).not.toMatch(/hunter2|\bpw\b/);
+  });
+
+  it('serves the demo latest-OS feed only when LATEST_OS_FEED_URL asks for it and the devices run', () => {
+    expect(planDefaults({ LATEST_OS_FEED_URL: 'demo' }, ALL_SERVICES).feed).toBe(true);
+    expect(planDefaults({ LATEST_OS_FEED_URL: ' demo ' }, only('inventory')).feed).toBe(true);
+    expect(planDefaults({ LATEST_OS_FEED_URL: 'demo' }, only('users')).feed).toBe(false);
+    expect(planDefaults({ LATEST_OS_FEED_URL: 'https://sofa.example.com/v1/macos_data_feed.json' }, ALL_SERVICES).feed).toBe(false);
+    expect(planDefaults({}, ALL_SERVICES).feed).toBe(false);
   });
 });

@@ -1,0 +1,96 @@
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * The macadmins SOFA macOS feed on 127.0.0.1, serving trimmed copies of the real
+ * `macos_data_feed.json` (demo/sofa/, docs/local-stack.md) at the feed's own paths, with fault
+ * controls for tests. No test-framework imports: `npm start` serves it when asked for the demo feed.
+ */
+
+/** Which copy of the real feed: v1 (September 2025) or v2 (September 2026, with BSIs). */
+export type SofaFeedVersion = 'v1' | 'v2';
+
+const SOFA_FEED_PATHS: Readonly<Record<SofaFeedVersion, string>> = {
+  v1: '/v1/macos_data_feed.json',
+  v2: '/v2/macos_data_feed.json',
+};
+
+const FIXTURES: Readonly<Record<SofaFeedVersion, URL>> = {
+  v1: new URL('./sofa/macos-data-feed-v1.json', import.meta.url),
+  v2: new URL('./sofa/macos-data-feed-v2.json', import.meta.url),
+};
+
+/** One of the copies of the real feed, parsed (a fresh object each time: callers may change it). */
+export const readSofaFeed = async (version: SofaFeedVersion): Promise<Record<string, unknown>> =>
+  JSON.parse(await readFile(FIXTURES[version], 'utf8')) as Record<string, unknown>;
+
+/** What a feed request gets instead of the feed. */
+export type SofaFault =
+  | { kind: 'status'; status: number }
+  /** A 200 whose body is not JSON. */
+  | { kind: 'garbage' }
+  /** A 200 with JSON that is not a SOFA feed. */
+  | { kind: 'wrong-shape' }
+  /** Never answers (until the server closes). */
+  | { kind: 'hang' };
+
+export interface FakeSofa {
+  /** The server's base URL; the feeds are at `url + SOFA_FEED_PATHS[version]`. */
+  url: string;
+  feedUrl: (version: SofaFeedVersion) => string;
+  /** Serves `feed` at a version's path from now on (a feed that moved). */
+  setFeed: (version: SofaFeedVersion, feed: unknown) => void;
+  /** Every request gets `fault` until it is cleared with undefined. */
+  setFault: (fault: SofaFault | undefined) => void;
+  /** Requests received, faulted ones included. */
+  requests: () => number;
+  close: () => Promise<void>;
+}
+
+export const startFakeSofa = async (options: { port?: number } = {}): Promise<FakeSofa> => {
+  const feeds = new Map<string, string>();
+  for (const version of ['v1', 'v2'] as const) feeds.set(SOFA_FEED_PATHS[version], JSON.stringify(await readSofaFeed(version)));
+  let fault: SofaFault | undefined;
+  let requests = 0;
+
+  const server = createServer((request, response) => {
+    requests += 1;
+    const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
+    const feed = request.method === 'GET' ? feeds.get(path) : undefined;
+    const send = (status: number, body: string, type = 'application/json') => {
+      response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+      response.end(body);
+    };
+    if (feed === undefined) return send(404, '<html><body>Not Found</body></html>', 'text/html');
+    switch (fault?.kind) {
+      case 'hang':
+        return;
+      case 'status':
+        return send(fault.status, '<html><body>upstream error</body></html>', 'text/html');
+      case 'garbage':
+        return send(200, '{"UpdateHash":"0b13', 'application/json');
+      case 'wrong-shape':
+        return send(200, JSON.stringify({ OSVersions: 'Tahoe 26', UpdateHash: '0b1345' }));
+      default:
+        return send(200, feed);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    feedUrl: (version) => `${url}${SOFA_FEED_PATHS[version]}`,
+    setFeed: (version, feed) => {
+      feeds.set(SOFA_FEED_PATHS[version], JSON.stringify(feed));
+    },
+    setFault: (next) => {
+      fault = next;
+    },
+    requests: () => requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};

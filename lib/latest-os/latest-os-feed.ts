@@ -1,0 +1,105 @@
+import { describeError } from '../errors.ts';
+import { callUpstream, redactUrl } from '../upstream/upstream-call.ts';
+import { fixedReference, perMajorReference, type LatestReference } from './latest-reference.ts';
+import { latestByMajor } from './sofa-feed.ts';
+
+export interface FeedLogger {
+  warn: (message: string, fields: Record<string, unknown>) => void;
+  info: (message: string, fields: Record<string, unknown>) => void;
+}
+
+export interface LatestOsSourceOptions {
+  /** A SOFA-format feed (`LATEST_OS_FEED_URL`); undefined: `fallbackVersion` alone decides. */
+  feedUrl: string | undefined;
+  /** `LATEST_OS_VERSION`: for majors the feed does not list, and while no feed copy exists. */
+  fallbackVersion: string | undefined;
+  /** How long a fetched feed is kept (`LATEST_OS_FEED_TTL_SECONDS`). */
+  ttlMs: number;
+  logger: FeedLogger;
+  /** The most one fetch may take; a request waits for it only once per TTL (or retry interval). */
+  timeoutMs?: number;
+  /** After a failed fetch, how long the last good copy (or the fallback) serves before another try. */
+  retryMs?: number;
+  now?: () => number;
+}
+
+/** What serves the latest-OS decision: the feed, its last good copy, or LATEST_OS_VERSION. */
+type Serving = 'feed' | 'last good copy' | 'LATEST_OS_VERSION';
+
+const FEED_TIMEOUT_MS = 3_000;
+const RETRY_MS = 60_000;
+
+/** The feed could not be read, or is not a SOFA feed (treated the same). */
+class FeedUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'FeedUnavailableError';
+  }
+}
+
+/**
+ * The latest-OS reference of the devices function: the SOFA feed's latest version per major, fetched
+ * with a timeout and kept for its TTL; when it cannot be fetched (or is in another shape), its last
+ * good copy; with none, LATEST_OS_VERSION. Never fails a request. One line per change of what serves
+ * the decision: a warning when the feed stops serving, an info line when it serves again.
+ */
+export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promise<LatestReference>) => {
+  const fallback = fixedReference(options.fallbackVersion);
+  const { feedUrl } = options;
+  if (feedUrl === undefined) return async () => fallback;
+  const now = options.now ?? Date.now;
+  const timeoutMs = options.timeoutMs ?? FEED_TIMEOUT_MS;
+  const retryMs = options.retryMs ?? RETRY_MS;
+  const shown = redactUrl(feedUrl);
+  let good: { reference: LatestReference; fetchedAt: number } | undefined;
+  let failedAt: number | undefined;
+  let serving: Serving = 'feed';
+  let flight: Promise<void> | undefined;
+
+  const fetchReference = async (): Promise<LatestReference> => {
+    const response = await callUpstream(feedUrl, { headers: { accept: 'application/json' } }, { timeoutMs }).catch((cause: unknown) => {
+      throw new FeedUnavailableError(describeError(cause), { cause });
+    });
+    if (response.status !== 200) throw new FeedUnavailableError(`${shown} answered HTTP ${response.status}`);
+    let feed: unknown;
+    try {
+      feed = JSON.parse(response.text);
+    } catch {
+      throw new FeedUnavailableError(`${shown} sent a body that is not JSON`);
+    }
+    const latest = latestByMajor(feed);
+    if (typeof latest === 'string') throw new FeedUnavailableError(`${shown} is not a SOFA macOS feed: ${latest}`);
+    return perMajorReference(latest, options.fallbackVersion);
+  };
+
+  const serve = (next: Serving, error?: unknown): void => {
+    if (next === serving) return;
+    const previous = serving;
+    serving = next;
+    if (next === 'feed') options.logger.info('latest OS feed recovered', { feed: shown, serving: next, was: previous });
+    else options.logger.warn('latest OS feed unavailable', { feed: shown, serving: next, error: describeError(error) });
+  };
+
+  const refresh = async (): Promise<void> => {
+    try {
+      good = { reference: await fetchReference(), fetchedAt: now() };
+      failedAt = undefined;
+      serve('feed');
+    } catch (error) {
+      failedAt = now();
+      serve(good === undefined ? 'LATEST_OS_VERSION' : 'last good copy', error);
+    }
+  };
+
+  return async () => {
+    const at = now();
+    const due = (good === undefined || at >= good.fetchedAt + options.ttlMs) && (failedAt === undefined || at >= failedAt + retryMs);
+    if (due) {
+      flight ??= refresh().finally(() => {
+        flight = undefined;
+      });
+      await flight;
+    }
+    return good?.reference ?? fallback;
+  };
+};

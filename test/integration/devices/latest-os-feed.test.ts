@@ -1,0 +1,211 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
+import { readSofaFeed, startFakeSofa, type FakeSofa, type SofaFault } from '../../../demo/fake-sofa.ts';
+import { DEFAULT_LATEST_OS_VERSION, DEMO_COMPUTER_COUNT } from '../../../scripts/local/embedded-defaults.ts';
+import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
+import { httpEvent, lambdaContext } from '../../support/http-events.ts';
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+interface DeviceJson {
+  id: string;
+  os_name?: string;
+  os_version?: string;
+  os_rapid_security_response?: string;
+  os_is_latest: boolean;
+}
+
+const VARIABLES = [
+  'INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'LATEST_OS_FEED_URL', 'LATEST_OS_FEED_TTL_SECONDS',
+  'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL',
+];
+/** The inventory `npm start` serves. */
+const DEMO_FLEET = generateJamfComputers(DEMO_COMPUTER_COUNT);
+
+/**
+ * Written by hand from the v2 feed copy (Tahoe 26.6.2, Sequoia 15.7.9, Sonoma 14.8.9; no other
+ * major) and the demo's LATEST_OS_VERSION for the rest: every release the demo inventory runs,
+ * with and without the response level it may carry.
+ */
+const EXPECTED_WITH_FEED: Record<string, boolean> = {
+  '26.6.2': true,
+  '26.6.1': false,
+  '26.6': false,
+  '26.6.0': false,
+  '26.3.1 (a)': false,
+  '26.3.1': false,
+  '26.0': false,
+  '26.0.0': false,
+  '27.0': true,
+  '27.0.0': true,
+  '15.7.9': true,
+  '15.7': false,
+  '15.7.0': false,
+  '15.2': false,
+  '15.2.0': false,
+  '14.8.9': true,
+  '14.8': false,
+  '14.8.0': false,
+  '13.7.8': false,
+  '13.4.1 (c)': false,
+  '12.7.6': false,
+  '10.9.5 (a)': false,
+};
+/** The same Macs against LATEST_OS_VERSION alone (the feed never fetched). */
+const EXPECTED_WITHOUT_FEED: Record<string, boolean> = Object.fromEntries(
+  Object.keys(EXPECTED_WITH_FEED).map((release) => [release, ['26.6.2', '27.0', '27.0.0'].includes(release)]),
+);
+
+const releaseOf = (device: DeviceJson): string =>
+  device.os_rapid_security_response === undefined ? device.os_version! : `${device.os_version} ${device.os_rapid_security_response}`;
+
+let jamf: FakeJamf;
+let sofa: FakeSofa;
+let logs: CapturedLogs;
+let saved: Record<string, string | undefined>;
+
+beforeAll(async () => {
+  jamf = await startFakeJamf({ devices: DEMO_FLEET });
+});
+afterAll(async () => {
+  await jamf.close();
+});
+beforeEach(async () => {
+  saved = Object.fromEntries(VARIABLES.map((name) => [name, process.env[name]]));
+  for (const name of VARIABLES) delete process.env[name];
+  sofa = await startFakeSofa();
+  Object.assign(process.env, {
+    INVENTORY_URL: jamf.url,
+    INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
+    INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
+    LATEST_OS_VERSION: DEFAULT_LATEST_OS_VERSION,
+    LATEST_OS_FEED_URL: sofa.feedUrl('v2'),
+    // The shortest: the tests below wait it out to see the feed fetched again.
+    LATEST_OS_FEED_TTL_SECONDS: '1',
+  });
+  jamf.resetStats();
+  logs = captureStdout();
+});
+afterEach(async () => {
+  logs.restore();
+  await sofa.close();
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+const freshContainer = async (): Promise<Handler> => {
+  vi.resetModules();
+  return ((await import('../../../functions/devices.ts')) as { handler: Handler }).handler;
+};
+
+const get = (handler: Handler, query = '', headers: Record<string, string> = {}) =>
+  handler({ ...httpEvent('GET', '/devices', { headers }), rawQueryString: query }, lambdaContext());
+
+const devicesOf = (result: APIGatewayProxyStructuredResultV2): DeviceJson[] => {
+  expect(result.statusCode).toBe(200);
+  return JSON.parse(result.body!) as DeviceJson[];
+};
+
+/** Checks every device's decision against `expected` (each release the devices run must be in it); returns the releases seen. */
+const expectDecisions = (devices: DeviceJson[], expected: Record<string, boolean>): Set<string> => {
+  const seen = new Set<string>();
+  for (const device of devices) {
+    if (device.os_version === undefined) {
+      expect(device.os_is_latest).toBe(false);
+      continue;
+    }
+    const release = releaseOf(device);
+    expect(expected[release], `${release} is a release the table decides`).toBeTypeOf('boolean');
+    expect(device.os_is_latest, `device ${device.id} on ${release}`).toBe(expected[release]);
+    seen.add(release);
+  }
+  return seen;
+};
+
+const feedLines = () => [...logs.lines(), ...logs.errorLines()].filter((line) => typeof line.message === 'string' && line.message.startsWith('latest OS feed'));
+
+/** Past the feed's one-second TTL, so the next request fetches it again. */
+const afterTtl = () => sleep(1_100);
+
+describe('GET /devices with the latest-OS feed', () => {
+  it('decides the demo inventory per major, response levels included, one access line per request', async () => {
+    const handler = await freshContainer();
+    const devices = devicesOf(await get(handler));
+    expect(devices).toHaveLength(DEMO_COMPUTER_COUNT);
+    const seen = expectDecisions(devices, EXPECTED_WITH_FEED);
+    // The demo shows every case: each major's latest, older releases, a response with and without, an unlisted major, Jamf's `.0`.
+    for (const release of ['26.6.2', '26.6.1', '26.3.1 (a)', '26.3.1', '15.7.9', '15.7', '14.8.9', '13.7.8', '15.2.0']) expect(seen, release).toContain(release);
+    expect(accessLines(logs)).toHaveLength(1);
+    expect(feedLines()).toEqual([]);
+    expect(sofa.requests()).toBe(1);
+  });
+
+  it('decides a Mac by its own response level: 26.3.1 with (a) and without are told apart', async () => {
+    const handler = await freshContainer();
+    const devices = devicesOf(await get(handler));
+    const onResponse = devices.filter((device) => device.os_version === '26.3.1' && device.os_rapid_security_response === '(a)');
+    const without = devices.filter((device) => device.os_version === '26.3.1' && device.os_rapid_security_response === undefined);
+    expect(onResponse.length).toBeGreaterThan(0);
+    expect(without.length).toBeGreaterThan(0);
+  });
+
+  it.each<[string, SofaFault]>([
+    ['a timeout', { kind: 'hang' }],
+    ['HTTP 500', { kind: 'status', status: 500 }],
+    ['a body that is not JSON', { kind: 'garbage' }],
+    ['JSON in another shape', { kind: 'wrong-shape' }],
+  ])('answers from LATEST_OS_VERSION when the feed fails before any good fetch (%s), warning once', async (_label, fault) => {
+    sofa.setFault(fault);
+    const handler = await freshContainer();
+    expectDecisions(devicesOf(await get(handler)), EXPECTED_WITHOUT_FEED);
+    devicesOf(await get(handler, 'limit=10'));
+    expect(accessLines(logs).map((line) => line.status_code)).toEqual([200, 200]);
+    expect(feedLines()).toHaveLength(1);
+    expect(feedLines()[0]).toMatchObject({ level: 'WARN', message: 'latest OS feed unavailable', serving: 'LATEST_OS_VERSION' });
+  }, 20_000);
+
+  it.each<[string, SofaFault]>([
+    ['a timeout', { kind: 'hang' }],
+    ['HTTP 500', { kind: 'status', status: 500 }],
+    ['a body that is not JSON', { kind: 'garbage' }],
+    ['JSON in another shape', { kind: 'wrong-shape' }],
+  ])('keeps answering from the last good copy when the feed fails later (%s), warning once', async (_label, fault) => {
+    const handler = await freshContainer();
+    const before = await get(handler);
+    sofa.setFault(fault);
+    await afterTtl();
+    const during = await get(handler);
+    expectDecisions(devicesOf(during), EXPECTED_WITH_FEED);
+    expect(during.headers?.ETag).toBe(before.headers?.ETag);
+    await get(handler, 'limit=5');
+    expect(accessLines(logs)).toHaveLength(3);
+    expect(feedLines().map((line) => [line.level, line.serving])).toEqual([['WARN', 'last good copy']]);
+  }, 20_000);
+
+  it('re-decides the cached devices when the feed moves, without reading the inventory again', async () => {
+    const handler = await freshContainer();
+    const before = await get(handler);
+    expectDecisions(devicesOf(before), EXPECTED_WITH_FEED);
+    const inventoryRequests = jamf.stats().inventoryRequests;
+
+    const moved = await readSofaFeed('v2');
+    const sequoia = (moved.OSVersions as { OSVersion: string; Latest: { ProductVersion: string } }[]).find((entry) => entry.OSVersion === 'Sequoia 15')!;
+    sequoia.Latest.ProductVersion = '15.7.10';
+    sofa.setFeed('v2', moved);
+    await afterTtl();
+
+    const after = await get(handler, '', { 'if-none-match': String(before.headers?.ETag) });
+    expect(after.statusCode).toBe(200);
+    expect(after.headers?.ETag).not.toBe(before.headers?.ETag);
+    expectDecisions(devicesOf(after), { ...EXPECTED_WITH_FEED, '15.7.9': false });
+    // Filters follow the new decisions too.
+    const latestNow = devicesOf(await get(handler, 'os_is_latest=true'));
+    expect(latestNow.some((device) => device.os_version === '15.7.9')).toBe(false);
+    expect(jamf.stats().inventoryRequests).toBe(inventoryRequests);
+    expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'memory', 'memory']);
+    expect(sofa.requests()).toBe(2);
+  }, 20_000);
+});
