@@ -86,6 +86,9 @@ describe('openapi.yaml', () => {
       expect(user({ email: 'a@b.co', firstName: 'A' })).toBe(false);
       expect(user({ email: 'a@b.co', firstName: 'A', lastName: 'B', admin: true })).toBe(false);
       expect(user({ email: 'a@b.co', firstName: '', lastName: 'B' })).toBe(false);
+      expect(user({ email: 'a@b.co', firstName: 'A\u0000', lastName: 'B' })).toBe(false);
+      expect(user({ email: 'a\u2028@b.co', firstName: 'A', lastName: 'B' })).toBe(false);
+      expect(user({ email: 'a@b.co', firstName: '😀', last_name: 'Zoë' })).toBe(true);
     });
 
     it('flags responses that break it: an undocumented status, a null device field, a wrong envelope status', () => {
