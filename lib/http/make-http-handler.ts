@@ -15,6 +15,7 @@ import { queryParameters, type QuerySpec } from './query-parameters.ts';
 import { responseEncoding } from './response-encoding.ts';
 import { routeGuard } from './route-guard.ts';
 import type { RouteKey } from './routes.ts';
+import { wellFormedStrings } from './well-formed-strings.ts';
 
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
 export const TIMEOUT_MARGIN_MS = 200;
@@ -79,9 +80,9 @@ const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware =>
  * The one Middy chain of every HTTP Lambda, composed here and only here. Each middleware has one
  * concern: the access line (registered first, so it writes last and sees the final response), the
  * error envelope (the one place an error becomes a response), response encoding, the route guard
- * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415), folding, the schema (422)
- * and the translation of those libraries' errors. A request still running TIMEOUT_MARGIN_MS before
- * the Lambda deadline is answered 504.
+ * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415), folding,
+ * well-formed Unicode and the schema (422), and the translation of those libraries' errors. A
+ * request still running TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.
  */
 export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never>>(spec: HttpHandlerSpec<TBody, TQuery>) => {
   const chain = middy<HttpEvent, HttpResult, Error, Context>({
@@ -100,6 +101,7 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
     const { parameterName, normalize, validate } = spec.body;
     chain.use(jsonBodyLimits(parameterName)).use(httpJsonBodyParser());
     if (normalize) chain.use(normalizeBody(normalize));
+    chain.use(wellFormedStrings(parameterName, validate));
     // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
     chain.use(validator({ eventSchema: validate as unknown as Ajv })).use(bodyErrors(parameterName));
   }
