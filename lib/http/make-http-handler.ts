@@ -64,6 +64,9 @@ export interface HttpHandlerSpec<TBody, TQuery> {
   handle: (request: HttpRequest<TBody, TQuery>) => Promise<HttpResponse>;
 }
 
+/** What the main chain runs once its own middlewares passed: the body's rules (if any) and the operation. */
+type Operation = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+
 /** Starts the request's access line with the route's own keys. */
 const routeLogFields = (fields: Record<string, unknown>): HttpMiddleware => ({
   before: (request) => addAccessLogFields(request.context, fields),
@@ -77,12 +80,28 @@ const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware =>
 });
 
 /**
+ * The body's own rules, a Middy chain of their own around the operation: folding, well-formed
+ * Unicode and the schema (422), and the translation of the validator's errors. Kept apart from the
+ * main chain so that what decides a request's outcome (its rules and its operation) can be wrapped
+ * as one step. The main chain answers the deadline.
+ */
+const withBodyRules = ({ parameterName, normalize, validate }: BodySpec, operation: Operation): Operation => {
+  const rules = middy<HttpEvent, HttpResult, Error, Context>({ timeoutEarlyInMillis: 0 });
+  if (normalize) rules.use(normalizeBody(normalize));
+  rules.use(wellFormedStrings(parameterName, validate));
+  // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
+  rules.use(validator({ eventSchema: validate as unknown as Ajv })).use(bodyErrors(parameterName));
+  return rules.handler(operation);
+};
+
+/**
  * The one Middy chain of every HTTP Lambda, composed here and only here. Each middleware has one
  * concern: the access line (registered first, so it writes last and sees the final response), the
  * error envelope (the one place an error becomes a response), response encoding, the route guard
- * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415), folding,
- * well-formed Unicode and the schema (422), and the translation of those libraries' errors. A
- * request still running TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.
+ * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415) and the
+ * translation of its errors. Then the operation runs, behind the body's rules (withBodyRules).
+ * Every answer leaves through the same middlewares: one access line each. A request still running
+ * TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.
  */
 export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never>>(spec: HttpHandlerSpec<TBody, TQuery>) => {
   const chain = middy<HttpEvent, HttpResult, Error, Context>({
@@ -97,16 +116,8 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
     .use(routeGuard(spec.route));
   if (spec.logFields) chain.use(routeLogFields(spec.logFields));
   if (spec.query) chain.use(queryParameters(spec.query));
-  if (spec.body) {
-    const { parameterName, normalize, validate } = spec.body;
-    chain.use(jsonBodyLimits(parameterName)).use(httpJsonBodyParser());
-    if (normalize) chain.use(normalizeBody(normalize));
-    chain.use(wellFormedStrings(parameterName, validate));
-    // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
-    chain.use(validator({ eventSchema: validate as unknown as Ajv })).use(bodyErrors(parameterName));
-  }
 
-  return chain.handler(async (event, context): Promise<HttpResult> => {
+  let operation: Operation = async (event, context) => {
     const response = await spec.handle({
       body: event.body as TBody,
       query: (spec.query ? event.queryStringParameters : {}) as TQuery,
@@ -119,5 +130,11 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
     return response.json === undefined
       ? jsonResponse(response.status, response.body, response.headers)
       : { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers }, body: response.json };
-  });
+  };
+  if (spec.body) {
+    const { parameterName } = spec.body;
+    chain.use(jsonBodyLimits(parameterName)).use(httpJsonBodyParser()).use(bodyErrors(parameterName));
+    operation = withBodyRules(spec.body, operation);
+  }
+  return chain.handler(operation);
 };
