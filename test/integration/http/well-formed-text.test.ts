@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler as credentials } from '../../../functions/credentials.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
-import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
-import { loadUserHandlers, localDynamoEnv, type UserHandlers } from '../users/load-handlers.ts';
+import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { createUserTables, loadUserHandlers, localDynamoEnv, type UserHandlers } from '../users/load-handlers.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 const VALUE_MESSAGE = 'must be well-formed Unicode (no lone surrogates)';
@@ -106,9 +105,7 @@ describe('strings in JSON bodies must be well-formed Unicode', () => {
       await dynalite.stop();
     });
     beforeEach(async () => {
-      const tableName = `users-${randomUUID()}`;
-      await createUsersTable({ endpoint: dynalite.endpoint, tableName });
-      handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: tableName, USER_EMAIL_PATTERN: undefined });
+      handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), ...(await createUserTables(dynalite.endpoint)), USER_EMAIL_PATTERN: undefined });
     });
     afterEach(() => {
       handlers.restore();

@@ -4,7 +4,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it, vi } from 'vitest';
 import { ROUTES } from '../../../lib/http/routes.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
-import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { createUserTables } from '../users/load-handlers.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
 import {
@@ -240,10 +241,8 @@ describe('openapi.yaml', () => {
 
     beforeAll(async () => {
       dynalite = await startDynalite();
-      const tableName = `users-${randomUUID()}`;
-      await createUsersTable({ endpoint: dynalite.endpoint, tableName });
       const env = {
-        USERS_TABLE: tableName,
+        ...(await createUserTables(dynalite.endpoint)),
         USER_EMAIL_PATTERN: undefined,
         AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
         ...LOCAL_AWS_ENV,
