@@ -287,6 +287,30 @@ describe('openapi.yaml', () => {
       expectDocumented(postRequest, result);
     });
 
+    it('answers a repeated Idempotency-Key (201, 409 and 422 replayed), a reused one and a malformed one as documented', async () => {
+      const keyed = (key: string) => ({ ...JSON_HEADERS, 'idempotency-key': key });
+      const body = { email: 'keyed@example.com', firstName: 'Key', lastName: 'Ed' };
+      const results: APIGatewayProxyStructuredResultV2[] = [];
+      for (const [key, sent] of [
+        ['openapi-201', body],
+        ['openapi-409', { ...body, firstName: 'Other' }],
+        ['openapi-422', { ...body, email: 'keyed@intranet' }],
+      ] as const) {
+        await create(sent, keyed(key));
+        results.push(await create(sent, keyed(key)));
+      }
+      results.push(await create({ ...body, lastName: 'Changed' }, keyed('openapi-201')));
+      results.push(await create(body, keyed('x'.repeat(256))));
+      expect(results.map((result) => [result.statusCode, result.headers?.['Idempotent-Replayed']])).toEqual([
+        [201, 'true'],
+        [409, 'true'],
+        [422, 'true'],
+        [422, undefined],
+        [422, undefined],
+      ]);
+      for (const result of results) expectDocumented(postRequest, result);
+    });
+
     it('answers 503 as documented when the user store cannot be reached', async () => {
       const closedPort = await new Promise<number>((resolve) => {
         const server = createServer().listen(0, '127.0.0.1', () => {
