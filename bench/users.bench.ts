@@ -9,14 +9,14 @@ import { makeCreateUser } from '../lib/users/create-user.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
 import { makeUserBodySpec } from '../lib/users/user-body.ts';
 import type { NewUser, UserStore } from '../lib/users/user.ts';
-import { createUsersTable, startDynalite } from '../scripts/local/dynalite.ts';
+import { createIdempotencyTable, createUsersTable, startDynalite } from '../scripts/local/dynalite.ts';
 import { LOCAL_AWS, LOCAL_AWS_ENV } from '../scripts/local/local-aws.ts';
 import { httpEvent, lambdaContext } from '../test/support/http-events.ts';
 import { quietly } from './quietly.ts';
 
 /**
  * POST /api/users through the real handler against dynalite on loopback: sequential and 16 in
- * flight. Baseline: one raw PutItem of a user-sized item in the same process, so the figures can be
+ * flight, without and with an Idempotency-Key (a fresh key each time: claim and keep). Baseline: one raw PutItem of a user-sized item in the same process, so the figures can be
  * read as ratios on this shared machine. For the split of a create's time, the same chain is composed
  * with a timed validator and a timed store, so validation and storage are measured inside the very
  * requests they belong to.
@@ -32,10 +32,10 @@ const body = () => {
   serial += 1;
   return { email: `bench.user${serial}@example.com`, firstName: `First${serial}`, lastName: 'Bench' };
 };
-const event = () =>
+const event = (key?: string) =>
   httpEvent('POST', '/api/users', {
     body: JSON.stringify(body()),
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
   });
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
@@ -77,10 +77,13 @@ const fmt = (run: Run) =>
 export const run = async (): Promise<void> => {
   const dynalite = await startDynalite();
   const tableName = `bench-users-${randomUUID()}`;
+  const idempotencyTable = `bench-idempotency-${randomUUID()}`;
   await createUsersTable({ endpoint: dynalite.endpoint, tableName });
+  await createIdempotencyTable({ endpoint: dynalite.endpoint, tableName: idempotencyTable });
   const saved = { ...process.env };
   Object.assign(process.env, {
     USERS_TABLE: tableName,
+    IDEMPOTENCY_TABLE: idempotencyTable,
     USER_EMAIL_PATTERN: 'strict',
     AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
     ...LOCAL_AWS_ENV,
@@ -90,6 +93,10 @@ export const run = async (): Promise<void> => {
     const { handler } = (await import('../functions/create-user.ts')) as unknown as { handler: Handler };
     const create = async () => {
       const result = await handler(event(), lambdaContext());
+      if (result.statusCode !== 201) throw new Error(`unexpected ${result.statusCode}: ${result.body}`);
+    };
+    const createKeyed = async () => {
+      const result = await handler(event(randomUUID()), lambdaContext());
       if (result.statusCode !== 201) throw new Error(`unexpected ${result.statusCode}: ${result.body}`);
     };
     const rawPut = async () => {
@@ -142,6 +149,7 @@ export const run = async (): Promise<void> => {
 
     const baseSeq = await measure(SEQUENTIAL, 1, rawPut);
     const seq = await quietly(() => measure(SEQUENTIAL, 1, create));
+    const seqKeyed = await quietly(() => measure(SEQUENTIAL, 1, createKeyed));
     const baseConc = await measure(CONCURRENT, IN_FLIGHT, rawPut);
     const conc = await quietly(() => measure(CONCURRENT, IN_FLIGHT, create));
 
@@ -164,6 +172,7 @@ export const run = async (): Promise<void> => {
     const lines = [
       `sequential  handler   ${fmt(seq)}`,
       `sequential  raw put   ${fmt(baseSeq)}   (baseline)`,
+      `sequential  with Idempotency-Key ${fmt(seqKeyed)}   (${(seqKeyed.meanMs / seq.meanMs).toFixed(2)}x the handler without)`,
       `16 in flight handler  ${fmt(conc)}`,
       `16 in flight raw put  ${fmt(baseConc)}   (baseline)`,
       `ratio handler/raw put mean latency: sequential ${(seq.meanMs / baseSeq.meanMs).toFixed(2)}x, 16 in flight ${(conc.meanMs / baseConc.meanMs).toFixed(2)}x`,

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { loadUsersConfig, once } from '../lib/config.ts';
+import { loadCreateUserConfig, once } from '../lib/config.ts';
+import { makeDynamoDbIdempotencyStore, makeIdempotencyDynamoDbClient } from '../lib/http/idempotency-store.ts';
+import { idempotentRequests } from '../lib/http/idempotent-requests.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { checkConfigAtStartup } from '../lib/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
@@ -7,11 +9,12 @@ import { requireJsonAccepted } from '../lib/users/accepts-json.ts';
 import { makeCreateUser, userLocation } from '../lib/users/create-user.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
-import { makeUserBodySpec } from '../lib/users/user-body.ts';
+import { canonicalUserBody, makeUserBodySpec } from '../lib/users/user-body.ts';
 import type { NewUser } from '../lib/users/user.ts';
 
+const ROUTE = 'POST /api/users';
 const logger = makeLogger('createUser');
-const config = once(() => loadUsersConfig());
+const config = once(() => loadCreateUserConfig());
 const createUser = once(() =>
   makeCreateUser({
     store: makeDynamoDbUserStore({ client: makeUsersDocumentClient(), tableName: config().usersTable }),
@@ -19,13 +22,18 @@ const createUser = once(() =>
     newId: randomUUID,
   }),
 );
+const idempotencyStore = once(() => makeDynamoDbIdempotencyStore({ client: makeIdempotencyDynamoDbClient(), tableName: config().idempotencyTable }));
 checkConfigAtStartup(logger, createUser);
 
-/** POST /api/users: validates the `user` body (aliases folded), stores it unique by email, 201 + Location. */
+/**
+ * POST /api/users: validates the `user` body (aliases folded), stores it unique by email, 201 +
+ * Location; with an Idempotency-Key, a repeat gets the first outcome again.
+ */
 export const handler = makeHttpHandler<NewUser>({
-  route: 'POST /api/users',
+  route: ROUTE,
   logger,
   body: makeUserBodySpec(() => config().emailPattern),
+  wrapOperation: idempotentRequests({ persistenceStore: idempotencyStore, keyPrefix: ROUTE, canonicalBody: canonicalUserBody }),
   handle: async ({ body, headers }) => {
     requireJsonAccepted(headers);
     const user = await createUser()(body);

@@ -45,6 +45,11 @@ export interface UsersConfig {
   emailPattern: 'strict' | 'off';
 }
 
+export interface CreateUserConfig extends UsersConfig {
+  /** Where POST /api/users keeps the outcome of each Idempotency-Key (docs/api.md#safe-retries). */
+  idempotencyTable: string;
+}
+
 export interface TicketingConfig {
   url: string;
   username: string;
@@ -175,6 +180,11 @@ export const loadUsersConfig = (env: Env = process.env): UsersConfig => {
   if (pattern !== 'strict' && pattern !== 'off') throw new ConfigError('USER_EMAIL_PATTERN', 'must be "strict" or "off"');
   return { usersTable: required(env, 'USERS_TABLE'), emailPattern: pattern };
 };
+
+export const loadCreateUserConfig = (env: Env = process.env): CreateUserConfig => ({
+  ...loadUsersConfig(env),
+  idempotencyTable: required(env, 'IDEMPOTENCY_TABLE'),
+});
 
 export const loadImportConfig = (env: Env = process.env): ImportConfig => {
   const s3ForcePathStyle = present(env, 'AWS_ENDPOINT_URL_S3') !== undefined || present(env, 'AWS_ENDPOINT_URL') !== undefined;

@@ -4,7 +4,7 @@ import { Ajv as AjvClass } from 'ajv';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { credentialsSchema } from '../lib/credentials/credentials-schema.ts';
 import { addInstantKeyword, deviceQuerySchema, INSTANT_CHECK_MODULE } from '../lib/devices/device-query-schema.ts';
-import { addEmailKeyword, EMAIL_CHECK_MODULE, userSchema } from '../lib/users/user-schema.ts';
+import { addUserKeywords, EMAIL_CHECK_MODULE, PLAIN_TEXT_CHECK_MODULE, userSchema } from '../lib/users/user-schema.ts';
 
 // ajv's standalone entry is CommonJS with a default export; under nodenext it arrives as the module object.
 const standaloneCode = ((standaloneModule as unknown as { default?: typeof standaloneModule }).default ?? standaloneModule) as unknown as (
@@ -54,8 +54,8 @@ interface ValidatorModule {
 
 export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
   { file: 'lib/credentials/credentials.generated.ts', schema: credentialsSchema, ajv: makeAjv, validates: 'body' },
-  { file: 'lib/users/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addEmailKeyword(makeAjv()), validates: 'body' },
-  { file: 'lib/users/user-off.generated.ts', schema: userSchema('off'), ajv: () => addEmailKeyword(makeAjv()), validates: 'body' },
+  { file: 'lib/users/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addUserKeywords(makeAjv()), validates: 'body' },
+  { file: 'lib/users/user-off.generated.ts', schema: userSchema('off'), ajv: () => addUserKeywords(makeAjv()), validates: 'body' },
   { file: 'lib/devices/device-query.generated.ts', schema: deviceQuerySchema, ajv: () => addInstantKeyword(makeAjv()), validates: 'query' },
 ];
 
@@ -64,6 +64,7 @@ const REQUIRE_TARGETS: Record<string, { from: string; name: string }> = {
   'ajv/dist/runtime/ucs2length#default': { from: '../validators/ucs2length.ts', name: 'ucs2length' },
   [`${EMAIL_CHECK_MODULE}#isEmailAddress`]: { from: EMAIL_CHECK_MODULE, name: 'isEmailAddress' },
   [`${INSTANT_CHECK_MODULE}#isInstant`]: { from: INSTANT_CHECK_MODULE, name: 'isInstant' },
+  [`${PLAIN_TEXT_CHECK_MODULE}#isPlainText`]: { from: PLAIN_TEXT_CHECK_MODULE, name: 'isPlainText' },
 };
 
 const REQUIRE_LINE = /const (\w+) = require\("([^"]+)"\)\.(\w+);/g;

@@ -9,12 +9,13 @@ import { accessLog, addAccessLogFields } from './access-log.ts';
 import { bodyErrors } from './body-errors.ts';
 import { jsonResponse } from './envelope.ts';
 import { errorEnvelope } from './error-envelope.ts';
-import type { HttpEvent, HttpMiddleware, HttpResult } from './http-types.ts';
+import type { HttpEvent, HttpMiddleware, HttpOperation, HttpResult } from './http-types.ts';
 import { jsonBodyLimits } from './json-body-limits.ts';
 import { queryParameters, type QuerySpec } from './query-parameters.ts';
 import { responseEncoding } from './response-encoding.ts';
 import { routeGuard } from './route-guard.ts';
 import type { RouteKey } from './routes.ts';
+import { wellFormedStrings } from './well-formed-strings.ts';
 
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
 export const TIMEOUT_MARGIN_MS = 200;
@@ -60,6 +61,12 @@ export interface HttpHandlerSpec<TBody, TQuery> {
    * `cache_tier` on GET /devices, so a refused query's line has it too); the handler may overwrite them.
    */
   logFields?: Record<string, unknown>;
+  /**
+   * Wraps what decides the outcome (the body's rules and the operation), e.g. safe retries with an
+   * Idempotency-Key (idempotent-requests.ts). The function builds it, so only a function that uses
+   * a wrapper bundles what it needs.
+   */
+  wrapOperation?: (operation: HttpOperation) => HttpOperation;
   handle: (request: HttpRequest<TBody, TQuery>) => Promise<HttpResponse>;
 }
 
@@ -76,12 +83,29 @@ const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware =>
 });
 
 /**
+ * The body's own rules, a Middy chain of their own around the operation: folding, well-formed
+ * Unicode and the schema (422), and the translation of the validator's errors. Kept apart from the
+ * main chain so that safe retries wrap the rules together with the operation: the 422 they answer
+ * is an outcome kept and replayed like the operation's own. The main chain answers the deadline.
+ */
+const withBodyRules = ({ parameterName, normalize, validate }: BodySpec, operation: HttpOperation): HttpOperation => {
+  const rules = middy<HttpEvent, HttpResult, Error, Context>({ timeoutEarlyInMillis: 0 });
+  if (normalize) rules.use(normalizeBody(normalize));
+  rules.use(wellFormedStrings(parameterName, validate));
+  // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
+  rules.use(validator({ eventSchema: validate as unknown as Ajv })).use(bodyErrors(parameterName));
+  return rules.handler(operation);
+};
+
+/**
  * The one Middy chain of every HTTP Lambda, composed here and only here. Each middleware has one
  * concern: the access line (registered first, so it writes last and sees the final response), the
  * error envelope (the one place an error becomes a response), response encoding, the route guard
- * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415), folding, the schema (422)
- * and the translation of those libraries' errors. A request still running TIMEOUT_MARGIN_MS before
- * the Lambda deadline is answered 504.
+ * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415) and the
+ * translation of its errors. Then the operation runs, behind the body's rules (withBodyRules) and
+ * the spec's wrapper, e.g. safe retries that answer a repeated Idempotency-Key from its kept
+ * outcome. Every answer, replays included, leaves through the same middlewares: one access line
+ * each. A request still running TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.
  */
 export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never>>(spec: HttpHandlerSpec<TBody, TQuery>) => {
   const chain = middy<HttpEvent, HttpResult, Error, Context>({
@@ -96,15 +120,8 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
     .use(routeGuard(spec.route));
   if (spec.logFields) chain.use(routeLogFields(spec.logFields));
   if (spec.query) chain.use(queryParameters(spec.query));
-  if (spec.body) {
-    const { parameterName, normalize, validate } = spec.body;
-    chain.use(jsonBodyLimits(parameterName)).use(httpJsonBodyParser());
-    if (normalize) chain.use(normalizeBody(normalize));
-    // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
-    chain.use(validator({ eventSchema: validate as unknown as Ajv })).use(bodyErrors(parameterName));
-  }
 
-  return chain.handler(async (event, context): Promise<HttpResult> => {
+  let operation: HttpOperation = async (event, context) => {
     const response = await spec.handle({
       body: event.body as TBody,
       query: (spec.query ? event.queryStringParameters : {}) as TQuery,
@@ -117,5 +134,12 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
     return response.json === undefined
       ? jsonResponse(response.status, response.body, response.headers)
       : { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers }, body: response.json };
-  });
+  };
+  if (spec.body) {
+    const { parameterName } = spec.body;
+    chain.use(jsonBodyLimits(parameterName)).use(httpJsonBodyParser()).use(bodyErrors(parameterName));
+    operation = withBodyRules(spec.body, operation);
+  }
+  if (spec.wrapOperation) operation = spec.wrapOperation(operation);
+  return chain.handler(operation);
 };

@@ -1,3 +1,4 @@
+import { headerValue } from '../http/headers.ts';
 import { NotAcceptableError } from './user-errors.ts';
 
 interface MediaRange {
@@ -43,6 +44,5 @@ const acceptsJson = (accept: string | undefined): boolean => {
 
 /** Refuses (406) a request whose `Accept` header rules out JSON. */
 export const requireJsonAccepted = (headers: Readonly<Record<string, string | undefined>>): void => {
-  const name = Object.keys(headers).find((key) => key.toLowerCase() === 'accept');
-  if (!acceptsJson(name === undefined ? undefined : headers[name])) throw new NotAcceptableError();
+  if (!acceptsJson(headerValue(headers, 'accept'))) throw new NotAcceptableError();
 };

@@ -36,3 +36,13 @@ export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
 
   return { parameterName: USER_PARAMETER, validate, normalize };
 };
+
+/**
+ * Two parsed bodies are one request for an Idempotency-Key when they fold to the same user:
+ * `first_name` or `firstName` with the same value, keys in any order, are the same create
+ * (docs/api.md#safe-retries). A body whose aliases contradict their twins is only the same as itself.
+ */
+export const canonicalUserBody = (body: unknown): unknown => {
+  const folded = foldUserAliases(body);
+  return folded.conflicts.length === 0 ? folded.body : body;
+};

@@ -1,7 +1,12 @@
 import { _, type Ajv, type KeywordCxt } from 'ajv';
 import { isEmailAddress, MAX_EMAIL_LENGTH, type EmailMode } from './email-address.ts';
+import { isPlainText } from './plain-text.ts';
 
 const NAME_MAX_LENGTH = 100;
+
+/** Custom keyword: `plainText: true` refuses control characters (see plain-text.ts). */
+const PLAIN_TEXT_KEYWORD = 'plainText';
+export const PLAIN_TEXT_MESSAGE = 'must not contain control characters';
 
 /** Custom keyword: `emailAddress: 'strict' | 'off'`. It checks the length before any pattern runs. */
 const EMAIL_KEYWORD = 'emailAddress';
@@ -18,20 +23,22 @@ export const userSchema = (mode: EmailMode) =>
     required: ['email', 'firstName', 'lastName'],
     additionalProperties: false,
     properties: {
-      email: { type: 'string', maxLength: MAX_EMAIL_LENGTH, [EMAIL_KEYWORD]: mode },
-      firstName: { type: 'string', minLength: 1, maxLength: NAME_MAX_LENGTH },
-      lastName: { type: 'string', minLength: 1, maxLength: NAME_MAX_LENGTH },
+      email: { type: 'string', maxLength: MAX_EMAIL_LENGTH, [PLAIN_TEXT_KEYWORD]: true, [EMAIL_KEYWORD]: mode },
+      firstName: { type: 'string', minLength: 1, maxLength: NAME_MAX_LENGTH, [PLAIN_TEXT_KEYWORD]: true },
+      lastName: { type: 'string', minLength: 1, maxLength: NAME_MAX_LENGTH, [PLAIN_TEXT_KEYWORD]: true },
     },
   }) as const;
 
 /** How generated validators (scripts/generate-validators.ts) reach the email check: a module of lib/. */
 export const EMAIL_CHECK_MODULE = './email-address.ts';
+/** How generated validators reach the control-character check. */
+export const PLAIN_TEXT_CHECK_MODULE = './plain-text.ts';
 
 /**
  * Registers the `emailAddress` keyword; its failure names the rule, not the whole regex. It emits
  * code calling `isEmailAddress`, so the keyword also works in standalone (pre-generated) validators.
  */
-export const addEmailKeyword = (ajv: Ajv): Ajv =>
+const addEmailKeyword = (ajv: Ajv): Ajv =>
   ajv.addKeyword({
     keyword: EMAIL_KEYWORD,
     type: 'string',
@@ -43,3 +50,24 @@ export const addEmailKeyword = (ajv: Ajv): Ajv =>
       cxt.fail(_`!${check}(${cxt.data}, ${cxt.schema as string})`);
     },
   });
+
+/**
+ * Registers the `plainText` keyword: a schema rule rather than part of the email and name checks, so
+ * it reports its own detail next to the others and holds whatever USER_EMAIL_PATTERN says. Like
+ * `emailAddress`, it emits a call of a lib/ function, usable from standalone validators.
+ */
+const addPlainTextKeyword = (ajv: Ajv): Ajv =>
+  ajv.addKeyword({
+    keyword: PLAIN_TEXT_KEYWORD,
+    type: 'string',
+    schemaType: 'boolean',
+    metaSchema: { const: true },
+    error: { message: PLAIN_TEXT_MESSAGE },
+    code: (cxt: KeywordCxt) => {
+      const check = cxt.gen.scopeValue('func', { ref: isPlainText, code: _`require(${PLAIN_TEXT_CHECK_MODULE}).isPlainText` });
+      cxt.fail(_`!${check}(${cxt.data})`);
+    },
+  });
+
+/** Every custom keyword of the `user` schema. */
+export const addUserKeywords = (ajv: Ajv): Ajv => addPlainTextKeyword(addEmailKeyword(ajv));

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { IDEMPOTENCY_TABLE_KEY } from '../../lib/http/idempotency-store.ts';
 import { makeDynamoDbUserStore } from '../../lib/users/dynamodb-user-store.ts';
 import type { User } from '../../lib/users/user.ts';
 import { LOCAL_AWS } from './local-aws.ts';
@@ -43,16 +44,16 @@ export const startDynalite = async (): Promise<Dynalite> => {
   };
 };
 
-/** Creates the users table with the key schema of infra/users-table.yml and waits until it is ACTIVE. */
-export const createUsersTable = async ({ endpoint, tableName }: { endpoint: string; tableName: string }): Promise<void> => {
+/** Creates a table with a string hash key and waits until it is ACTIVE. */
+const createTable = async ({ endpoint, tableName, hashKey }: { endpoint: string; tableName: string; hashKey: string }): Promise<void> => {
   const client = new DynamoDBClient({ ...LOCAL_AWS, endpoint });
   try {
     await client.send(
       new CreateTableCommand({
         TableName: tableName,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: hashKey, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: hashKey, KeyType: 'HASH' }],
       }),
     );
     for (let attempt = 0; attempt < 100; attempt += 1) {
@@ -65,6 +66,18 @@ export const createUsersTable = async ({ endpoint, tableName }: { endpoint: stri
     client.destroy();
   }
 };
+
+/** Creates the users table with the key schema of infra/users-table.yml. */
+export const createUsersTable = ({ endpoint, tableName }: { endpoint: string; tableName: string }): Promise<void> =>
+  createTable({ endpoint, tableName, hashKey: 'pk' });
+
+/**
+ * Creates the idempotency table with the key schema of infra/idempotency-table.yml. Its TTL is left
+ * out: dynalite has no UpdateTimeToLive, and none is needed, since Powertools itself treats a record
+ * past its `expiration` as absent; TTL only clears such records away in AWS.
+ */
+export const createIdempotencyTable = ({ endpoint, tableName }: { endpoint: string; tableName: string }): Promise<void> =>
+  createTable({ endpoint, tableName, hashKey: IDEMPOTENCY_TABLE_KEY });
 
 /** Writes `user` through the real store, like any created user (the demo user of `npm start`). */
 export const seedUser = async ({ endpoint, tableName, user }: { endpoint: string; tableName: string; user: User }): Promise<void> => {

@@ -12,6 +12,7 @@ export const DEFAULT_LATEST_OS_VERSION = '26.6.2';
 /** `LATEST_OS_FEED_URL=demo`: serve the copy of the real SOFA feed (demo/sofa/) and point the devices at it. */
 export const DEMO_FEED_VALUE = 'demo';
 export const DEFAULT_USERS_TABLE = 'users-local';
+export const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency-local';
 export const DEFAULT_IMPORT_BUCKET = 'import-local';
 export const DEMO_COMPUTER_COUNT = 300;
 /** Where the sample importTickets events read from: seeded with a generated chat export. */
@@ -22,7 +23,7 @@ const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !=
 export interface DefaultsPlan {
   /** A demo Jamf-compatible inventory, because INVENTORY_URL is unset. */
   inventory: boolean;
-  /** A local DynamoDB-compatible store, because neither a DynamoDB endpoint nor USERS_TABLE is set. */
+  /** A local DynamoDB-compatible store, because no DynamoDB endpoint and no table name is set. */
   users: boolean;
   /** A local S3-compatible store, because no S3 endpoint is set. */
   storage: boolean;
@@ -37,14 +38,20 @@ export const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): Defaul
   const anyEndpoint = present(env, 'AWS_ENDPOINT_URL');
   const plan: DefaultsPlan = {
     inventory: needs.has('inventory') && !present(env, 'INVENTORY_URL'),
-    // USERS_TABLE without an endpoint names a real table in AWS.
-    users: needs.has('users') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_DYNAMODB') && !present(env, 'USERS_TABLE'),
+    // A table name without an endpoint names a real table in AWS.
+    users:
+      needs.has('users') &&
+      !anyEndpoint &&
+      !present(env, 'AWS_ENDPOINT_URL_DYNAMODB') &&
+      !present(env, 'USERS_TABLE') &&
+      !present(env, 'IDEMPOTENCY_TABLE'),
     storage: needs.has('storage') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_S3'),
     feed: needs.has('inventory') && env.LATEST_OS_FEED_URL?.trim() === DEMO_FEED_VALUE,
     values: {},
   };
   if (needs.has('inventory') && !present(env, 'LATEST_OS_VERSION')) plan.values.LATEST_OS_VERSION = DEFAULT_LATEST_OS_VERSION;
   if (needs.has('users') && !present(env, 'USERS_TABLE')) plan.values.USERS_TABLE = DEFAULT_USERS_TABLE;
+  if (needs.has('users') && !present(env, 'IDEMPOTENCY_TABLE')) plan.values.IDEMPOTENCY_TABLE = DEFAULT_IDEMPOTENCY_TABLE;
   // Local servers accept any credentials, but the SDK refuses to sign without some.
   if ((plan.users || plan.storage) && !present(env, 'AWS_ACCESS_KEY_ID') && !present(env, 'AWS_PROFILE')) {
     Object.assign(plan.values, { AWS_ACCESS_KEY_ID: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY });
@@ -112,17 +119,27 @@ export const startEmbeddedDefaults = async (
       notes.push(note('LATEST_OS_FEED_URL', `${sofa.feedUrl('v2')} — DEMO DATA: a copy of the SOFA macOS feed of September 2026 (v1 of September 2025 at ${sofa.feedUrl('v1')})`));
     }
     if (plan.users) {
-      const [{ startDynalite, createUsersTable, seedUser }, { DEMO_USER }] = await Promise.all([import('./dynalite.ts'), import('../../demo/demo-user.ts')]);
+      const [{ startDynalite, createUsersTable, createIdempotencyTable, seedUser }, { DEMO_USER }] = await Promise.all([
+        import('./dynalite.ts'),
+        import('../../demo/demo-user.ts'),
+      ]);
       const dynamo = await startDynalite();
       stoppers.push(() => dynamo.stop());
       const tableName = overlay.USERS_TABLE ?? DEFAULT_USERS_TABLE;
+      const idempotencyTable = overlay.IDEMPOTENCY_TABLE ?? DEFAULT_IDEMPOTENCY_TABLE;
       await createUsersTable({ endpoint: dynamo.endpoint, tableName });
+      await createIdempotencyTable({ endpoint: dynamo.endpoint, tableName: idempotencyTable });
       await seedUser({ endpoint: dynamo.endpoint, tableName, user: DEMO_USER });
       overlay.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
-      notes.push(note('AWS_ENDPOINT_URL_DYNAMODB', `${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), table "${tableName}"`));
+      notes.push(
+        note('AWS_ENDPOINT_URL_DYNAMODB', `${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), tables "${tableName}" and "${idempotencyTable}"`),
+      );
       notes.push(note('', `DEMO DATA: one user, ${DEMO_USER.email} (id ${DEMO_USER.id})`));
-    } else if (needs.has('users') && plan.values.USERS_TABLE !== undefined) {
-      notes.push(note('USERS_TABLE', `${plan.values.USERS_TABLE} (default name; the table must exist at the configured endpoint)`));
+    } else if (needs.has('users')) {
+      for (const name of ['USERS_TABLE', 'IDEMPOTENCY_TABLE'] as const) {
+        const value = plan.values[name];
+        if (value !== undefined) notes.push(note(name, `${value} (default name; the table must exist at the configured endpoint)`));
+      }
     }
     if (plan.storage) {
       const { startS3Server, createBucket } = await import('./s3-server.ts');

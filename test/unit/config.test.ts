@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadDevicesConfig, loadImportConfig, loadRefreshConfig, loadUsersConfig, once } from '../../lib/config.ts';
+import { loadCreateUserConfig, loadDevicesConfig, loadImportConfig, loadRefreshConfig, loadUsersConfig, once } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
 
 const devicesEnv = {
@@ -108,6 +108,18 @@ describe('loadUsersConfig', () => {
     expect(loadUsersConfig({ USERS_TABLE: 'users', USER_EMAIL_PATTERN: 'off' }).emailPattern).toBe('off');
     expect(configErrorOf(() => loadUsersConfig({ USERS_TABLE: 'users', USER_EMAIL_PATTERN: 'loose' })).variable).toBe('USER_EMAIL_PATTERN');
     expect(configErrorOf(() => loadUsersConfig({})).variable).toBe('USERS_TABLE');
+  });
+});
+
+describe('loadCreateUserConfig', () => {
+  it('adds the idempotency table to the users configuration, and requires it', () => {
+    expect(loadCreateUserConfig({ USERS_TABLE: 'users', IDEMPOTENCY_TABLE: 'keys' })).toEqual({
+      usersTable: 'users',
+      emailPattern: 'strict',
+      idempotencyTable: 'keys',
+    });
+    expect(configErrorOf(() => loadCreateUserConfig({ USERS_TABLE: 'users' })).variable).toBe('IDEMPOTENCY_TABLE');
+    expect(configErrorOf(() => loadCreateUserConfig({ IDEMPOTENCY_TABLE: 'keys' })).variable).toBe('USERS_TABLE');
   });
 });
 

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,11 +6,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFunctions, type BundleReport } from '../../../scripts/bundle-functions.ts';
-import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createBucket, localS3Client, startS3Server } from '../../../scripts/local/s3-server.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { chatCsv, chatRow, readArchive } from '../../support/chat-import.ts';
+import { createUserTables } from '../users/load-handlers.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const run = promisify(execFile);
@@ -79,17 +79,22 @@ describe('the function bundles (built with the deployment options) work on their
     expect(JSON.parse(invalid.result!.body!).error).toMatchObject({ status: 422, httpMessage: 'Unprocessable Entity' });
   });
 
-  it('creates a user through the bundled AWS SDK against a DynamoDB-compatible server', async () => {
-    const tableName = `users-${randomUUID()}`;
-    await createUsersTable({ endpoint: dynalite.endpoint, tableName });
-    const created = await invokeBundle(bundle('createUser'), 'createUser/success.json', {
-      USERS_TABLE: tableName,
+  it('creates a user through the bundled AWS SDK against a DynamoDB-compatible server, and replays a kept Idempotency-Key', async () => {
+    const env = {
+      ...(await createUserTables(dynalite.endpoint)),
       AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
-    });
+    };
+    const created = await invokeBundle(bundle('createUser'), 'createUser/success.json', env);
     expect(created.result?.statusCode).toBe(201);
     expect(created.result?.headers?.Location).toMatch(/^\/api\/users\/[0-9a-f-]{36}$/);
+    // Two fresh processes, one store: the second gets the first one's kept outcome.
+    const first = await invokeBundle(bundle('createUser'), 'createUser/idempotent-replay.json', env);
+    const second = await invokeBundle(bundle('createUser'), 'createUser/idempotent-replay.json', env);
+    expect(first.result?.statusCode).toBe(201);
+    expect(first.result?.headers).not.toHaveProperty('Idempotent-Replayed');
+    expect(second.result).toMatchObject({ statusCode: 201, body: first.result!.body, headers: { 'Idempotent-Replayed': 'true', Location: first.result!.headers!.Location } });
   });
 
   it('answers GET /api/users/{id} with a malformed id 404 from the getUser bundle', async () => {

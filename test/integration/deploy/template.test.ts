@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDEMPOTENCY_TABLE_KEY, IDEMPOTENCY_TABLE_TTL } from '../../../lib/http/idempotency-store.ts';
 import { ROUTES } from '../../../lib/http/routes.ts';
 import { bundleFunctions } from '../../../scripts/bundle-functions.ts';
 import {
@@ -287,7 +288,13 @@ describe('osls package: the CloudFormation template', () => {
       expect(grantLines(grantsOf(template, 'devices'))).toEqual(logGrants('devices'));
       expect(grantLines(grantsOf(template, 'refreshDevices'))).toEqual(logGrants('refreshDevices'));
       expect(grantLines(grantsOf(template, 'createUser'))).toEqual(
-        [...logGrants('createUser'), 'dynamodb:PutItem on UsersTable.Arn', 'dynamodb:DeleteItem on UsersTable.Arn', 'dynamodb:GetItem on UsersTable.Arn'].sort(),
+        [
+          ...logGrants('createUser'),
+          'dynamodb:PutItem on UsersTable.Arn',
+          'dynamodb:DeleteItem on UsersTable.Arn',
+          'dynamodb:GetItem on UsersTable.Arn',
+          ...['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem'].map((action) => `dynamodb:${action} on IdempotencyTable.Arn`),
+        ].sort(),
       );
       expect(grantLines(grantsOf(template, 'getUser'))).toEqual([...logGrants('getUser'), 'dynamodb:GetItem on UsersTable.Arn'].sort());
       expect(grantLines(grantsOf(template, 'importTickets'))).toEqual(
@@ -332,6 +339,10 @@ describe('osls package: the CloudFormation template', () => {
         GetCommand: ['dynamodb:GetItem'],
         DeleteCommand: ['dynamodb:DeleteItem'],
         UpdateCommand: ['dynamodb:UpdateItem'],
+        PutItemCommand: ['dynamodb:PutItem'],
+        GetItemCommand: ['dynamodb:GetItem'],
+        DeleteItemCommand: ['dynamodb:DeleteItem'],
+        UpdateItemCommand: ['dynamodb:UpdateItem'],
         GetObjectCommand: ['s3:GetObject'],
         DeleteObjectCommand: ['s3:DeleteObject'],
         PutObjectCommand: ['s3:PutObject'],
@@ -339,7 +350,7 @@ describe('osls package: the CloudFormation template', () => {
         Upload: ['s3:PutObject', 's3:AbortMultipartUpload'],
       };
       const calledActions = async (dir: string): Promise<string[]> => {
-        const files = (await readdir(join(byDefault.serviceDir, dir), { recursive: true })).filter((file) => file.endsWith('.ts'));
+        const files = (await readdir(join(byDefault.serviceDir, dir), { recursive: true })).filter((file) => /\.[jt]s$/.test(file));
         const commands = new Set<string>();
         for (const file of files) {
           const source = await readFile(join(byDefault.serviceDir, dir, file), 'utf8');
@@ -351,9 +362,22 @@ describe('osls package: the CloudFormation template', () => {
           return actions;
         });
       };
-      const granted = (names: FunctionName[], service: string) =>
-        [...new Set(names.flatMap((name) => grantsOf(full.template, name)).map((grant) => grant.action).filter((action) => action.startsWith(service)))].sort();
-      expect(granted(['createUser', 'getUser'], 'dynamodb:')).toEqual([...new Set(await calledActions('lib/users'))].sort());
+      const granted = (names: FunctionName[], service: string, resource?: string) =>
+        [
+          ...new Set(
+            names
+              .flatMap((name) => grantsOf(full.template, name))
+              .filter((grant) => resource === undefined || grant.resource === resource)
+              .map((grant) => grant.action)
+              .filter((action) => action.startsWith(service)),
+          ),
+        ].sort();
+      expect(granted(['createUser', 'getUser'], 'dynamodb:', 'UsersTable.Arn')).toEqual([...new Set(await calledActions('lib/users'))].sort());
+      // The idempotency records are written by Powertools' DynamoDB persistence layer, not by lib/ itself.
+      expect(granted(['createUser'], 'dynamodb:', 'IdempotencyTable.Arn')).toEqual(
+        [...new Set(await calledActions('node_modules/@aws-lambda-powertools/idempotency/lib/esm/persistence'))].sort(),
+      );
+      expect(granted(['createUser', 'getUser'], 'dynamodb:').length).toBe(granted(['createUser'], 'dynamodb:', 'IdempotencyTable.Arn').length);
       expect(granted(['importTickets'], 's3:')).toEqual([...new Set(await calledActions('lib/storage'))].sort());
       expect(
         granted(['credentials', 'devices', 'refreshDevices'], 'dynamodb:').concat(granted(['credentials', 'devices', 'refreshDevices', 'createUser', 'getUser'], 's3:')),
@@ -423,7 +447,7 @@ describe('osls package: the CloudFormation template', () => {
         'DEVICES_CACHE_STALE_SECONDS',
         'REDIS_URL',
       ],
-      createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN'],
+      createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN', 'IDEMPOTENCY_TABLE'],
       getUser: ['USERS_TABLE'],
       importTickets: ['TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM'],
     };
@@ -443,6 +467,7 @@ describe('osls package: the CloudFormation template', () => {
       });
       expect(environmentOf(full.template, 'importTickets').TICKETING_PASSWORD_SSM).toBe(FULL_PARAMS.ticketingPasswordSsm);
       expect(refText(environmentOf(full.template, 'createUser').USERS_TABLE as never)).toBe('UsersTable');
+      expect(refText(environmentOf(full.template, 'createUser').IDEMPOTENCY_TABLE as never)).toBe('IdempotencyTable');
       expect(refText(environmentOf(full.template, 'getUser').USERS_TABLE as never)).toBe('UsersTable');
     });
 
@@ -471,6 +496,19 @@ describe('osls package: the CloudFormation template', () => {
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       expect(table.Properties?.SSESpecification).toEqual({ SSEEnabled: true });
       expect([table.DeletionPolicy, table.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
+    });
+
+    it('keeps idempotency records in a table of their own: keyed and expiring on the attributes the code writes, point-in-time recovery, encrypted', () => {
+      const table = byDefault.template.Resources.IdempotencyTable!;
+      expect(table.Type).toBe('AWS::DynamoDB::Table');
+      expect(table.Properties).toMatchObject({
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: IDEMPOTENCY_TABLE_KEY, KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: IDEMPOTENCY_TABLE_KEY, AttributeType: 'S' }],
+        TimeToLiveSpecification: { AttributeName: IDEMPOTENCY_TABLE_TTL, Enabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      });
     });
 
     it('blocks every kind of public access to the import bucket, encrypts it, refuses plain HTTP and keeps it on stack deletion', () => {

@@ -5,7 +5,7 @@ import { paramArguments, paramVariables } from '../../../scripts/local/offline-p
 const template = readFileSync(new URL('../../../serverless.yml', import.meta.url), 'utf8');
 
 describe('paramVariables (which stage parameter feeds each Lambda variable)', () => {
-  it('maps every parameterised variable of serverless.yml, including USERS_TABLE', () => {
+  it('maps every parameterised variable of serverless.yml, including USERS_TABLE and IDEMPOTENCY_TABLE', () => {
     const mapping = paramVariables(template);
     expect(mapping.get('INVENTORY_URL')).toBe('inventoryUrl');
     expect(mapping.get('LATEST_OS_VERSION')).toBe('latestOsVersion');
@@ -14,6 +14,7 @@ describe('paramVariables (which stage parameter feeds each Lambda variable)', ()
     expect(mapping.get('TICKETING_URL')).toBe('ticketingUrl');
     // A param with a fallback (`${param:usersTable, self:…}`) still counts.
     expect(mapping.get('USERS_TABLE')).toBe('usersTable');
+    expect(mapping.get('IDEMPOTENCY_TABLE')).toBe('idempotencyTable');
   });
 
   it('finds no secret among them: secrets only reach handlers through the environment', () => {

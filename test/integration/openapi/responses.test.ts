@@ -4,7 +4,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it, vi } from 'vitest';
 import { ROUTES } from '../../../lib/http/routes.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
-import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { createUserTables } from '../users/load-handlers.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
 import {
@@ -86,6 +87,9 @@ describe('openapi.yaml', () => {
       expect(user({ email: 'a@b.co', firstName: 'A' })).toBe(false);
       expect(user({ email: 'a@b.co', firstName: 'A', lastName: 'B', admin: true })).toBe(false);
       expect(user({ email: 'a@b.co', firstName: '', lastName: 'B' })).toBe(false);
+      expect(user({ email: 'a@b.co', firstName: 'A\u0000', lastName: 'B' })).toBe(false);
+      expect(user({ email: 'a\u2028@b.co', firstName: 'A', lastName: 'B' })).toBe(false);
+      expect(user({ email: 'a@b.co', firstName: '😀', last_name: 'Zoë' })).toBe(true);
     });
 
     it('flags responses that break it: an undocumented status, a null device field, a wrong envelope status', () => {
@@ -237,10 +241,8 @@ describe('openapi.yaml', () => {
 
     beforeAll(async () => {
       dynalite = await startDynalite();
-      const tableName = `users-${randomUUID()}`;
-      await createUsersTable({ endpoint: dynalite.endpoint, tableName });
       const env = {
-        USERS_TABLE: tableName,
+        ...(await createUserTables(dynalite.endpoint)),
         USER_EMAIL_PATTERN: undefined,
         AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint,
         ...LOCAL_AWS_ENV,
@@ -283,6 +285,30 @@ describe('openapi.yaml', () => {
       const result = await send();
       expect(result.statusCode).toBe(status);
       expectDocumented(postRequest, result);
+    });
+
+    it('answers a repeated Idempotency-Key (201, 409 and 422 replayed), a reused one and a malformed one as documented', async () => {
+      const keyed = (key: string) => ({ ...JSON_HEADERS, 'idempotency-key': key });
+      const body = { email: 'keyed@example.com', firstName: 'Key', lastName: 'Ed' };
+      const results: APIGatewayProxyStructuredResultV2[] = [];
+      for (const [key, sent] of [
+        ['openapi-201', body],
+        ['openapi-409', { ...body, firstName: 'Other' }],
+        ['openapi-422', { ...body, email: 'keyed@intranet' }],
+      ] as const) {
+        await create(sent, keyed(key));
+        results.push(await create(sent, keyed(key)));
+      }
+      results.push(await create({ ...body, lastName: 'Changed' }, keyed('openapi-201')));
+      results.push(await create(body, keyed('x'.repeat(256))));
+      expect(results.map((result) => [result.statusCode, result.headers?.['Idempotent-Replayed']])).toEqual([
+        [201, 'true'],
+        [409, 'true'],
+        [422, 'true'],
+        [422, undefined],
+        [422, undefined],
+      ]);
+      for (const result of results) expectDocumented(postRequest, result);
     });
 
     it('answers 503 as documented when the user store cannot be reached', async () => {

@@ -4,10 +4,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
-import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
+import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { LOCAL_AWS } from '../../../scripts/local/local-aws.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
-import { loadUserHandlers, localDynamoEnv, type UserHandlers } from './load-handlers.ts';
+import { createUserTables, loadUserHandlers, localDynamoEnv, type UserHandlers } from './load-handlers.ts';
 
 const VALIDATION_MESSAGE = 'Request validation failed: Parameter (user) failed schema validation';
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
@@ -45,9 +45,9 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
     await dynalite.stop();
   });
   beforeEach(async () => {
-    tableName = `users-${randomUUID()}`;
-    await createUsersTable({ endpoint: dynalite.endpoint, tableName });
-    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: tableName, USER_EMAIL_PATTERN: undefined });
+    const tables = await createUserTables(dynalite.endpoint);
+    tableName = tables.USERS_TABLE;
+    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), ...tables, USER_EMAIL_PATTERN: undefined });
     logs = captureStdout();
   });
   afterEach(() => {
@@ -247,9 +247,7 @@ describe('users handlers under other configurations', () => {
   });
 
   it('creates jdoe@intranet with USER_EMAIL_PATTERN=off, and still refuses an address without a domain', async () => {
-    const tableName = `users-${randomUUID()}`;
-    await createUsersTable({ endpoint: dynalite.endpoint, tableName });
-    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: tableName, USER_EMAIL_PATTERN: 'off' });
+    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), ...(await createUserTables(dynalite.endpoint)), USER_EMAIL_PATTERN: 'off' });
     logs = captureStdout();
     const created = await handlers.createUser(await loadEvent('createUser/invalid-email.json'), lambdaContext());
     expect(created.statusCode).toBe(201);
@@ -263,7 +261,7 @@ describe('users handlers under other configurations', () => {
 
   it('answers a generic 500 when USERS_TABLE is missing and names the variable in the log only', async () => {
     const startup = captureStdout();
-    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: undefined, USER_EMAIL_PATTERN: undefined });
+    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: undefined, IDEMPOTENCY_TABLE: 'keys', USER_EMAIL_PATTERN: undefined });
     startup.restore();
     // Reported when each container starts, before any request (Powertools writes errors to stderr).
     expect(startup.raw().match(/configuration error at startup.*USERS_TABLE/g)).toHaveLength(2);
@@ -283,7 +281,7 @@ describe('users handlers under other configurations', () => {
   it('answers a generic 503 with nothing leaked when the storage endpoint is down', async () => {
     const tableName = `secret-table-${randomUUID()}`;
     const endpoint = `http://127.0.0.1:${await freePort()}`;
-    handlers = await loadUserHandlers({ ...localDynamoEnv(endpoint), USERS_TABLE: tableName, USER_EMAIL_PATTERN: undefined });
+    handlers = await loadUserHandlers({ ...localDynamoEnv(endpoint), USERS_TABLE: tableName, IDEMPOTENCY_TABLE: 'keys', USER_EMAIL_PATTERN: undefined });
     logs = captureStdout();
     const created = await handlers.createUser(await loadEvent('createUser/success.json'), lambdaContext());
     const read = await handlers.getUser(
@@ -309,7 +307,7 @@ describe('users handlers under other configurations', () => {
   });
 
   it('answers a generic 500 to an unknown USER_EMAIL_PATTERN and names the variable in the log only', async () => {
-    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: 'users', USER_EMAIL_PATTERN: 'loose' });
+    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: 'users', IDEMPOTENCY_TABLE: 'keys', USER_EMAIL_PATTERN: 'loose' });
     logs = captureStdout();
     const result = await handlers.createUser(await loadEvent('createUser/success.json'), lambdaContext());
     expect(result.statusCode).toBe(500);
@@ -319,9 +317,7 @@ describe('users handlers under other configurations', () => {
 
   it('answers 503 once a running store is stopped', async () => {
     const local = await startDynalite();
-    const tableName = `users-${randomUUID()}`;
-    await createUsersTable({ endpoint: local.endpoint, tableName });
-    handlers = await loadUserHandlers({ ...localDynamoEnv(local.endpoint), USERS_TABLE: tableName, USER_EMAIL_PATTERN: undefined });
+    handlers = await loadUserHandlers({ ...localDynamoEnv(local.endpoint), ...(await createUserTables(local.endpoint)), USER_EMAIL_PATTERN: undefined });
     logs = captureStdout();
     expect((await handlers.createUser(await loadEvent('createUser/success.json'), lambdaContext())).statusCode).toBe(201);
     await local.stop();

@@ -16,7 +16,8 @@ export type FaultDecision = 'pass' | 'fail' | 'fail-after-forwarding';
 export interface FaultProxy {
   endpoint: string;
   calls: DynamoCall[];
-  decide: (decider: (call: DynamoCall) => FaultDecision) => void;
+  /** A decision may be a promise: the call waits for it (e.g. to hold a request mid-way). */
+  decide: (decider: (call: DynamoCall) => FaultDecision | Promise<FaultDecision>) => void;
   close: () => Promise<void>;
 }
 
@@ -35,7 +36,7 @@ const INTERNAL_ERROR = JSON.stringify({
 export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
   const upstream = new URL(target);
   const calls: DynamoCall[] = [];
-  let decider: (call: DynamoCall) => FaultDecision = () => 'pass';
+  let decider: (call: DynamoCall) => FaultDecision | Promise<FaultDecision> = () => 'pass';
 
   const forward = (incoming: IncomingMessage, body: Buffer) =>
     new Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }>((resolve, reject) => {
@@ -55,7 +56,7 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       const target = String(incoming.headers['x-amz-target'] ?? '');
       const call = { operation: target.split('.').pop() ?? target, body: body.toString('utf8') };
       calls.push(call);
-      const decision = decider(call);
+      const decision = await decider(call);
       if (decision === 'fail-after-forwarding') await forward(incoming, body);
       if (decision !== 'pass') {
         response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' }).end(INTERNAL_ERROR);

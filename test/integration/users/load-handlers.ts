@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { vi } from 'vitest';
+import { createIdempotencyTable, createUsersTable } from '../../../scripts/local/dynalite.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -37,3 +39,13 @@ export const localDynamoEnv = (endpoint: string) => ({
   AWS_SESSION_TOKEN: undefined,
   AWS_PROFILE: undefined,
 });
+
+/** Fresh users and idempotency tables (the two tables createUser needs) at a local DynamoDB endpoint, as the variables naming them. */
+export const createUserTables = async (endpoint: string) => {
+  const tables = { USERS_TABLE: `users-${randomUUID()}`, IDEMPOTENCY_TABLE: `idempotency-${randomUUID()}` };
+  await Promise.all([
+    createUsersTable({ endpoint, tableName: tables.USERS_TABLE }),
+    createIdempotencyTable({ endpoint, tableName: tables.IDEMPOTENCY_TABLE }),
+  ]);
+  return tables;
+};

@@ -10,6 +10,7 @@ describe('planDefaults (each embedded server only where its variable is unset)',
     expect(plan.values).toEqual({
       LATEST_OS_VERSION: '26.6.2',
       USERS_TABLE: 'users-local',
+      IDEMPOTENCY_TABLE: 'idempotency-local',
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
       AWS_REGION: 'us-east-1',
@@ -26,13 +27,19 @@ describe('planDefaults (each embedded server only where its variable is unset)',
     const plan = planDefaults({ USERS_TABLE: 'prod-users', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9000' }, ALL_SERVICES);
     expect(plan.users).toBe(false);
     expect(plan.storage).toBe(false);
-    expect(plan.values).toEqual({ LATEST_OS_VERSION: '26.6.2' });
+    expect(plan.values).toEqual({ LATEST_OS_VERSION: '26.6.2', IDEMPOTENCY_TABLE: 'idempotency-local' });
+  });
+
+  it('treats IDEMPOTENCY_TABLE without an endpoint as a real table too', () => {
+    const plan = planDefaults({ IDEMPOTENCY_TABLE: 'prod-keys' }, only('users'));
+    expect(plan.users).toBe(false);
+    expect(plan.values).toEqual({ USERS_TABLE: 'users-local' });
   });
 
   it('uses a configured DynamoDB endpoint with the default table name', () => {
     const plan = planDefaults({ AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' }, only('users'));
     expect(plan.users).toBe(false);
-    expect(plan.values.USERS_TABLE).toBe('users-local');
+    expect(plan.values).toMatchObject({ USERS_TABLE: 'users-local', IDEMPOTENCY_TABLE: 'idempotency-local' });
   });
 
   it('lets the global AWS_ENDPOINT_URL replace both local stores', () => {

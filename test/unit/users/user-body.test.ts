@@ -3,7 +3,7 @@ import { AppError, ValidationError } from '../../../lib/errors.ts';
 import { toErrorDetails } from '../../../lib/http/error-details.ts';
 import type { EmailMode } from '../../../lib/users/email-address.ts';
 import { makeUserBodySpec } from '../../../lib/users/user-body.ts';
-import { EMAIL_MESSAGE, userSchema } from '../../../lib/users/user-schema.ts';
+import { EMAIL_MESSAGE, PLAIN_TEXT_MESSAGE, userSchema } from '../../../lib/users/user-schema.ts';
 import { validate as validateOff } from '../../../lib/users/user-off.generated.ts';
 import { validate as validateStrict } from '../../../lib/users/user-strict.generated.ts';
 
@@ -129,6 +129,53 @@ describe('user body (schema + aliases)', () => {
       throw new AppError(500, 'Service misconfigured');
     });
     expect(() => spec.validate({ body: VALID })).toThrow(AppError);
+  });
+});
+
+describe('control characters in names and emails', () => {
+  const REFUSED = [
+    ['NUL', '\u0000'],
+    ['a tab', '\t'],
+    ['a line feed', '\n'],
+    ['a carriage return', '\r'],
+    ['ESC', '\u001b'],
+    ['U+001F', '\u001f'],
+    ['DEL', '\u007f'],
+    ['the C1 control U+0080', '\u0080'],
+    ['NEL (U+0085)', '\u0085'],
+    ['the C1 control U+009F', '\u009f'],
+    ['the line separator U+2028', '\u2028'],
+    ['the paragraph separator U+2029', '\u2029'],
+  ] as const;
+
+  it.each(REFUSED)('refuses %s in firstName, lastName and email, in both email modes', (_label, character) => {
+    for (const mode of ['strict', 'off'] as const) {
+      for (const [field, value] of [
+        ['firstName', `Ja${character}ne`],
+        ['lastName', `${character}Doe`],
+        ['email', `jane${character}doe@example.com`],
+      ] as const) {
+        const outcome = check({ ...VALID, [field]: value }, mode);
+        expect(outcome.valid ? [] : outcome.details, `${mode} ${field}`).toContainEqual({ path: `/${field}`, message: PLAIN_TEXT_MESSAGE });
+      }
+    }
+  });
+
+  it('refuses a NUL that the strict pattern alone would admit in a quoted local part, and one sent through an alias', () => {
+    expect(check({ ...VALID, email: '"jane\u0000doe"@example.com' })).toEqual({ valid: false, details: [{ path: '/email', message: PLAIN_TEXT_MESSAGE }] });
+    expect(check({ email: VALID.email, first_name: 'Jane\u0000', lastName: 'Doe' })).toEqual({
+      valid: false,
+      details: [{ path: '/firstName', message: PLAIN_TEXT_MESSAGE }],
+    });
+  });
+
+  it.each([
+    ['a no-break space', 'Jean\u00a0Luc'],
+    ['a zero-width non-joiner (Persian)', 'می\u200cخواهم'],
+    ['a soft hyphen', 'Zoë-\u00adAnn'],
+    ['an emoji', '😀'],
+  ])('accepts %s in a name', (_label, firstName) => {
+    expect(check({ ...VALID, firstName }).valid).toBe(true);
   });
 });
 
