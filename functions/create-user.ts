@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { loadCreateUserConfig, once } from '../lib/config.ts';
-import { makeDynamoDbIdempotencyStore, makeIdempotencyDynamoDbClient } from '../lib/http/idempotency-store.ts';
 import { idempotentRequests } from '../lib/http/idempotent-requests.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { checkConfigAtStartup } from '../lib/startup.ts';
@@ -22,7 +21,11 @@ const createUser = once(() =>
     newId: randomUUID,
   }),
 );
-const idempotencyStore = once(() => makeDynamoDbIdempotencyStore({ client: makeIdempotencyDynamoDbClient(), tableName: config().idempotencyTable }));
+// Loaded with the first request that has an Idempotency-Key: requests without one never need it.
+const idempotencyStore = once(async () => {
+  const { makeDynamoDbIdempotencyStore, makeIdempotencyDynamoDbClient } = await import('../lib/http/idempotency-store.ts');
+  return makeDynamoDbIdempotencyStore({ client: makeIdempotencyDynamoDbClient(), tableName: config().idempotencyTable });
+});
 checkConfigAtStartup(logger, createUser);
 
 /**

@@ -1,4 +1,3 @@
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { cacheTierName, CacheTier } from '../lib/cache/provenance.ts';
 import { loadDevicesConfig, once } from '../lib/config.ts';
 import { makeConfiguredDeviceList } from '../lib/devices/configured-devices.ts';
@@ -7,17 +6,16 @@ import { validate as validateDeviceQuery } from '../lib/devices/device-query.gen
 import { matchesIfNoneMatch } from '../lib/http/conditional-request.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
+import { makeLazyMetrics } from '../lib/metrics.ts';
 import { checkConfigAtStartup } from '../lib/startup.ts';
 
 const logger = makeLogger('devices');
-// Explicit so an unset POWERTOOLS_METRICS_NAMESPACE (tests, npm start) writes no warning line;
-// the same value serverless.yml sets.
-const metrics = new Metrics({ namespace: 'device-users-import', serviceName: 'devices' });
+const metrics = makeLazyMetrics('devices');
 
 const deviceList = once(() =>
   makeConfiguredDeviceList(loadDevicesConfig(), {
     logger,
-    onAuthFailure: () => metrics.addMetric('UpstreamAuthFailures', MetricUnit.Count, 1),
+    onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1),
   }),
 );
 checkConfigAtStartup(logger, deviceList);
@@ -42,7 +40,7 @@ export const handler = makeHttpHandler<undefined, DeviceQuery>({
       };
     } finally {
       // Only when something was counted, so a normal request writes its access line and nothing else.
-      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+      await metrics.publish();
     }
   },
 });

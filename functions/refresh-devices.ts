@@ -1,19 +1,19 @@
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { loadRefreshConfig, once } from '../lib/config.ts';
-import { makeConfiguredRefresh } from '../lib/devices/configured-devices.ts';
+import { makeConfiguredRefresh } from '../lib/devices/configured-refresh.ts';
 import type { RefreshOutcome } from '../lib/devices/refresh-devices.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
+import { makeLazyMetrics } from '../lib/metrics.ts';
 import { checkConfigAtStartup } from '../lib/startup.ts';
 
 const logger = makeLogger('refreshDevices');
-const metrics = new Metrics({ namespace: 'device-users-import', serviceName: 'refreshDevices' });
+const metrics = makeLazyMetrics('refreshDevices');
 
 const refresh = once(() =>
   makeConfiguredRefresh(loadRefreshConfig(), {
     logger,
-    onAuthFailure: () => metrics.addMetric('UpstreamAuthFailures', MetricUnit.Count, 1),
+    onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1),
   }),
 );
 checkConfigAtStartup(logger, refresh);
@@ -46,8 +46,8 @@ export const handler = async (_event: unknown, context?: Context): Promise<{ out
   } else {
     logger.info('devices refresh', fields);
   }
-  if (result.outcome === 'refreshed') metrics.addMetric('DevicesRefreshSeconds', MetricUnit.Seconds, result.durationMs / 1000);
-  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  if (result.outcome === 'refreshed') metrics.add('DevicesRefreshSeconds', 'Seconds', result.durationMs / 1000);
+  await metrics.publish();
   if (result.outcome === 'failed') throw result.error instanceof Error ? result.error : new Error(describeError(result.error));
   return fields;
 };

@@ -13,6 +13,7 @@ const reports = await bundleFunctions(serviceDir, 'dist');
 const rows = reports.map((report) => ({
   function: report.name,
   bundle: kib(report.bytes),
+  'chunks (on demand)': kib(report.chunkBytes),
   'source map': kib(report.mapBytes),
   budget: report.bytes <= SIZE_BUDGET_BYTES ? 'ok (< 1 MiB)' : 'OVER 1 MiB',
   'largest parts': report.contributors.slice(0, 3).map((part) => `${part.source} ${kib(part.bytes)}`).join(', '),

@@ -1,5 +1,6 @@
 import type { BuildOptions, Plugin } from 'esbuild';
 import { builtinModules } from 'node:module';
+import { basename, extname } from 'node:path';
 
 const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 const REQUIRED_BUILTIN = 'required-builtin';
@@ -27,6 +28,26 @@ const builtinsThroughRequire: Plugin = {
   },
 };
 
+/** Where an entry's chunks go: `chunks/<entry>/`, beside the entry's bundle. */
+export const chunkFolderOf = (entry: string): string => `chunks/${basename(entry, extname(entry))}`;
+
+/**
+ * Puts each function's chunks in a folder of its own (`functions/chunks/devices/…`). serverless-esbuild
+ * builds every function into the same folder, and its zips take every file there but the other
+ * functions' bundles: with one folder per function, serverless.yml's per-function `package.patterns`
+ * keep each zip to its own chunks.
+ */
+const chunksPerEntry: Plugin = {
+  name: 'chunks-per-entry',
+  setup: (build) => {
+    const entries = build.initialOptions.entryPoints;
+    const first = Array.isArray(entries) ? entries[0] : undefined;
+    const entry = typeof first === 'string' ? first : first?.in;
+    if (entry === undefined) throw new Error('chunks-per-entry: expected one entry point per build');
+    build.initialOptions.chunkNames = `${chunkFolderOf(entry)}/[name]-[hash]`;
+  },
+};
+
 /**
  * The esbuild options of every function bundle: the ONE source read by `osls package`/`deploy` and
  * `npm start` (through `esbuild.config.cjs`), by `npm run build` and by the cold-start bench, so what
@@ -48,6 +69,10 @@ export const bundleOptions = (): BuildOptions => ({
   target: 'node24',
   platform: 'node',
   format: 'esm',
+  // What a function imports dynamically (the SSM client, ioredis, the SDK's own credential
+  // providers) becomes a chunk loaded on first use, not code parsed at every cold start
+  // (bench/cold-start.bench.ts, docs/architecture.md#cold-start).
+  splitting: true,
   // CommonJS dependencies inside an ESM bundle still call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
@@ -56,7 +81,7 @@ export const bundleOptions = (): BuildOptions => ({
   external: [],
   // Dependencies' license notices stay with the code they cover.
   legalComments: 'eof',
-  plugins: [builtinsThroughRequire],
+  plugins: [builtinsThroughRequire, chunksPerEntry],
   outExtension: { '.js': '.mjs' },
 });
 

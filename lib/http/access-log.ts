@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import type { HttpMiddleware } from './http-types.ts';
+import { readableStack } from '../stack-trace.ts';
 import { requestMethod, requestPath } from './routes.ts';
 
 interface RequestLine {
@@ -19,13 +20,14 @@ export const addAccessLogFields = (context: Context, fields: Record<string, unkn
   if (line !== undefined) Object.assign(line.fields, fields);
 };
 
-const describeError = (error: unknown, depth = 0): Record<string, unknown> | string => {
+/** A 5xx's error as the line carries it: name, message, its stack in source positions, the cause chain. */
+const errorFields = (error: unknown, depth = 0): Record<string, unknown> | string => {
   if (!(error instanceof Error)) return String(error);
   return {
     name: error.name,
     message: error.message,
-    ...(error.stack ? { stack: error.stack } : {}),
-    ...(error.cause !== undefined && depth < 3 ? { cause: describeError(error.cause, depth + 1) } : {}),
+    ...(error.stack ? { stack: readableStack(error.stack) } : {}),
+    ...(error.cause !== undefined && depth < 3 ? { cause: errorFields(error.cause, depth + 1) } : {}),
   };
 };
 
@@ -53,7 +55,7 @@ export const accessLog = (logger: Logger): HttpMiddleware => {
       duration_ms: Math.round((performance.now() - line.startedAt) * 1000) / 1000,
       ...(requestId ? { request_id: requestId } : {}),
       ...line.fields,
-      ...(status >= 500 && request.error !== undefined && request.error !== null ? { error: describeError(request.error) } : {}),
+      ...(status >= 500 && request.error !== undefined && request.error !== null ? { error: errorFields(request.error) } : {}),
     });
   };
   return {

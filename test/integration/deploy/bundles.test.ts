@@ -22,7 +22,7 @@ const invokeBundle = async (
   bundle: BundleReport,
   eventFile: string,
   env: Record<string, string> = {},
-): Promise<{ result?: { statusCode: number; headers?: Record<string, string>; body?: string } & Record<string, unknown>; error?: string }> => {
+): Promise<{ result?: { statusCode: number; headers?: Record<string, string>; body?: string } & Record<string, unknown>; error?: string; lines: Record<string, unknown>[] }> => {
   const event = await readFile(join(repoRoot, 'events', eventFile), 'utf8');
   const script = `
     const { handler } = await import(${JSON.stringify(pathToFileURL(bundle.file).href)});
@@ -32,11 +32,18 @@ const invokeBundle = async (
     catch (error) { outcome = { error: error.name + ': ' + error.message }; }
     process.stdout.write('${RESULT_MARK}' + JSON.stringify(outcome));
     process.exit(0);`;
-  const { stdout } = await run(join(repoRoot, 'node_modules/.bin/node'), ['--enable-source-maps', '--input-type=module', '-e', script], {
+  // As deployed: no --enable-source-maps (serverless.yml).
+  const { stdout } = await run(join(repoRoot, 'node_modules/.bin/node'), ['--input-type=module', '-e', script], {
     timeout: 30_000,
     env: { PATH: process.env.PATH ?? '', AWS_REGION: 'us-east-1', SAMPLE_EVENT: event, ...env },
   });
-  return JSON.parse(stdout.slice(stdout.lastIndexOf(RESULT_MARK) + RESULT_MARK.length)) as never;
+  const at = stdout.lastIndexOf(RESULT_MARK);
+  const lines = stdout
+    .slice(0, at)
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { ...(JSON.parse(stdout.slice(at + RESULT_MARK.length)) as object), lines };
 };
 
 describe('the function bundles (built with the deployment options) work on their own', () => {
@@ -103,10 +110,15 @@ describe('the function bundles (built with the deployment options) work on their
     expect(JSON.parse(missing.result!.body!).error).toMatchObject({ status: 404, httpMessage: 'Not Found' });
   });
 
-  it('answers GET /devices 500 "Service misconfigured" from the devices bundle when nothing is configured', async () => {
+  it('answers GET /devices 500 "Service misconfigured" from the devices bundle when nothing is configured, its logged stack in TypeScript terms', async () => {
     const result = await invokeBundle(bundle('devices'), 'devices/success.json');
     expect(result.result?.statusCode).toBe(500);
     expect(JSON.parse(result.result!.body!).error).toMatchObject({ status: 500, httpMessage: 'Internal Server Error' });
+    const access = result.lines.find((line) => line.message === 'request') as { error: { name: string; stack: string } };
+    expect(access.error.name).toBe('ConfigError');
+    // Mapped through the bundle's source map when the line was written, not at load.
+    expect(access.error.stack).toMatch(/\blib\/config\.ts:\d+:\d+/);
+    expect(access.error.stack).not.toMatch(/devices\.mjs:\d+:\d+/);
   });
 
   it('loads the refreshDevices bundle and refuses to run without a cluster, naming REDIS_URL', async () => {

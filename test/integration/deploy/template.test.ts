@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_TABLE_KEY, IDEMPOTENCY_TABLE_TTL } from '../../../lib/http/idempotency-store.ts';
@@ -102,7 +101,7 @@ describe('osls package: the CloudFormation template', () => {
   });
 
   describe('functions and bundles', () => {
-    it('declares exactly the six functions, each nodejs24.x on arm64 with source maps enabled', () => {
+    it('declares exactly the six functions, each nodejs24.x on arm64, without source maps parsed at load', () => {
       const functions = resourcesOfType(byDefault.template, 'AWS::Lambda::Function');
       expect(functions.map(([, resource]) => resource.Properties?.FunctionName).sort()).toEqual(
         FUNCTION_NAMES.map((name) => `device-users-import-test-${name}`).sort(),
@@ -112,23 +111,32 @@ describe('osls package: the CloudFormation template', () => {
         expect(properties.Runtime, name).toBe('nodejs24.x');
         expect(properties.Architectures, name).toEqual(['arm64']);
         expect(properties.Handler, name).toBe(`functions/${FUNCTIONS[name].file}.handler`);
-        expect(environmentOf(byDefault.template, name).NODE_OPTIONS, name).toBe(
-          name === 'importTickets' ? '--enable-source-maps --max-semi-space-size=8' : '--enable-source-maps',
-        );
+        expect(environmentOf(byDefault.template, name).NODE_OPTIONS, name).toBe(name === 'importTickets' ? '--max-semi-space-size=8' : undefined);
       }
     });
 
-    it('packages each function as one minified ESM bundle with its source map and nothing else', async () => {
+    it('packages each function as one minified ESM bundle with its source map and its own chunks, nothing else', async () => {
       for (const name of FUNCTION_NAMES) {
         const entries = await zipEntries(join(byDefault.artifactsDir, `${name}.zip`));
         const file = `functions/${FUNCTIONS[name].file}.mjs`;
-        expect(entries.map((entry) => entry.name).sort(), name).toEqual([file, `${file}.map`]);
+        const names = entries.map((entry) => entry.name);
+        const chunks = names.filter((entry) => entry !== file && entry !== `${file}.map`);
+        expect(names, name).toEqual(expect.arrayContaining([file, `${file}.map`]));
+        for (const chunk of chunks) expect(chunk, name).toMatch(new RegExp(`^functions/chunks/${FUNCTIONS[name].file}/[\\w-]+\\.mjs(\\.map)?$`));
+        // Every chunk the bundle imports is in the zip, with its map.
+        const code = (await zipEntryContent(join(byDefault.artifactsDir, `${name}.zip`), file)).toString('utf8');
+        for (const imported of code.matchAll(/["']\.\/(chunks\/[^"']+\.mjs)["']/g)) {
+          expect(names, `${name} imports ${imported[1]}`).toContain(`functions/${imported[1]}`);
+          expect(names).toContain(`functions/${imported[1]}.map`);
+        }
         expect(entries.find((entry) => entry.name === file)!.size, `${name} bundle size`).toBeLessThan(1024 * 1024);
       }
     });
 
     it('bundles for deployment byte for byte what `npm run build` bundles (one set of esbuild options)', async () => {
-      const outDir = await mkdtemp(join(tmpdir(), 'deploy-build-'));
+      // One level below the service, as `npm run build`'s dist/ and serverless-esbuild's .esbuild/.build:
+      // a chunk's name hashes its source map, whose paths are relative to where it is written.
+      const outDir = join(byDefault.serviceDir, 'dist');
       try {
         const built = await bundleFunctions(byDefault.serviceDir, outDir);
         expect(built.map((report) => report.name).sort()).toEqual([...FUNCTION_NAMES].sort());
@@ -449,9 +457,9 @@ describe('osls package: the CloudFormation template', () => {
       ],
       createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN', 'IDEMPOTENCY_TABLE'],
       getUser: ['USERS_TABLE'],
-      importTickets: ['TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM'],
+      importTickets: ['NODE_OPTIONS', 'TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM'],
     };
-    const RUNTIME_VARIABLES = ['NODE_OPTIONS', 'POWERTOOLS_METRICS_NAMESPACE'];
+    const RUNTIME_VARIABLES = ['POWERTOOLS_METRICS_NAMESPACE'];
 
     it('sets each function exactly its configuration variables, from the stage parameters', () => {
       for (const name of FUNCTION_NAMES) {

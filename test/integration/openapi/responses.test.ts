@@ -23,15 +23,20 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIG
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 
-/** Handlers read their configuration on first use: set the environment, then import a fresh copy. */
-const loadHandler = async (module: string, env: Record<string, string | undefined>): Promise<Handler> => {
+/**
+ * Handlers read their configuration on first use: set the environment, then import fresh copies.
+ * Handlers used together load under one reset: a module a handler imports lazily (the idempotency
+ * lifecycle) must be of the same copy as the errors it recognises, as in a real container.
+ */
+const loadHandlers = async (modules: readonly string[], env: Record<string, string | undefined>): Promise<Handler[]> => {
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
   vi.resetModules();
-  return (await import(`../../../functions/${module}.ts`)).handler as Handler;
+  return Promise.all(modules.map(async (module) => (await import(`../../../functions/${module}.ts`)).handler as Handler));
 };
+const loadHandler = async (module: string, env: Record<string, string | undefined>): Promise<Handler> => (await loadHandlers([module], env))[0]!;
 
 describe('openapi.yaml', () => {
   let document: OpenApiDocument;
@@ -249,8 +254,7 @@ describe('openapi.yaml', () => {
         AWS_SESSION_TOKEN: undefined,
         AWS_PROFILE: undefined,
       };
-      createUser = await loadHandler('create-user', env);
-      getUser = await loadHandler('get-user', env);
+      [createUser, getUser] = (await loadHandlers(['create-user', 'get-user'], env)) as [Handler, Handler];
     });
     afterAll(async () => {
       await dynalite?.stop();

@@ -1,0 +1,24 @@
+import { makeRedisClusterTier } from '../cache/cluster-tier.ts';
+import type { RefreshConfig } from '../config.ts';
+import { makeJamfClientFromConfig } from '../inventory/jamf-client-from-config.ts';
+import { deviceListClusterKey } from './cluster-key.ts';
+import type { DevicesDeps } from './configured-devices.ts';
+import { deviceSnapshotCodec } from './device-snapshot-codec.ts';
+import { makeSnapshotReader } from './read-snapshot.ts';
+import { makeDevicesRefresh } from './refresh-devices.ts';
+
+/** The refresh writes ~7 MB for 100,000 devices: it may wait for the cluster longer than a request may. */
+const REFRESH_COMMAND_TIMEOUT_MS = 10_000;
+/** Lambda stops a function after 15 minutes at most: a lock older than that belongs to a crashed refresh. */
+const REFRESH_LOCK_MS = 15 * 60 * 1000;
+
+/** The scheduled refresh of the same inventory into the same cluster entry. */
+export const makeConfiguredRefresh = (config: RefreshConfig, deps: DevicesDeps) =>
+  makeDevicesRefresh({
+    readSnapshot: makeSnapshotReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure) }),
+    cluster: makeRedisClusterTier({ url: config.redisUrl, logger: deps.logger, commandTimeoutMs: REFRESH_COMMAND_TIMEOUT_MS }),
+    codec: deviceSnapshotCodec,
+    key: deviceListClusterKey(config),
+    servableMs: (config.cacheTtlSeconds + config.cacheStaleSeconds) * 1000,
+    lockMs: REFRESH_LOCK_MS,
+  });
