@@ -8,12 +8,12 @@ export interface BundleReport {
   name: string;
   /** The bundle Lambda loads, e.g. `dist/devices/functions/devices.mjs`. */
   file: string;
-  /** The bundle Lambda loads at init. */
+  /** What Lambda loads at init: the bundle and the chunks it imports statically. */
   bytes: number;
-  /** Its chunks, loaded only when the code needs them (the SSM client, ioredis, the SDK's credential providers). */
+  /** The chunks loaded only when the code needs them (the SSM client, ioredis, the SDK's credential providers). */
   chunkBytes: number;
   mapBytes: number;
-  /** Bytes of the output contributed per npm package (or `(project)`), largest first. */
+  /** Bytes loaded at init per npm package (or `(project)`), largest first. */
   contributors: Array<{ source: string; bytes: number }>;
   /** What the bundle and its chunks load from outside themselves at run time (only Node built-ins when nothing is external). */
   externalImports: string[];
@@ -24,13 +24,31 @@ const packageOf = (input: string): string => {
   return match?.[1] ?? '(project)';
 };
 
-const contributorsOf = (metafile: Metafile, output: string): BundleReport['contributors'] => {
+const contributorsOf = (metafile: Metafile, outputs: readonly string[]): BundleReport['contributors'] => {
   const totals = new Map<string, number>();
-  for (const [input, { bytesInOutput }] of Object.entries(metafile.outputs[output]?.inputs ?? {})) {
-    const source = packageOf(input);
-    totals.set(source, (totals.get(source) ?? 0) + bytesInOutput);
+  for (const output of outputs) {
+    for (const [input, { bytesInOutput }] of Object.entries(metafile.outputs[output]?.inputs ?? {})) {
+      const source = packageOf(input);
+      totals.set(source, (totals.get(source) ?? 0) + bytesInOutput);
+    }
   }
   return [...totals].map(([source, bytes]) => ({ source, bytes })).sort((a, b) => b.bytes - a.bytes);
+};
+
+/** The output and every chunk it imports statically, transitively: what loading it loads. */
+const loadedWith = (metafile: Metafile, serviceDir: string, output: string): string[] => {
+  const byPath = new Map(Object.keys(metafile.outputs).map((path) => [resolve(serviceDir, path), path]));
+  const loaded = new Set<string>();
+  const visit = (path: string): void => {
+    if (loaded.has(path)) return;
+    loaded.add(path);
+    for (const item of metafile.outputs[path]?.imports ?? []) {
+      const chunk = item.kind === 'import-statement' && !item.external ? byPath.get(resolve(serviceDir, item.path)) : undefined;
+      if (chunk !== undefined) visit(chunk);
+    }
+  };
+  visit(output);
+  return [...loaded];
 };
 
 /** Bundles one entry exactly as serverless-esbuild does: the same options, output next to its path. */
@@ -54,19 +72,20 @@ export const bundleEntry = async (
   const file = join(outdir, basename(entry.entry, '.ts') + BUNDLE_EXTENSION);
   const outputs = Object.keys(result.metafile.outputs);
   const output = outputs.find((path) => resolve(serviceDir, path) === resolve(file));
-  const [bytes, mapBytes] = await Promise.all([stat(file), stat(`${file}.map`)]).then(([code, map]) => [code.size, map.size]);
-  const chunkBytes = outputs
-    .filter((path) => path !== output && path.endsWith(BUNDLE_EXTENSION))
-    .reduce((sum, path) => sum + result.metafile.outputs[path]!.bytes, 0);
+  if (output === undefined) throw new Error(`${entry.name}: esbuild wrote no ${file}`);
+  const mapBytes = (await stat(`${file}.map`)).size;
+  const atInit = new Set(loadedWith(result.metafile, serviceDir, output));
+  const code = outputs.filter((path) => path.endsWith(BUNDLE_EXTENSION));
+  const sizeOf = (paths: readonly string[]) => paths.reduce((sum, path) => sum + result.metafile.outputs[path]!.bytes, 0);
   // The bundle's and its chunks' (a chunk shares what two code paths import).
   const imports = outputs.flatMap((path) => result.metafile.outputs[path]?.imports ?? []);
   return {
     name: entry.name,
     file,
-    bytes: bytes!,
-    chunkBytes,
-    mapBytes: mapBytes!,
-    contributors: output ? contributorsOf(result.metafile, output) : [],
+    bytes: sizeOf([...atInit]),
+    chunkBytes: sizeOf(code.filter((path) => !atInit.has(path))),
+    mapBytes,
+    contributors: contributorsOf(result.metafile, [...atInit]),
     externalImports: [...new Set(imports.filter((item) => item.external).map((item) => item.path))].sort(),
   };
 };

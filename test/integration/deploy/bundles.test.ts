@@ -77,6 +77,20 @@ describe('the function bundles (built with the deployment options) work on their
     }
   });
 
+  it('loads at init nothing a first request may not use: SSM, Redis, metrics, S3 and the idempotency lifecycle come on demand', () => {
+    const atInit = (name: string) => new Set(bundle(name).contributors.map((part) => part.source));
+    for (const name of bundles.keys()) {
+      for (const lazy of ['@aws-sdk/client-ssm', '@aws-lambda-powertools/parameters', '@aws-lambda-powertools/metrics', 'ioredis', '@aws-sdk/client-s3']) {
+        expect(atInit(name), `${name} loads ${lazy} at init`).not.toContain(lazy);
+      }
+      // The SDK's credential chain beyond the environment provider Lambda uses.
+      for (const provider of ['@aws-sdk/credential-provider-sso', '@aws-sdk/credential-provider-ini']) expect(atInit(name), `${name}: ${provider}`).not.toContain(provider);
+      expect(bundle(name).chunkBytes, name).toBeGreaterThan(0);
+    }
+    for (const lazy of ['@aws-lambda-powertools/idempotency', '@aws-lambda-powertools/jmespath']) expect(atInit('createUser')).not.toContain(lazy);
+    expect(atInit('createUser')).toContain('@aws-sdk/client-dynamodb');
+  });
+
   it('answers POST /credentials (200 echo, 422 envelope with reason phrase) from the credentials bundle', async () => {
     const ok = await invokeBundle(bundle('credentials'), 'credentials/success.json');
     expect(ok.result?.statusCode).toBe(200);
