@@ -41,6 +41,8 @@ export interface FakeSofa {
   feedUrl: (version: SofaFeedVersion) => string;
   /** Serves `feed` at a version's path from now on (a feed that moved). */
   setFeed: (version: SofaFeedVersion, feed: unknown) => void;
+  /** Answers `path` with a 302 to a version's feed, as a mirror or static host may. */
+  redirect: (path: string, version: SofaFeedVersion) => void;
   /** Every request gets `fault` until it is cleared with undefined. */
   setFault: (fault: SofaFault | undefined) => void;
   /** Requests received, faulted ones included. */
@@ -53,15 +55,18 @@ export const startFakeSofa = async (options: { port?: number } = {}): Promise<Fa
   for (const version of ['v1', 'v2'] as const) feeds.set(SOFA_FEED_PATHS[version], JSON.stringify(await readSofaFeed(version)));
   let fault: SofaFault | undefined;
   let requests = 0;
+  const redirects = new Map<string, string>();
 
   const server = createServer((request, response) => {
     requests += 1;
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     const feed = request.method === 'GET' ? feeds.get(path) : undefined;
-    const send = (status: number, body: string, type = 'application/json') => {
-      response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+    const send = (status: number, body: string, type = 'application/json', headers: Record<string, string> = {}) => {
+      response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...headers });
       response.end(body);
     };
+    const location = redirects.get(path);
+    if (location !== undefined) return send(302, '', 'text/plain', { location });
     if (feed === undefined) return send(404, '<html><body>Not Found</body></html>', 'text/html');
     switch (fault?.kind) {
       case 'hang':
@@ -83,6 +88,9 @@ export const startFakeSofa = async (options: { port?: number } = {}): Promise<Fa
     feedUrl: (version) => `${url}${SOFA_FEED_PATHS[version]}`,
     setFeed: (version, feed) => {
       feeds.set(SOFA_FEED_PATHS[version], JSON.stringify(feed));
+    },
+    redirect: (path, version) => {
+      redirects.set(path, SOFA_FEED_PATHS[version]);
     },
     setFault: (next) => {
       fault = next;

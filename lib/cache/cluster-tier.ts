@@ -1,7 +1,8 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { ConfigError } from '../errors.ts';
 import { reconnectDelayMs } from './reconnect-backoff.ts';
-import { makeTierHealth, type TierHealth, type TierHealthLogger } from './tier-health.ts';
+import type { HealthLogger } from '../health-logger.ts';
+import { makeTierHealth, type TierHealth } from './tier-health.ts';
 
 /** A value read from the cluster tier, with how long the cluster will still keep it. */
 export interface ClusterRead<T> {
@@ -34,7 +35,7 @@ export interface ClusterTier {
 export interface RedisClusterTierOptions {
   /** `redis://` or `rediss://` (TLS), as in REDIS_URL. */
   url: string;
-  logger: TierHealthLogger;
+  logger: HealthLogger;
   /**
    * Longest wait for one command's reply before the lookup falls through to the upstream (a request
    * path); a scheduled writer of large values can afford longer.

@@ -1,15 +1,11 @@
 import { describeError } from '../errors.ts';
+import type { HealthLogger } from '../health-logger.ts';
 
 /**
  * Tracks whether the cluster tier is answering and writes one log line per change of state
  * (healthy ↔ degraded), never one per lookup: a Redis outage must not double the log volume.
  */
 export type TierState = 'healthy' | 'degraded';
-
-export interface TierHealthLogger {
-  warn: (message: string, fields: Record<string, unknown>) => void;
-  info: (message: string, fields: Record<string, unknown>) => void;
-}
 
 export interface TierHealth {
   state: () => TierState;
@@ -19,7 +15,7 @@ export interface TierHealth {
 
 const describe = (error: unknown): string | undefined => (error === undefined ? undefined : describeError(error));
 
-export const makeTierHealth = (tier: string, logger: TierHealthLogger): TierHealth => {
+export const makeTierHealth = (tier: string, logger: HealthLogger): TierHealth => {
   let state: TierState = 'healthy';
   return {
     state: () => state,

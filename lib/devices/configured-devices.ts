@@ -1,7 +1,7 @@
 import { makeRedisClusterTier } from '../cache/cluster-tier.ts';
-import type { TierHealthLogger } from '../cache/tier-health.ts';
 import { makeTieredCache } from '../cache/tiered-cache.ts';
 import type { DevicesConfig } from '../config.ts';
+import type { HealthLogger } from '../health-logger.ts';
 import { makeJamfClientFromConfig } from '../inventory/jamf-client-from-config.ts';
 import { makeLatestOsSource } from '../latest-os/latest-os-feed.ts';
 import { makeDeviceList, type SnapshotRequest } from './device-list.ts';
@@ -11,7 +11,7 @@ import { makeSnapshotReader } from './read-snapshot.ts';
 
 export interface DevicesDeps {
   /** The cluster tier's and the latest-OS feed's one line per change of health. */
-  logger: TierHealthLogger;
+  logger: HealthLogger;
   /** Called once per token Jamf refused during a read (the UpstreamAuthFailures metric). */
   onAuthFailure: () => void;
 }

@@ -35,7 +35,7 @@ const FILTERS_KEPT = 16;
  * (once per snapshot and reference), the filters and page of the query, and the body as the join of
  * its devices' rendered JSON: no upstream call and no serialization of the whole list per request.
  */
-export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () => LatestReference | Promise<LatestReference> }) => {
+export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () => Promise<LatestReference> }) => {
   // What is decided once per snapshot and reference: every device's flag, and each filter's matches.
   let decided: { snapshot: DeviceSnapshot; referenceKey: string; flags: Uint8Array; matches: Map<string, Uint32Array | undefined> } | undefined;
   const bodies = makeMemoryTier<string>({ maxEntries: BODIES.maxEntries });

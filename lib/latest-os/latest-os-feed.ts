@@ -1,12 +1,8 @@
 import { describeError } from '../errors.ts';
+import type { HealthLogger } from '../health-logger.ts';
 import { callUpstream, redactUrl } from '../upstream/upstream-call.ts';
 import { fixedReference, perMajorReference, type LatestReference } from './latest-reference.ts';
 import { latestByMajor } from './sofa-feed.ts';
-
-export interface FeedLogger {
-  warn: (message: string, fields: Record<string, unknown>) => void;
-  info: (message: string, fields: Record<string, unknown>) => void;
-}
 
 export interface LatestOsSourceOptions {
   /** A SOFA-format feed (`LATEST_OS_FEED_URL`); undefined: `fallbackVersion` alone decides. */
@@ -15,7 +11,7 @@ export interface LatestOsSourceOptions {
   fallbackVersion: string | undefined;
   /** How long a fetched feed is kept (`LATEST_OS_FEED_TTL_SECONDS`). */
   ttlMs: number;
-  logger: FeedLogger;
+  logger: HealthLogger;
   /** The most one fetch may take; a request waits for it only once per TTL (or retry interval). */
   timeoutMs?: number;
   /** After a failed fetch, how long the last good copy (or the fallback) serves before another try. */
@@ -57,7 +53,8 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
   let flight: Promise<void> | undefined;
 
   const fetchReference = async (): Promise<LatestReference> => {
-    const response = await callUpstream(feedUrl, { headers: { accept: 'application/json' } }, { timeoutMs }).catch((cause: unknown) => {
+    // The feed is public and sent no credentials: a mirror or static host that redirects is followed.
+    const response = await callUpstream(feedUrl, { headers: { accept: 'application/json' }, redirect: 'follow' }, { timeoutMs }).catch((cause: unknown) => {
       throw new FeedUnavailableError(describeError(cause), { cause });
     });
     if (response.status !== 200) throw new FeedUnavailableError(`${shown} answered HTTP ${response.status}`);

@@ -11,13 +11,17 @@ export interface Version {
 }
 
 // The numeric part at the start; whatever follows (` (25A354)`, `-beta`, `.beta`) is a suffix, but
-// for a response level: one lower-case letter in parentheses right after the numbers.
-const VERSION_TEXT = /^\s*(\d+(?:\.\d+)*)(?:\s*\(([a-z])\)(?![^\s]))?/;
-/** Jamf's `operatingSystem.rapidSecurityResponse`: `(a)` (or the bare letter). */
-const RESPONSE_FIELD = /^\s*\(?([a-z])\)?\s*$/;
+// for a response level: one lower-case letter in parentheses right after the numbers (`(a)`, also
+// before punctuation: `26.3.1 (a),`), not the start of a longer word such as `(a)b`.
+const VERSION_TEXT = /^\s*(\d+(?:\.\d+)*)(?:\s*\(([a-z])\)(?![A-Za-z0-9]))?/;
+/** Jamf's `operatingSystem.rapidSecurityResponse`: `(a)`, or the bare letter. */
+const RESPONSE_FIELD = /^\s*(?:\(([a-z])\)|([a-z]))\s*$/;
 
 /** The response level of text such as Jamf's `rapidSecurityResponse` field (`(a)`), or undefined. */
-export const responseLevel = (text: string | undefined): string | undefined => (text === undefined ? undefined : RESPONSE_FIELD.exec(text)?.[1]);
+export const responseLevel = (text: string | undefined): string | undefined => {
+  const match = text === undefined ? null : RESPONSE_FIELD.exec(text);
+  return match?.[1] ?? match?.[2] ?? undefined;
+};
 
 /**
  * Parses `15.10`, `26.0 (25A354)`, `15.1-beta`, `26.3.1 (a)`; anything not starting with a digit is
@@ -36,12 +40,10 @@ export const formatVersion = (version: Version): string =>
 /**
  * Component by component as integers; a missing trailing component counts as 0 (`15` = `15.0.0`);
  * between equal numbers, a response level ranks above none and by letter:
- * `26.3.1` < `26.3.1 (a)` < `26.3.1 (c)` < `26.3.2`. Takes version text or a parsed Version; text
- * that does not parse sorts before every version, so the order stays total.
+ * `26.3.1` < `26.3.1 (a)` < `26.3.1 (c)` < `26.3.2`. No version (text that did not parse) sorts
+ * before every version, so the order stays total.
  */
-export const compareVersions = (a: Version | string, b: Version | string): -1 | 0 | 1 => {
-  const left = typeof a === 'string' ? parseVersion(a) : a;
-  const right = typeof b === 'string' ? parseVersion(b) : b;
+export const compareVersions = (left: Version | undefined, right: Version | undefined): -1 | 0 | 1 => {
   if (left === undefined || right === undefined) return left === right ? 0 : left === undefined ? -1 : 1;
   const length = Math.max(left.numbers.length, right.numbers.length);
   for (let index = 0; index < length; index += 1) {

@@ -1,9 +1,9 @@
 /**
  * One exchange with an upstream HTTP API (the Jamf Pro inventory, the ticketing destination's user
  * listing), the same way for every client: bounded by its own timeout and by the caller's signal,
- * body included; redirects are never followed (an `Authorization` header must not travel to
- * another host), so a 3xx comes back as a status like any other. What a status means is the
- * client's to decide.
+ * body included; redirects are not followed (an `Authorization` header must not travel to
+ * another host), so a 3xx comes back as a status like any other, unless a caller that sends no
+ * credentials asks for them (`redirect: 'follow'`). What a status means is the client's to decide.
  */
 export interface UpstreamResponse {
   status: number;
@@ -37,7 +37,7 @@ export const callUpstream = async (url: string, init: RequestInit, limits: CallL
   const signal = limits.signal === undefined ? timeout : AbortSignal.any([limits.signal, timeout]);
   try {
     signal.throwIfAborted();
-    const response = await fetch(url, { ...init, signal, redirect: 'manual' });
+    const response = await fetch(url, { ...init, signal, redirect: init.redirect ?? 'manual' });
     return { status: response.status, headers: response.headers, text: await response.text() };
   } catch (cause) {
     const shown = redactUrl(url);

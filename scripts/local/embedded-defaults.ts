@@ -10,7 +10,7 @@ export const ALL_SERVICES: ReadonlySet<LocalService> = new Set(['inventory', 'us
 /** The newest macOS of the demo feed's copy, so the demo inventory has latest Macs without the feed too. */
 export const DEFAULT_LATEST_OS_VERSION = '26.6.2';
 /** `LATEST_OS_FEED_URL=demo`: serve the copy of the real SOFA feed (demo/sofa/) and point the devices at it. */
-export const DEMO_FEED_VALUE = 'demo';
+const DEMO_FEED_VALUE = 'demo';
 export const DEFAULT_USERS_TABLE = 'users-local';
 export const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency-local';
 export const DEFAULT_IMPORT_BUCKET = 'import-local';

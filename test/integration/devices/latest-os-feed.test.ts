@@ -143,13 +143,57 @@ describe('GET /devices with the latest-OS feed', () => {
     expect(sofa.requests()).toBe(1);
   });
 
-  it('decides a Mac by its own response level: 26.3.1 with (a) and without are told apart', async () => {
-    const handler = await freshContainer();
-    const devices = devicesOf(await get(handler));
-    const onResponse = devices.filter((device) => device.os_version === '26.3.1' && device.os_rapid_security_response === '(a)');
-    const without = devices.filter((device) => device.os_version === '26.3.1' && device.os_rapid_security_response === undefined);
-    expect(onResponse.length).toBeGreaterThan(0);
-    expect(without.length).toBeGreaterThan(0);
+  /** One Mac of the demo's shapes per release given (`rapidSecurityResponse` as Jamf sends it). */
+  const fleetOn = (releases: readonly [version: string, response: string | null][]) =>
+    generateJamfComputers(releases.length, 5).map((record, index) => ({
+      ...record,
+      operatingSystem: { ...(record.operatingSystem as object), name: 'macOS', version: releases[index]![0], rapidSecurityResponse: releases[index]![1] },
+    }));
+  const latestById = (devices: DeviceJson[]) => devices.map((device) => [device.os_version, device.os_rapid_security_response ?? null, device.os_is_latest]);
+
+  it('needs the response a feed lists as newest: Ventura on 12 July 2023, when 13.4.1 (c) was', async () => {
+    const feed = await readSofaFeed('v1');
+    const ventura = (feed.OSVersions as { OSVersion: string; Latest: Record<string, unknown>; SecurityReleases: { ReleaseDate: string }[] }[]).find(
+      (entry) => entry.OSVersion === 'Ventura 13',
+    )!;
+    ventura.SecurityReleases = ventura.SecurityReleases.filter((release) => release.ReleaseDate <= '2023-07-12T00:00:00Z');
+    ventura.Latest = { ...ventura.Latest, ProductVersion: '13.4.1' };
+    sofa.setFeed('v1', feed);
+    process.env.LATEST_OS_FEED_URL = sofa.feedUrl('v1');
+    jamf.setDevices(fleetOn([['13.4.1', null], ['13.4.1', '(a)'], ['13.4.1', '(c)'], ['13.4.1 (c)', null], ['13.5', null], ['13.4', null]]));
+    try {
+      const result = await get(await freshContainer());
+      expect(latestById(devicesOf(result))).toEqual([
+        ['13.4.1', null, false],
+        ['13.4.1', '(a)', false],
+        ['13.4.1', '(c)', true],
+        ['13.4.1 (c)', null, true],
+        ['13.5', null, true],
+        ['13.4', null, false],
+      ]);
+      expect(accessLines(logs)).toHaveLength(1);
+    } finally {
+      jamf.setDevices(DEMO_FLEET);
+    }
+  });
+
+  it('does not count a Mac without the response as latest against LATEST_OS_VERSION=26.3.1 (a), and counts one with it', async () => {
+    delete process.env.LATEST_OS_FEED_URL;
+    process.env.LATEST_OS_VERSION = '26.3.1 (a)';
+    jamf.setDevices(fleetOn([['26.3.1', null], ['26.3.1', '(a)'], ['26.3', '(a)'], ['26.3.2', null]]));
+    try {
+      const result = await get(await freshContainer());
+      expect(latestById(devicesOf(result))).toEqual([
+        ['26.3.1', null, false],
+        ['26.3.1', '(a)', true],
+        ['26.3', '(a)', false],
+        ['26.3.2', null, true],
+      ]);
+      expect(accessLines(logs)).toHaveLength(1);
+      expect(sofa.requests()).toBe(0);
+    } finally {
+      jamf.setDevices(DEMO_FLEET);
+    }
   });
 
   it.each<[string, SofaFault]>([

@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeLatestOsSource, type FeedLogger, type LatestOsSourceOptions } from '../../../lib/latest-os/latest-os-feed.ts';
+import type { HealthLogger } from '../../../lib/health-logger.ts';
+import { makeLatestOsSource, type LatestOsSourceOptions } from '../../../lib/latest-os/latest-os-feed.ts';
 import { readSofaFeed, startFakeSofa, type FakeSofa, type SofaFault } from '../../../demo/fake-sofa.ts';
 
 let sofa: FakeSofa;
 let lines: { level: 'warn' | 'info'; message: string; fields: Record<string, unknown> }[];
 let clock: number;
 
-const logger: FeedLogger = {
+const logger: HealthLogger = {
   warn: (message, fields) => lines.push({ level: 'warn', message, fields }),
   info: (message, fields) => lines.push({ level: 'info', message, fields }),
 };
@@ -55,6 +56,14 @@ describe('the latest-OS feed over HTTP', () => {
     clock += 3_599_000;
     await Promise.all(Array.from({ length: 20 }, () => reference()));
     expect(sofa.requests()).toBe(1);
+    expect(lines).toEqual([]);
+  });
+
+  it('follows a redirect to the feed (a mirror or static host moving it)', async () => {
+    sofa.redirect('/latest/macos_data_feed.json', 'v2');
+    const reference = source({ feedUrl: `${sofa.url}/latest/macos_data_feed.json` });
+    expect(await decisions(reference)).toEqual(FROM_FEED);
+    expect(sofa.requests()).toBe(2);
     expect(lines).toEqual([]);
   });
 

@@ -43,7 +43,7 @@ describe('latestByMajor on the real SOFA feed', () => {
     const latest = latestByMajor(feed) as LatestByMajor;
     for (const entry of copy(feed).OSVersions) {
       const major = entry.OSVersion.split(' ').at(-1)!;
-      expect(compareVersions(latest.get(major)!, entry.Latest.ProductVersion), entry.OSVersion).toBe(0);
+      expect(compareVersions(latest.get(major), parseVersion(entry.Latest.ProductVersion)), entry.OSVersion).toBe(0);
     }
   });
 
@@ -82,7 +82,13 @@ describe('latestByMajor on the real SOFA feed', () => {
     const text = `${installer.Version} (${installer.Build})`;
     expect(text).toBe('26.6 (25G72)');
     const release = entryOf(copy(feedV2), '26').SecurityReleases.find((entry) => entry.Build === '25G72')!;
-    expect(compareVersions(parseVersion(text)!, release.ProductVersion)).toBe(0);
+    expect(compareVersions(parseVersion(text), parseVersion(release.ProductVersion))).toBe(0);
+  });
+
+  it('counts a Background Security Improvement only for a major the feed lists', () => {
+    const feed = copy(feedV2);
+    feed.BackgroundSecurityImprovements = { '27': [{ Version: '27.0', VersionExtra: '(a)' }], '15': [{ Version: '15.7.9', VersionExtra: '(b)' }] };
+    expect(readable(latestByMajor(feed))).toEqual({ '26': '26.6.2', '15': '15.7.9 (b)', '14': '14.8.9' });
   });
 
   it('skips malformed Background Security Improvements and keeps the rest of the feed', () => {

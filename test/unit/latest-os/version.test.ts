@@ -22,6 +22,9 @@ describe('parseVersion', () => {
     ['26.3.1(a)', ['26', '3', '1'], 'a'],
     ['26.3.1 (A)', ['26', '3', '1'], undefined],
     ['26.3.1 (ab)', ['26', '3', '1'], undefined],
+    ['26.3.1 (a),', ['26', '3', '1'], 'a'],
+    ['26.3.1 (a).', ['26', '3', '1'], 'a'],
+    ['26.3.1 (a)b', ['26', '3', '1'], undefined],
   ])('reads %j as its numbers and response level', (text, numbers, response) => {
     expect(parseVersion(text)).toEqual({ numbers, response });
   });
@@ -45,12 +48,17 @@ describe('parseVersion', () => {
     ['', undefined],
     ['(A)', undefined],
     ['(ab)', undefined],
+    ['a)', undefined],
+    ['(a', undefined],
   ] as const)('reads the response field %j as %j', (field, expected) => {
     expect(responseLevel(field ?? undefined)).toBe(expected);
   });
 });
 
 describe('compareVersions', () => {
+  /** Compares version text as the service reads it. */
+  const compareText = (a: string, b: string) => compareVersions(parseVersion(a), parseVersion(b));
+
   it.each([
     ['15.10', '15.9', 1],
     ['15.9', '15.10', -1],
@@ -69,18 +77,18 @@ describe('compareVersions', () => {
     ['26.3.1.0 (a)', '26.3.1 (a)', 0],
     ['26.3 (a)', '26.3.0.1', -1],
   ])('compares %s with %s as %i', (a, b, expected) => {
-    expect(compareVersions(a, b)).toBe(expected);
+    expect(compareText(a, b)).toBe(expected);
   });
 
   it('orders 26.3.1 < 26.3.1 (a) < 26.3.1 (c) < 26.3.2', () => {
-    const ordered = ['26.3.2', '26.3.1 (c)', '26.3.1', '26.3.1 (a)'].sort((a, b) => compareVersions(a, b));
+    const ordered = ['26.3.2', '26.3.1 (c)', '26.3.1', '26.3.1 (a)'].sort(compareText);
     expect(ordered).toEqual(['26.3.1', '26.3.1 (a)', '26.3.1 (c)', '26.3.2']);
   });
 
   it('sorts text without a version before every version, and equal to other such text', () => {
-    expect(compareVersions('beta', '0')).toBe(-1);
-    expect(compareVersions('0', '')).toBe(1);
-    expect(compareVersions('beta', 'macOS')).toBe(0);
+    expect(compareText('beta', '0')).toBe(-1);
+    expect(compareText('0', '')).toBe(1);
+    expect(compareText('beta', 'macOS')).toBe(0);
   });
 
   it('is reflexive', () => {
@@ -108,7 +116,7 @@ describe('compareVersions', () => {
         const shuffled = [...versions].sort((a, b) => ((JSON.stringify(a).length * 31 + seed) % 7) - ((JSON.stringify(b).length * 31 + seed) % 7));
         const one = [...versions].sort(compareVersions).map(formatVersion);
         const other = shuffled.sort(compareVersions).map(formatVersion);
-        return one.every((text, index) => compareVersions(text, other[index]!) === 0);
+        return one.every((text, index) => compareText(text, other[index]!) === 0);
       }),
     );
   });
