@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ValidationError } from '../errors.ts';
 import { headerValue } from './headers.ts';
 
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /** 1 to 255 printable ASCII characters (space included), as docs/api.md#safe-retries says. */
 const WELL_FORMED_KEY = /^[\x20-\x7e]{1,255}$/;

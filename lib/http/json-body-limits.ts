@@ -1,5 +1,6 @@
 import { BadRequestError, PayloadTooLargeError, ValidationError } from '../errors.ts';
 import type { HttpEvent, HttpMiddleware } from './http-types.ts';
+import { headerValue } from './headers.ts';
 import { exceedsJsonDepth } from './json-depth.ts';
 
 /** Bodies above this are refused before parsing; every body of this API is a few hundred bytes. */
@@ -28,7 +29,7 @@ const bodyText = (event: HttpEvent): string =>
 export const jsonBodyLimits = (parameterName: string): HttpMiddleware => ({
   before: ({ event }) => {
     if (bodyBytes(event) > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
-    if (!JSON_CONTENT_TYPE.test(event.headers?.['content-type'] ?? event.headers?.['Content-Type'] ?? '')) return;
+    if (!JSON_CONTENT_TYPE.test(headerValue(event.headers ?? {}, 'content-type') ?? '')) return;
     if (typeof event.body !== 'string') throw new BadRequestError();
     const text = bodyText(event);
     try {

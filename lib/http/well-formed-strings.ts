@@ -16,7 +16,7 @@ const pointerSegment = (key: string): string => key.replaceAll('~', '~0').replac
  * lone surrogate: the answer itself stays well-formed. json-body-limits has capped the depth, so
  * the recursion is bounded.
  */
-const illFormedStrings = (value: unknown, path: string, found: ErrorDetail[]): ErrorDetail[] => {
+export const illFormedStrings = (value: unknown, path = '', found: ErrorDetail[] = []): ErrorDetail[] => {
   if (typeof value === 'string') {
     if (!value.isWellFormed()) found.push({ path: path === '' ? '/' : path.toWellFormed(), message: VALUE_MESSAGE });
   } else if (Array.isArray(value)) {

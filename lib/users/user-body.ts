@@ -2,6 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import { ValidationError } from '../errors.ts';
 import type { BodySpec } from '../http/make-http-handler.ts';
 import { toErrorDetails } from '../http/error-details.ts';
+import { illFormedStrings } from '../http/well-formed-strings.ts';
 import type { EmailMode } from './email-address.ts';
 import { foldUserAliases } from './user-aliases.ts';
 import { validate as validateOff } from './user-off.generated.ts';
@@ -28,10 +29,12 @@ export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
   const normalize = (body: unknown): unknown => {
     const folded = foldUserAliases(body);
     if (folded.conflicts.length === 0) return folded.body;
-    // Report the conflicts together with every other failure of the same body.
+    // Report the conflicts together with every other failure of the same body: its lone surrogates
+    // (named as sent: the aliases did not fold) and the schema's. Paths stay well-formed text.
     const selected = VALIDATORS[mode()];
     const others = selected({ body: folded.body }) ? [] : toErrorDetails(selected.errors);
-    throw new ValidationError(USER_PARAMETER, [...folded.conflicts, ...others]);
+    const details = [...illFormedStrings(body), ...folded.conflicts, ...others];
+    throw new ValidationError(USER_PARAMETER, details.map((detail) => ({ ...detail, path: detail.path.toWellFormed() })));
   };
 
   return { parameterName: USER_PARAMETER, validate, normalize };

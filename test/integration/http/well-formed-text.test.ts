@@ -142,6 +142,17 @@ describe('strings in JSON bodies must be well-formed Unicode', () => {
       ]);
     });
 
+    it('names a lone surrogate and a conflicting alias of the same body together, in a well-formed answer', async () => {
+      const result = await post({ email: `jane${HIGH}@example.com`, firstName: 'A', first_name: 'B', lastName: 'Doe', [`n${LOW}`]: 'x' });
+      expect(result.statusCode).toBe(422);
+      expect(result.body!.isWellFormed()).toBe(true);
+      const paths = errorOf(result).details!.map((detail) => detail.path);
+      expect(paths).toContain('/email');
+      expect(paths).toContain('/n\ufffd');
+      expect(errorOf(result).details!.some((detail) => /first_?name/i.test(detail.path) && detail.message !== VALUE_MESSAGE)).toBe(true);
+      expect(paths.every((path) => path.isWellFormed())).toBe(true);
+    });
+
     it('creates a user whose names hold emoji, counting each as one character', async () => {
       const result = await post({ email: 'emoji@example.com', firstName: '😀'.repeat(100), last_name: 'Zoë 🌍' });
       expect(result.statusCode).toBe(201);
