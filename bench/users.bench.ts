@@ -117,10 +117,11 @@ export const run = async (): Promise<void> => {
     const store = makeDynamoDbUserStore({ client, tableName });
     const timedStore: UserStore = {
       ...store,
-      insert: async (record) => {
+      insert: async (record, origin) => {
         const t0 = performance.now();
-        await store.insert(record);
+        const stored = await store.insert(record, origin);
         storageMs += performance.now() - t0;
+        return stored;
       },
     };
     const createUser = makeCreateUser({ store: timedStore, clock: () => new Date(), newId: randomUUID });

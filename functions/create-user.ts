@@ -37,9 +37,9 @@ export const handler = makeHttpHandler<NewUser>({
   logger,
   body: makeUserBodySpec(() => config().emailPattern),
   wrapOperation: idempotentRequests({ persistenceStore: idempotencyStore, keyPrefix: ROUTE, canonicalBody: canonicalUserBody }),
-  handle: async ({ body, headers }) => {
+  handle: async ({ body, headers, origin }) => {
     requireJsonAccepted(headers);
-    const user = await createUser()(body);
+    const user = await createUser()(body, origin);
     return { status: 201, body: user, headers: { Location: userLocation(user.id) } };
   },
 });

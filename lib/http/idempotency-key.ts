@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ValidationError } from '../errors.ts';
 import { headerValue } from './headers.ts';
+import type { HttpEvent } from './http-types.ts';
 
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
@@ -26,3 +27,18 @@ export const readIdempotencyKey = (headers: Readonly<Record<string, string | und
  * request to its retries.
  */
 export const idempotencyKeyDigest = (key: string): string => createHash('sha256').update(key).digest('hex').slice(0, 16);
+
+/** Keys belong to a caller: the subject of the JWT that API Gateway's authorizer checked (none locally). */
+export const callerOf = (event: HttpEvent): string | null => {
+  const { authorizer } = event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } };
+  const subject = authorizer?.jwt?.claims?.sub;
+  return typeof subject === 'string' ? subject : null;
+};
+
+/**
+ * Names a request with a key for the operation (HttpRequest.origin): the caller and its key, hashed.
+ * A create stores it with what it made, so a retry whose first outcome was never kept (its function
+ * timed out, the store failed) finds its own user instead of a conflict.
+ */
+export const requestOrigin = (caller: string | null, key: string): string =>
+  createHash('sha256').update(JSON.stringify([caller, key])).digest('base64url');

@@ -11,6 +11,7 @@ import { AppError, describeError, type ErrorDetail } from '../errors.ts';
 import type { Context } from 'aws-lambda';
 import { addAccessLogFields } from './access-log.ts';
 import type { HttpEvent, HttpOperation, HttpResult } from './http-types.ts';
+import { callerOf } from './idempotency-key.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, IdempotencyStoreError, REPLAYED_HEADER, ReplayedOutcomeError } from './idempotency-errors.ts';
 
 export interface IdempotentRequestsOptions {
@@ -59,13 +60,6 @@ const keptError = (error: AppError): KeptOutcome => ({ kind: 'error', status: er
 const replay = (outcome: KeptOutcome): HttpResult => {
   if (outcome.kind === 'error') throw new ReplayedOutcomeError(outcome.status, outcome.message, outcome.details);
   return { statusCode: outcome.statusCode, headers: { ...outcome.headers, [REPLAYED_HEADER]: 'true' }, body: outcome.body };
-};
-
-/** Keys belong to a caller: the subject of the JWT that API Gateway's authorizer checked (none locally). */
-const callerOf = (event: HttpEvent): string | null => {
-  const { authorizer } = event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } };
-  const subject = authorizer?.jwt?.claims?.sub;
-  return typeof subject === 'string' ? subject : null;
 };
 
 /** Why a key could not be claimed, as the project's own error; Powertools' errors are told apart by type. */

@@ -1,7 +1,8 @@
 import { addAccessLogFields } from './access-log.ts';
 import type { HttpOperation } from './http-types.ts';
-import { idempotencyKeyDigest, readIdempotencyKey } from './idempotency-key.ts';
+import { callerOf, idempotencyKeyDigest, readIdempotencyKey, requestOrigin } from './idempotency-key.ts';
 import type { IdempotencyLifecycle, IdempotentRequestsOptions } from './idempotency-lifecycle.ts';
+import { setRequestOrigin } from './request-origin.ts';
 
 /**
  * Safe retries with an `Idempotency-Key` header (docs/api.md#safe-retries) around the part of a
@@ -17,6 +18,7 @@ export const idempotentRequests =
       const key = readIdempotencyKey(event.headers ?? {});
       if (key === undefined) return operation(event, context);
       addAccessLogFields(context, { idempotency_key_hash: idempotencyKeyDigest(key) });
+      setRequestOrigin(context, requestOrigin(callerOf(event), key));
       lifecycle ??= import('./idempotency-lifecycle.ts').then(({ makeIdempotencyLifecycle }) => makeIdempotencyLifecycle(options));
       return (await lifecycle)(event, context, operation, key);
     };

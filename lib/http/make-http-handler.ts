@@ -12,6 +12,7 @@ import { errorEnvelope } from './error-envelope.ts';
 import type { HttpEvent, HttpMiddleware, HttpOperation, HttpResult } from './http-types.ts';
 import { jsonBodyLimits } from './json-body-limits.ts';
 import { queryParameters, type QuerySpec } from './query-parameters.ts';
+import { requestOriginOf } from './request-origin.ts';
 import { responseEncoding } from './response-encoding.ts';
 import { routeGuard } from './route-guard.ts';
 import type { RouteKey } from './routes.ts';
@@ -30,6 +31,11 @@ export interface HttpRequest<TBody, TQuery> {
   remainingTimeMs: () => number;
   /** Adds keys to this request's access-log line (set them before throwing to keep them on failure). */
   annotate: (fields: Record<string, unknown>) => void;
+  /**
+   * Names the request when it carries an `Idempotency-Key` (the caller and its key, hashed), so an
+   * operation can recognise what an earlier attempt of it made; undefined otherwise.
+   */
+  origin: string | undefined;
 }
 
 export interface HttpResponse {
@@ -129,6 +135,7 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
       headers: event.headers ?? {},
       remainingTimeMs: () => (typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000),
       annotate: (fields) => addAccessLogFields(context, fields),
+      origin: requestOriginOf(context),
     });
     if (response.status === 304) return { statusCode: 304, headers: { ...response.headers } };
     return response.json === undefined

@@ -6,10 +6,13 @@ export interface CreateUserDeps {
   newId: () => string;
 }
 
-/** Builds the user record (username = email, active, created = lastUpdated) and stores it. */
+/**
+ * Builds the user record (username = email, active, created = lastUpdated) and stores it; `origin`
+ * names the request (UserStore.insert), and a create of the same origin returns the user it made.
+ */
 export const makeCreateUser =
   ({ store, clock, newId }: CreateUserDeps) =>
-  async (input: NewUser): Promise<User> => {
+  async (input: NewUser, origin?: string): Promise<User> => {
     const now = clock().toISOString();
     const user: User = {
       id: newId(),
@@ -21,8 +24,7 @@ export const makeCreateUser =
       created: now,
       lastUpdated: now,
     };
-    await store.insert(user);
-    return user;
+    return store.insert(user, origin);
   };
 
 /** The `Location` of a created user. */

@@ -6,8 +6,9 @@ import type { User, UserStore } from './user.ts';
 /**
  * Single-table layout (see infra/users-table.yml, hash key `pk`):
  * - `USER#<id>`: the user record, read by GET /api/users/{id};
- * - `EMAIL#<lower-cased email>`: the email lock, `{ userId }`, which makes DynamoDB itself refuse a
- *   second user with the same email through a conditional write.
+ * - `EMAIL#<lower-cased email>`: the email lock, `{ userId, created, origin? }`, which makes DynamoDB
+ *   itself refuse a second user with the same email through a conditional write; `origin` names the
+ *   request that took it (UserStore.insert).
  */
 const userItemKey = (id: string): string => `USER#${id}`;
 const emailLockKey = (email: string): string => `EMAIL#${emailKey(email)}`;
@@ -110,25 +111,42 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     }
   };
 
-  const writeLock = (user: User) =>
+  const writeLock = (user: User, origin: string | undefined) =>
     client.send(
       new PutCommand({
         TableName: tableName,
-        Item: { pk: emailLockKey(user.email), userId: user.id, created: user.created },
+        Item: { pk: emailLockKey(user.email), userId: user.id, created: user.created, ...(origin === undefined ? {} : { origin }) },
         // The SDK retries a write whose answer was lost; finding our own lock then is no conflict.
         ConditionExpression: 'attribute_not_exists(pk) OR userId = :userId',
         ExpressionAttributeValues: { ':userId': user.id },
       }),
     );
 
-  /** The email lock, taken once more after freeing a stale one; EmailTakenError when the email is in use. */
-  const takeLock = async (user: User): Promise<void> => {
+  /** The user a create of `origin` made with this email, if the email's lock is of that origin and its user exists. */
+  const createdBy = async (email: string, origin: string): Promise<User | undefined> => {
     try {
-      await writeLock(user);
-      return;
+      const { Item: lock } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: emailLockKey(email) }, ConsistentRead: true }));
+      if (lock?.origin !== origin) return undefined;
+      const { Item: owner } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: userItemKey(String(lock.userId)) }, ConsistentRead: true }));
+      return owner === undefined ? undefined : toUser(owner);
+    } catch (error) {
+      throw new UserStoreError('read the email lock of a repeated create', error);
+    }
+  };
+
+  /**
+   * The email lock, taken once more after freeing a stale one; EmailTakenError when the email is in
+   * use, or the user of the same origin when a create of it took the email (returned, nothing written).
+   */
+  const takeLock = async (user: User, origin: string | undefined): Promise<User | undefined> => {
+    try {
+      await writeLock(user, origin);
+      return undefined;
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
+    const earlier = origin === undefined ? undefined : await createdBy(user.email, origin);
+    if (earlier !== undefined) return earlier;
     let reclaimed: boolean;
     try {
       reclaimed = await reclaimStaleLock(user.email);
@@ -137,16 +155,18 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     }
     if (!reclaimed) throw new EmailTakenError();
     try {
-      await writeLock(user);
+      await writeLock(user, origin);
     } catch (error) {
       if (isConditionFailure(error)) throw new EmailTakenError();
       throw error;
     }
+    return undefined;
   };
 
-  const insert = async (user: User): Promise<void> => {
+  const insert = async (user: User, origin?: string): Promise<User> => {
     try {
-      await takeLock(user);
+      const earlier = await takeLock(user, origin);
+      if (earlier !== undefined) return earlier;
     } catch (error) {
       if (error instanceof EmailTakenError || error instanceof UserStoreError) throw error;
       // A timed-out write may still have landed.
@@ -166,6 +186,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
       // A condition failure here is an id collision: the item is someone else's, so only the lock goes.
       return fail(user, 'write user item', error, !isConditionFailure(error));
     }
+    return user;
   };
 
   const getById = async (id: string): Promise<User | undefined> => {

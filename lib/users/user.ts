@@ -20,8 +20,13 @@ export interface User {
 
 /** Persistence of users; implementations enforce email uniqueness themselves (case-insensitively). */
 export interface UserStore {
-  /** Stores a new user; throws ConflictError when the email is taken and writes nothing then. */
-  insert: (user: User) => Promise<void>;
+  /**
+   * Stores a new user and returns it; throws ConflictError when the email is taken and writes
+   * nothing then. `origin` names the request that creates it (a caller's Idempotency-Key): when the
+   * email was taken by a create of the same origin, that user is returned instead, so a retry whose
+   * first outcome was never kept gets its own user back, not a conflict.
+   */
+  insert: (user: User, origin?: string) => Promise<User>;
   getById: (id: string) => Promise<User | undefined>;
 }
 

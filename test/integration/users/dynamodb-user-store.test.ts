@@ -82,6 +82,25 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     expect(await store.getById(duplicate.id)).toBeUndefined();
   });
 
+  it('returns the user a create of the same origin made, writing nothing, and refuses another origin or none with a 409', async () => {
+    const first = newUser('Origin@Example.com');
+    expect(await store.insert(first, 'origin-a')).toEqual(first);
+    const before = await items();
+    const retry = newUser('origin@example.com');
+    expect(await store.insert(retry, 'origin-a')).toEqual(first);
+    expect(await items()).toEqual(before);
+    await expect(store.insert(newUser('origin@example.com'), 'origin-b')).rejects.toBeInstanceOf(ConflictError);
+    await expect(store.insert(newUser('origin@example.com'))).rejects.toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual(before);
+  });
+
+  it('refuses a create of the same origin whose user never landed (a create cut off mid-way) with a 409', async () => {
+    const lock = { pk: 'EMAIL#halfway@example.com', userId: randomUUID(), created: new Date().toISOString(), origin: 'origin-c' };
+    await direct.send(new PutCommand({ TableName: tableName, Item: lock }));
+    await expect(store.insert(newUser('halfway@example.com'), 'origin-c')).rejects.toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual([lock]);
+  });
+
   it('decides uniqueness by conditional writes, never by a read first', async () => {
     await store.insert(newUser('jane@example.com'));
     await store.insert(newUser('jane@example.com')).catch(() => undefined);

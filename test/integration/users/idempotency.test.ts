@@ -247,6 +247,25 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     expect(line).toMatchObject({ status_code: 201, idempotency_error: expect.stringContaining('IdempotencyPersistenceLayerError') });
   });
 
+  it('turns no success into a 409: when the outcome could not be kept, a retry after the claim lapsed gets the same user', async () => {
+    onTable(tables.IDEMPOTENCY_TABLE, (call) => (call.operation === 'UpdateItem' ? 'fail' : 'pass'));
+    const body = { email: 'lapsed@example.com', firstName: 'Not', lastName: 'Kept' };
+    const first = await post(body, 'key-lapsed');
+    expect(first.statusCode).toBe(201);
+    proxy.decide(() => 'pass');
+    // Until its deadline the claim stands: the retry is told to wait.
+    expect((await post(body, 'key-lapsed')).statusCode).toBe(409);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 5 * 60_000);
+    const retry = await post(body, 'key-lapsed');
+    expect(retry.statusCode).toBe(201);
+    expect(JSON.parse(retry.body!)).toEqual(JSON.parse(first.body!));
+    expect(retry.headers?.Location).toBe(first.headers?.Location);
+    expect(await users()).toHaveLength(1);
+    // Another caller with the same key and email is another request: the email is taken.
+    expect((await post(body, 'key-lapsed', { subject: 'someone-else' })).statusCode).toBe(409);
+  });
+
   it('keeps keys apart per caller (the JWT subject): another caller with the same key makes its own request', async () => {
     const mine = await post({ email: 'mine@example.com', firstName: 'Mine', lastName: 'Own' }, 'shared-key', { subject: 'client-a' });
     const theirs = await post({ email: 'theirs@example.com', firstName: 'Theirs', lastName: 'Own' }, 'shared-key', { subject: 'client-b' });

@@ -4,10 +4,15 @@ import type { User, UserStore } from '../../../lib/users/user.ts';
 
 const memoryStore = (): UserStore & { users: User[] } => {
   const users: User[] = [];
+  const origins = new Map<string, User>();
   return {
     users,
-    insert: async (user) => {
+    insert: async (user, origin) => {
+      const earlier = origins.get(`${origin}\n${user.email.toLowerCase()}`);
+      if (origin !== undefined && earlier !== undefined) return earlier;
       users.push(user);
+      if (origin !== undefined) origins.set(`${origin}\n${user.email.toLowerCase()}`, user);
+      return user;
     },
     getById: async (id) => users.find((user) => user.id === id),
   };
@@ -56,5 +61,15 @@ describe('makeCreateUser', () => {
 
   it('locates a user under /api/users/{id}', () => {
     expect(userLocation('abc')).toBe('/api/users/abc');
+  });
+
+  it('passes the request origin to the store and answers with the user the store returns', async () => {
+    const store = memoryStore();
+    let next = 0;
+    const createUser = makeCreateUser({ store, clock: () => new Date(), newId: () => `id-${(next += 1)}` });
+    const first = await createUser({ email: 'a@example.com', firstName: 'A', lastName: 'B' }, 'origin-1');
+    const again = await createUser({ email: 'a@example.com', firstName: 'A', lastName: 'B' }, 'origin-1');
+    expect(again).toEqual(first);
+    expect(store.users).toHaveLength(1);
   });
 });
