@@ -29,7 +29,7 @@ const builtinsThroughRequire: Plugin = {
 };
 
 /** Where an entry's chunks go: `chunks/<entry>/`, beside the entry's bundle. */
-export const chunkFolderOf = (entry: string): string => `chunks/${basename(entry, extname(entry))}`;
+const chunkFolderOf = (entry: string): string => `chunks/${basename(entry, extname(entry))}`;
 
 /**
  * Puts each function's chunks in a folder of its own (`functions/chunks/devices/…`). serverless-esbuild

@@ -21,7 +21,7 @@ interface Entry<Value> {
   expiresAt: number;
 }
 
-export const DEFAULT_MEMORY_ENTRIES = 16;
+const DEFAULT_MEMORY_ENTRIES = 16;
 
 export const makeMemoryTier = <Value>(options: MemoryTierOptions = { maxEntries: DEFAULT_MEMORY_ENTRIES }): MemoryTier<Value> => {
   const { maxEntries, now = Date.now } = options;

@@ -4,7 +4,7 @@ import type { JamfAuth } from './jamf-auth.ts';
 import { makeJamfClient, type JamfClient } from './jamf-client.ts';
 
 /** The configured auth, with secrets resolved (SSM or inline) only when a token is requested. */
-export const jamfAuthFromConfig = (auth: InventoryAuthConfig): JamfAuth =>
+const jamfAuthFromConfig = (auth: InventoryAuthConfig): JamfAuth =>
   auth.kind === 'oauth'
     ? { kind: 'oauth', clientId: auth.clientId, clientSecret: (signal) => resolveSecret(auth.clientSecret, 'INVENTORY_CLIENT_SECRET', signal) }
     : { kind: 'basic', username: auth.username, password: (signal) => resolveSecret(auth.password, 'INVENTORY_PASSWORD', signal) };

@@ -11,8 +11,8 @@ export const ALL_SERVICES: ReadonlySet<LocalService> = new Set(['inventory', 'us
 export const DEFAULT_LATEST_OS_VERSION = '26.6.2';
 /** `LATEST_OS_FEED_URL=demo`: serve the copy of the real SOFA feed (demo/sofa/) and point the devices at it. */
 const DEMO_FEED_VALUE = 'demo';
-export const DEFAULT_USERS_TABLE = 'users-local';
-export const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency-local';
+const DEFAULT_USERS_TABLE = 'users-local';
+const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency-local';
 export const DEFAULT_IMPORT_BUCKET = 'import-local';
 export const DEMO_COMPUTER_COUNT = 300;
 /** Where the sample importTickets events read from: seeded with a generated chat export. */
