@@ -176,13 +176,20 @@ export const latestFlags = (snapshot: DeviceSnapshot, reference: LatestReference
 /** The JSON array of the devices at `indexes` (ascending), each with its flag from `flags`. */
 export const renderDevices = (snapshot: DeviceSnapshot, flags: Uint8Array, indexes: ArrayLike<number>): string => {
   const { json, starts, flagAt } = snapshot;
-  const parts = new Array<string>(indexes.length);
+  // Appended piece by piece (V8 builds a rope, flattened once when the body is sent): measured
+  // faster than collecting the pieces for a join, and no intermediate string per device.
+  let body = '[';
   for (let position = 0; position < indexes.length; position += 1) {
     const index = indexes[position]!;
-    const flag = flagAt[index]!;
-    parts[position] = flags[index] === 1
-      ? `${json.slice(starts[index]!, flag)}true${json.slice(flag + FLAG_UNDECIDED.length, starts[index + 1]!)}`
-      : json.slice(starts[index]!, starts[index + 1]!);
+    if (position > 0) body += ',';
+    if (flags[index] === 1) {
+      const flag = flagAt[index]!;
+      body += json.slice(starts[index]!, flag);
+      body += 'true';
+      body += json.slice(flag + FLAG_UNDECIDED.length, starts[index + 1]!);
+    } else {
+      body += json.slice(starts[index]!, starts[index + 1]!);
+    }
   }
-  return `[${parts.join(',')}]`;
+  return `${body}]`;
 };

@@ -34,16 +34,30 @@ interface Encoded {
 }
 
 /**
+ * Large bodies whose sizes and compressed form are kept: as many as GET /devices keeps rendered
+ * pages (lib/devices/device-list.ts), so clients walking pages side by side (or a page asked for
+ * again) find theirs instead of each request measuring, and gzipping, 400 KiB again.
+ */
+const ENCODED_KEPT = 16;
+
+/**
  * Fits large JSON responses into what Lambda can return: gzip (base64, as API Gateway expects binary
  * bodies) for clients that accept it, a clear 500 instead of a bare upstream 502 for those that do not.
- * The last body's sizes and compressed form are kept, so a cache hit returning the same string
- * object is neither measured nor compressed again.
+ * The sizes and compressed forms of the last ENCODED_KEPT bodies are kept, so a cache hit returning
+ * the same string is neither measured nor compressed again.
  */
-export const makeResponseEncoder = () => {
-  let last: Encoded | undefined;
+export const makeResponseEncoder = (
+  /** How a body is gzipped (injectable: the tests count how often). */
+  gzip: (body: string) => Buffer = (body) => gzipSync(body, { level: GZIP_LEVEL }),
+) => {
+  // Most recently used last; a body is found by the string itself (the same object on a cache hit).
+  const kept: Encoded[] = [];
   const encodedOf = (body: string): Encoded => {
-    if (last?.body !== body) last = { body, plainBytes: Buffer.byteLength(body) };
-    return last;
+    const index = kept.findIndex((entry) => entry.body === body);
+    const encoded = index === -1 ? { body, plainBytes: Buffer.byteLength(body) } : kept.splice(index, 1)[0]!;
+    kept.push(encoded);
+    if (kept.length > ENCODED_KEPT) kept.shift();
+    return encoded;
   };
 
   return (result: Result, acceptEncoding: string | undefined): Result => {
@@ -55,7 +69,7 @@ export const makeResponseEncoder = () => {
       if (encoded.plainBytes > BODY_LIMIT_BYTES) throw new ResponseTooLargeError(encoded.plainBytes, false);
       return { ...result, headers };
     }
-    encoded.gzipBase64 ??= gzipSync(body, { level: GZIP_LEVEL }).toString('base64');
+    encoded.gzipBase64 ??= gzip(body).toString('base64');
     if (encoded.gzipBase64.length > BODY_LIMIT_BYTES) throw new ResponseTooLargeError(encoded.plainBytes, true);
     return { ...result, headers: { ...headers, 'Content-Encoding': 'gzip' }, body: encoded.gzipBase64, isBase64Encoded: true };
   };

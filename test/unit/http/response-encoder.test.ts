@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ResponseTooLargeError } from '../../../lib/errors.ts';
 import { COMPRESS_MIN_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, makeResponseEncoder } from '../../../lib/http/response-encoder.ts';
@@ -49,14 +49,22 @@ describe('makeResponseEncoder', () => {
     expect(encoded.body!.length).toBeLessThan(body.length / 3);
   });
 
-  it('compresses the same body object once and reuses it (a memory-tier hit)', () => {
-    const encode = makeResponseEncoder();
-    const body = bigJson(COMPRESS_MIN_BYTES * 2);
-    const first = encode(jsonResult(body), 'gzip');
-    const second = encode(jsonResult(body), 'gzip');
-    expect(second.body).toBe(first.body);
-    const other = encode(jsonResult(bigJson(COMPRESS_MIN_BYTES * 3)), 'gzip');
-    expect(other.body).not.toBe(first.body);
+  it('compresses each body once while it is among the last 16, however they alternate (pages walked side by side)', () => {
+    let compressed = 0;
+    const encode = makeResponseEncoder((body) => {
+      compressed += 1;
+      return gzipSync(body);
+    });
+    const pages = Array.from({ length: 16 }, (_, page) => bigJson(COMPRESS_MIN_BYTES + page * 1000));
+    const first = pages.map((page) => encode(jsonResult(page), 'gzip').body);
+    for (let round = 0; round < 3; round += 1) {
+      pages.forEach((page, index) => expect(encode(jsonResult(page), 'gzip').body).toBe(first[index]));
+    }
+    expect(compressed).toBe(16);
+    // A seventeenth body pushes out the least recently used one, which is compressed again later.
+    encode(jsonResult(bigJson(COMPRESS_MIN_BYTES + 99_000)), 'gzip');
+    encode(jsonResult(pages[0]!), 'gzip');
+    expect(compressed).toBe(18);
   });
 
   it('sends a large body plainly, marked Vary, to a client that does not accept gzip', () => {
