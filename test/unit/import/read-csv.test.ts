@@ -273,6 +273,28 @@ describe('readCsv encodings', () => {
     expect(error?.message).toContain(`on line 2, at byte offset ${bytes.length - 2} (from 0)`);
   });
 
+  it('counts the lines of the last chunk once when the file ends in the middle of a character', async () => {
+    const rowsText = '1,2,3,4,5,6,7,8,9,x\n'.repeat(3);
+    const bytes = Buffer.concat([Buffer.from(`${HEADER}\n`), Buffer.from(`${rowsText}1,2,3,4,5,6,7,8,9,`), Buffer.from([0xe2, 0x82])]);
+    const error = await failureOf(read([bytes]));
+    expect(error?.message).toContain(`on line 5, at byte offset ${bytes.length - 2} (from 0)`);
+  });
+
+  it('locates a bad end of the file when the caller refills each chunk\'s memory once the next is asked for', async () => {
+    const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,6,7,8,9,x\n1,2,3,4,5,6,7,8,9,`), Buffer.from([0xe2, 0x82])]);
+    const memory = Buffer.alloc(bytes.length);
+    async function* refilled(): AsyncGenerator<Buffer> {
+      for (let at = 0; at < bytes.length; at += 16) {
+        const end = Math.min(bytes.length, at + 16);
+        bytes.copy(memory, 0, at, end);
+        yield memory.subarray(0, end - at);
+      }
+      memory.fill(0x41);
+    }
+    const error = await failureOf(readCsv(refilled(), { onHeader: () => {}, onRows: () => {} }));
+    expect(error?.message).toContain(`on line 3, at byte offset ${bytes.length - 2} (from 0)`);
+  });
+
   it('names an overlong or surrogate UTF-8 sequence at its first byte', async () => {
     for (const bad of [[0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
       const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,é`), Buffer.from(bad), Buffer.from(',7,8,9,10\n')]);
