@@ -1,7 +1,7 @@
 import Papa from 'papaparse';
 import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from './chat-columns.ts';
 import { ImportInputError } from './import-input-error.ts';
-import { countLineFeeds, DEFAULT_ENCODING, locateInvalidBytes } from './source-encoding.ts';
+import { countLineFeeds, DEFAULT_ENCODING, locateInvalidBytes, strictDecoder } from './source-encoding.ts';
 
 /** A parsed data row; a short row simply has no cell (undefined) at the higher indexes. */
 export type CsvRow = readonly string[];
@@ -58,7 +58,7 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
   const maxRowChars = options.maxRowChars ?? DEFAULT_MAX_ROW_CHARS;
   const encoding = options.encoding ?? DEFAULT_ENCODING;
-  const decoder = new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
+  const decoder = strictDecoder(encoding);
   // Line feeds in all the text decoded so far: an undecodable byte is named by its line.
   let lineFeeds = 0;
   // The line the next parsed row starts on, kept only when the caller asked for row lines.

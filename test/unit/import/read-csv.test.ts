@@ -97,7 +97,7 @@ describe('readCsv', () => {
   });
 
   it('carries a row split across chunks, in the middle of a quoted field and of a CRLF', async () => {
-    const body = '<p>"quoted", with comma\r\nand newline ünïcödé ✓</p>';
+    const body = '<p>"quoted", with comma\r\nand newline ünïcödé ✓ 🎉</p>';
     const line = `1,2,3,4,5,"${body.replaceAll('"', '""')}",7,8,9,10\r\n`;
     const text = `${HEADER}\r\n${line.repeat(50)}`;
     for (const size of [1, 3, 7, 64, 1000]) {
