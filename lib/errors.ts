@@ -1,4 +1,10 @@
-import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
+
+// Read through require, not an ES import: importing a builtin as an ES module evaluates every one of
+// its exports, and node:http's include its lazily loaded HTTP client (undici, some 40 ms), which a
+// run from source (the import CLI and its reading threads) would then load for nothing. Bundles
+// turn the import into a require anyway.
+const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
 export interface ErrorDetail {
   path: string;

@@ -213,6 +213,11 @@ export class AssetDeduper {
     return true;
   }
 
+  /** Counts a candidate of `asset` whose key certainly won before (recent-keys.ts) as a duplicate. */
+  repeat(asset: Asset): void {
+    this.drop(asset, 'duplicate');
+  }
+
   /** Counts an incomplete row of `asset` under its fault's reason. */
   refuse(asset: Asset, reason: FaultReason): void {
     this.drop(asset, reason);

@@ -120,6 +120,10 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
           rejects.add(row, line, 'user', 'duplicate', '', key, 0, key.length);
         }
       },
+      repeat: (asset, key, start, end) => {
+        deduper.repeat(asset);
+        rejects?.add(row, line, REJECTED[asset], 'duplicate', '', key, start, end);
+      },
       fault: (asset, reason, column, verdicts, start, end) => {
         deduper.refuse(asset, reason);
         rejects?.add(row, line, REJECTED[asset], reason, column, verdicts, start, end);

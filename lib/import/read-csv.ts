@@ -1,7 +1,7 @@
 import Papa from 'papaparse';
 import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from './chat-columns.ts';
 import { ImportInputError } from './import-input-error.ts';
-import { countLineFeeds, DEFAULT_ENCODING, locateInvalidBytes } from './source-encoding.ts';
+import { countLineFeeds, DEFAULT_ENCODING, locateInvalidBytes, strictDecoder } from './source-encoding.ts';
 
 /** A parsed data row; a short row simply has no cell (undefined) at the higher indexes. */
 export type CsvRow = readonly string[];
@@ -49,7 +49,8 @@ const linesOf = (row: readonly string[]): number => {
  * papaparse's chunk parser: the text is decoded with a strict streaming TextDecoder (a multi-byte
  * character split across input chunks survives; bytes the encoding does not allow fail the run,
  * naming their line and byte offset), parsed a chunk at a time, and the unfinished last row is
- * carried into the next chunk. Blank lines are not rows. Throws ImportInputError for an empty input,
+ * carried into the next chunk. Blank lines are not rows. No view of an input chunk is kept once the
+ * next one is asked for, so the caller may fill its memory again. Throws ImportInputError for an empty input,
  * a header lacking required columns, a quoted field that never closes, a row with more fields than
  * the header, or bytes that are not valid in the encoding.
  */
@@ -57,7 +58,7 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
   const maxRowChars = options.maxRowChars ?? DEFAULT_MAX_ROW_CHARS;
   const encoding = options.encoding ?? DEFAULT_ENCODING;
-  const decoder = new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
+  const decoder = strictDecoder(encoding);
   // Line feeds in all the text decoded so far: an undecodable byte is named by its line.
   let lineFeeds = 0;
   // The line the next parsed row starts on, kept only when the caller asked for row lines.
@@ -65,6 +66,8 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
   let previousSlice: Uint8Array | undefined;
   let lastSlice: Uint8Array | undefined;
   let lastSliceOffset = 0;
+  // Line feeds in the text before the last slice: an undecodable byte's line counts from there.
+  let lineFeedsBeforeSlice = 0;
   let pending = '';
   let bytesRead = 0;
   let started = false;
@@ -136,9 +139,10 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
   /** The error for the last slice's undecodable bytes, named by line and byte offset. */
   const invalidBytes = (final: boolean): ImportInputError => {
     const offset = locateInvalidBytes(encoding, previousSlice, lastSlice!, lastSliceOffset, final);
-    // Lines before the slice were counted as decoded; those in its valid part are decoded again here.
+    // Lines before the slice were counted as decoded; those in its valid part are decoded again here
+    // (at the end of the file that part was decoded and counted already, so count from the slice's start).
     const before = new TextDecoder(encoding).decode(lastSlice!.subarray(0, Math.max(0, offset - lastSliceOffset)));
-    const line = 1 + lineFeeds + countLineFeeds(before);
+    const line = 1 + lineFeedsBeforeSlice + countLineFeeds(before);
     return new ImportInputError(
       `CSV is not valid ${encodingName(encoding)}: undecodable bytes on line ${line}, at byte offset ${offset} (from 0); ` +
         'name the file\'s encoding with --encoding (command line) or "encoding" (event), e.g. windows-1252',
@@ -173,6 +177,7 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       previousSlice = lastSlice;
       lastSlice = slice;
       lastSliceOffset = bytesRead;
+      lineFeedsBeforeSlice = lineFeeds;
       bytesRead += slice.length;
       options.onBytes?.(bytesRead);
       let text: string;
@@ -183,6 +188,9 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       }
       await consume(text);
     }
+    // The caller may reuse the chunk's memory once the next one is asked for (read-side-worker.ts
+    // does): keep a copy of the slice an undecodable end of the file would be located in.
+    if (lastSlice?.buffer === chunk.buffer) lastSlice = Buffer.from(lastSlice);
   }
   try {
     pending += decoder.decode();

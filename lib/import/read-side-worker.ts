@@ -1,14 +1,17 @@
 import { isMainThread, parentPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import { ImportInputError } from './import-input-error.ts';
 import { readSide, type OnBatch, type ReadSideOptions } from './read-side.ts';
-import type { VerdictBatch } from './row-verdicts.ts';
+import { VerdictWriter, type VerdictBatch } from './row-verdicts.ts';
 
 /**
  * Pass 1's read side (read-side.ts) in a worker thread, so parsing and judging rows run on one core
  * while the main thread takes the batches (dedupe, spills, rejects) on another. The main thread
  * keeps the source stream: it hands the worker the bytes, and the worker hands back batches, both
  * as transferred buffers (no copies), each way with a few in flight at most, so memory stays
- * bounded and a slow side holds the other back.
+ * bounded and a slow side holds the other back. Each buffer goes back to the side that filled it
+ * once the other is done with it, and is filled again: the same few megabytes go round, where fresh
+ * ones would each cost page faults and garbage collection (in both threads: an arriving buffer
+ * counts as new memory to the receiving one, which collects more often the more arrive).
  *
  * The worker's script is this module itself, found by `import.meta.url`: the TypeScript file when
  * run from source, the function's one bundle when deployed (the same bundle re-entered; the
@@ -18,14 +21,16 @@ const ROLE = 'ticket-import-read-side';
 
 /** Source bytes are handed over in pieces of at least this much (S3 bodies arrive in 16–64 KiB). */
 const HANDOVER_BYTES = 1024 * 1024;
+/** A piece's memory: room for the chunk that completes it (a file is read 1 MiB at a time, S3 in ≤ 64 KiB). */
+const HANDOVER_MEMORY_BYTES = HANDOVER_BYTES + 64 * 1024;
 /** Source pieces the worker may hold before it has parsed them. */
 const PIECES_IN_FLIGHT = 4;
 /** Batches the main thread may hold before it has taken them. */
 const BATCHES_IN_FLIGHT = 3;
 
-type ToWorker = { type: 'bytes'; data: Uint8Array } | { type: 'end' } | { type: 'taken' };
+type ToWorker = { type: 'bytes'; data: Uint8Array } | { type: 'end' } | { type: 'taken'; buffers: ArrayBuffer[] };
 type FromWorker =
-  | { type: 'consumed' }
+  | { type: 'consumed'; buffer: ArrayBuffer }
   | { type: 'batch'; batch: VerdictBatch }
   | { type: 'done' }
   | { type: 'failed'; name: string; message: string };
@@ -44,6 +49,10 @@ const makeNews = () => {
 
 /** A transferred buffer arrives as a plain Uint8Array. */
 const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/** The memory of a batch's four buffers (each its own: VerdictWriter.take). */
+const batchMemory = (batch: VerdictBatch): ArrayBuffer[] =>
+  [batch.verdicts, batch.tickets, batch.comments, batch.users].map((bytes) => bytes.buffer as ArrayBuffer);
 
 /** The same error on this side: the import's own input errors keep their class, so they read the same. */
 const rebuild = (name: string, message: string): Error => {
@@ -66,6 +75,8 @@ export const readSideInWorker = async (input: AsyncIterable<Buffer | string>, op
   const news = makeNews();
   const batches: VerdictBatch[] = [];
   let piecesInFlight = 0;
+  // Handover memory the worker gave back, to be filled again.
+  const spareMemory: ArrayBuffer[] = [];
   let done = false;
   let failure: Error | undefined;
   const fail = (error: Error): void => {
@@ -73,7 +84,10 @@ export const readSideInWorker = async (input: AsyncIterable<Buffer | string>, op
     news.tell();
   };
   worker.on('message', (message: FromWorker) => {
-    if (message.type === 'consumed') piecesInFlight -= 1;
+    if (message.type === 'consumed') {
+      piecesInFlight -= 1;
+      spareMemory.push(message.buffer);
+    }
     else if (message.type === 'batch') {
       const { batch } = message;
       batches.push({ ...batch, verdicts: asBuffer(batch.verdicts), tickets: asBuffer(batch.tickets), comments: asBuffer(batch.comments), users: asBuffer(batch.users) });
@@ -93,8 +107,11 @@ export const readSideInWorker = async (input: AsyncIterable<Buffer | string>, op
     const handOver = async (): Promise<void> => {
       while (piecesInFlight >= PIECES_IN_FLIGHT && failure === undefined) await news.wait();
       if (failure !== undefined) return;
-      // A copy of its own, so its memory can move to the worker (source buffers may share a pool).
-      const data = new Uint8Array(pendingBytes);
+      // A copy of its own, so its memory can move to the worker (source buffers may share a pool),
+      // into memory the worker gave back where it is big enough (pieces are all about this size).
+      let memory = spareMemory.pop();
+      if (memory === undefined || memory.byteLength < pendingBytes) memory = new ArrayBuffer(Math.max(pendingBytes, HANDOVER_MEMORY_BYTES));
+      const data = new Uint8Array(memory, 0, pendingBytes);
       let at = 0;
       for (const piece of pending) {
         data.set(piece, at);
@@ -126,7 +143,8 @@ export const readSideInWorker = async (input: AsyncIterable<Buffer | string>, op
       const batch = batches.shift();
       if (batch !== undefined) {
         await onBatch(batch);
-        send({ type: 'taken' });
+        const buffers = batchMemory(batch);
+        send({ type: 'taken', buffers }, buffers);
       } else if (done) {
         break;
       } else {
@@ -148,13 +166,18 @@ export const readSideInWorker = async (input: AsyncIterable<Buffer | string>, op
 /** The worker's part: bytes in, batches out, then `done` or the error that stopped it. */
 const serve = (port: MessagePort, options: ReadSideOptions): void => {
   const news = makeNews();
+  const writer = new VerdictWriter(options.destinationUsers);
   const pieces: Buffer[] = [];
   let ended = false;
   let batchesInFlight = 0;
   port.on('message', (message: ToWorker) => {
     if (message.type === 'bytes') pieces.push(asBuffer(message.data));
     else if (message.type === 'end') ended = true;
-    else batchesInFlight -= 1;
+    else {
+      batchesInFlight -= 1;
+      const [verdicts, tickets, comments, users] = message.buffers.map((memory) => Buffer.from(memory));
+      writer.recycle({ verdicts: verdicts!, tickets: tickets!, comments: comments!, users: users! });
+    }
     news.tell();
   });
   const post = (message: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
@@ -162,8 +185,9 @@ const serve = (port: MessagePort, options: ReadSideOptions): void => {
     for (;;) {
       const piece = pieces.shift();
       if (piece !== undefined) {
-        post({ type: 'consumed' });
         yield piece;
+        // readCsv asks for the next piece only once it is done with this one: its memory goes back.
+        post({ type: 'consumed', buffer: piece.buffer as ArrayBuffer }, [piece.buffer as ArrayBuffer]);
       } else if (ended) {
         return;
       } else {
@@ -174,9 +198,8 @@ const serve = (port: MessagePort, options: ReadSideOptions): void => {
   readSide(input(), options, async (batch) => {
     while (batchesInFlight >= BATCHES_IN_FLIGHT) await news.wait();
     batchesInFlight += 1;
-    const buffers = [batch.verdicts, batch.tickets, batch.comments, batch.users].map((bytes) => bytes.buffer as ArrayBuffer);
-    post({ type: 'batch', batch }, buffers);
-  }).then(
+    post({ type: 'batch', batch }, batchMemory(batch));
+  }, writer).then(
     () => post({ type: 'done' }),
     (error: unknown) => {
       const { name, message } = error instanceof Error ? error : new Error(String(error));

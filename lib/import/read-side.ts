@@ -23,9 +23,22 @@ export type OnBatch = (batch: VerdictBatch) => void | Promise<void>;
  * encoded (row-verdicts.ts), in batches. Nothing here depends on another row, so it can run in a
  * thread of its own (read-side-worker.ts); the last batch (maybe of no rows) carries the final byte
  * count.
+ *
+ * Batches are written into the buffers of earlier ones once their taker is done with them: here as
+ * soon as `onBatch` settled; a caller handing in its own `writer` gives them back itself
+ * (read-side-worker.ts: when the other thread sends them back).
  */
-export const readSide = async (input: AsyncIterable<Buffer | string>, options: ReadSideOptions, onBatch: OnBatch): Promise<void> => {
-  const writer = new VerdictWriter(options.destinationUsers);
+export const readSide = async (
+  input: AsyncIterable<Buffer | string>,
+  options: ReadSideOptions,
+  onBatch: OnBatch,
+  ownWriter?: VerdictWriter,
+): Promise<void> => {
+  const writer = ownWriter ?? new VerdictWriter(options.destinationUsers);
+  const hand = async (batch: VerdictBatch): Promise<void> => {
+    await onBatch(batch);
+    if (ownWriter === undefined) writer.recycle(batch);
+  };
   let columns: ColumnMap | undefined;
   let bytesRead = 0;
   await readCsv(input, {
@@ -39,8 +52,8 @@ export const readSide = async (input: AsyncIterable<Buffer | string>, options: R
     },
     onRows: async (rows, lines) => {
       for (let index = 0; index < rows.length; index += 1) writer.add(rows[index]!, lines?.[index] ?? 0, columns!);
-      if (writer.bytes >= BATCH_BYTES) await onBatch(writer.take(bytesRead));
+      if (writer.bytes >= BATCH_BYTES) await hand(writer.take(bytesRead));
     },
   });
-  await onBatch(writer.take(bytesRead));
+  await hand(writer.take(bytesRead));
 };

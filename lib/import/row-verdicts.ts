@@ -3,6 +3,7 @@ import { REQUIRED_COLUMNS, type ColumnMap, type RequiredColumn } from './chat-co
 import { int64Halves } from './int64-set.ts';
 import { writeComment, writeTicket, writeUser } from './json-writer.ts';
 import type { CsvRow } from './read-csv.ts';
+import { RecentEmails, RecentIds } from './recent-keys.ts';
 import { destinationUserId, type DestinationUsers } from './resolve-users.ts';
 import { recordEnd, RecordBuffer } from './spill-files.ts';
 
@@ -19,7 +20,10 @@ import { recordEnd, RecordBuffer } from './spill-files.ts';
  *     the id); users `u32 n, n bytes` of the lower-cased email (UTF-8), `u8 n, n bytes` of the
  *     AUTHOR_ID (0 when it has none), `u8 n, n bytes` of the destination's id (0 when none);
  *   - a fault, `u8 1 + reason` (FAULT_REASONS), `u8 column` (REQUIRED_COLUMNS), `u32 n, n bytes`
- *     of the cell as given (UTF-8).
+ *     of the cell as given (UTF-8);
+ *   - a repeat (recent-keys.ts: a complete candidate whose key this read side saw before, so
+ *     certainly a duplicate, sent without a record), `u8 REPEAT`, `u32 n, n bytes` of its key as
+ *     the rejects file names a duplicate: a ticket's canonical id, a user's lower-cased email.
  */
 export interface VerdictBatch {
   /** The batch's first data row, counted from 0 over the whole file. */
@@ -34,10 +38,11 @@ export interface VerdictBatch {
 }
 
 const CANDIDATE = 0;
+const REPEAT = 1 + FAULT_REASONS.length;
 
 /** A growable buffer of verdicts. */
 class VerdictBytes {
-  data = Buffer.allocUnsafeSlow(64 * 1024);
+  data: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
   used = 0;
 
   room(bytes: number): void {
@@ -61,8 +66,8 @@ class VerdictBytes {
     this.used = at + length;
   }
 
-  int64Key(text: string, halves: Int32Array): void {
-    int64Halves(text, halves);
+  /** A candidate's int64 key, as int64Halves gave it. */
+  int64Key(halves: Int32Array): void {
     this.room(9);
     this.data[this.used] = CANDIDATE;
     this.data.writeInt32LE(halves[0]!, this.used + 1);
@@ -70,13 +75,20 @@ class VerdictBytes {
     this.used += 9;
   }
 
-  take(): Buffer {
-    const taken = Buffer.allocUnsafeSlow(this.used);
-    this.data.copy(taken, 0, 0, this.used);
+  /** The verdicts so far, in their own buffer; writing goes on in `next` (see RecordBuffer.take). */
+  take(next?: Buffer): Buffer {
+    const taken = this.data.subarray(0, this.used);
+    this.data = next ?? Buffer.allocUnsafeSlow(64 * 1024);
     this.used = 0;
     return taken;
   }
 }
+
+/** A taken batch's four buffers, given back to be written into again. */
+type SpareBuffers = Pick<VerdictBatch, 'verdicts' | 'tickets' | 'comments' | 'users'>;
+
+/** The whole memory of a buffer handed out as a view of its first bytes. */
+const whole = (buffer: Buffer): Buffer => Buffer.from(buffer.buffer, 0, buffer.buffer.byteLength);
 
 /** Judges rows one by one (asset-rules.ts) into a batch. */
 export class VerdictWriter {
@@ -85,10 +97,13 @@ export class VerdictWriter {
   private readonly comments = new RecordBuffer();
   private readonly users = new RecordBuffer();
   private readonly halves = new Int32Array(2);
+  private readonly recentTickets = new RecentIds();
+  private readonly recentUsers = new RecentEmails();
   private readonly destinationUsers: DestinationUsers | undefined;
   private readonly holds: ((lowerCaseEmail: string) => boolean) | undefined;
   private firstRow = 0;
   private rows = 0;
+  private readonly spares: SpareBuffers[] = [];
 
   constructor(destinationUsers: DestinationUsers | undefined) {
     this.destinationUsers = destinationUsers;
@@ -109,24 +124,38 @@ export class VerdictWriter {
     verdicts.used += 4;
     if (isFault(judged.ticket)) this.fault(row, columns, judged.ticket.reason, judged.ticket.column);
     else {
-      verdicts.int64Key(judged.ticket.id, this.halves);
-      writeTicket(this.tickets, judged.ticket);
+      const halves = this.halves;
+      int64Halves(judged.ticket.id, halves);
+      if (this.recentTickets.repeat(halves[0]!, halves[1]!)) {
+        verdicts.u8(REPEAT);
+        verdicts.text(judged.ticket.id, 4);
+      } else {
+        verdicts.int64Key(halves);
+        writeTicket(this.tickets, judged.ticket);
+      }
     }
     if (isFault(judged.comment)) this.fault(row, columns, judged.comment.reason, judged.comment.column);
     else {
-      verdicts.int64Key(judged.comment.id, this.halves);
+      int64Halves(judged.comment.id, this.halves);
+      verdicts.int64Key(this.halves);
       writeComment(this.comments, judged.comment);
     }
     if (isFault(judged.user)) this.fault(row, columns, judged.user.reason, judged.user.column);
     else {
       const { author_id: authorId, name, email } = judged.user;
-      const destinationId = destinationUserId(this.destinationUsers, email);
-      verdicts.u8(CANDIDATE);
-      verdicts.text(email.toLowerCase(), 4);
-      verdicts.text(authorId ?? '', 1);
-      verdicts.text(destinationId ?? '', 1);
-      // A complete user without AUTHOR_ID has a destination id (asset-rules' userOf).
-      writeUser(this.users, { id: destinationId ?? authorId!, name, email });
+      const key = email.toLowerCase();
+      if (this.recentUsers.repeat(key)) {
+        verdicts.u8(REPEAT);
+        verdicts.text(key, 4);
+      } else {
+        const destinationId = destinationUserId(this.destinationUsers, email);
+        verdicts.u8(CANDIDATE);
+        verdicts.text(key, 4);
+        verdicts.text(authorId ?? '', 1);
+        verdicts.text(destinationId ?? '', 1);
+        // A complete user without AUTHOR_ID has a destination id (asset-rules' userOf).
+        writeUser(this.users, { id: destinationId ?? authorId!, name, email });
+      }
     }
     this.rows += 1;
   }
@@ -137,20 +166,29 @@ export class VerdictWriter {
     this.verdicts.text(row[columns[column]] ?? '', 4);
   }
 
-  /** The batch so far, in buffers of its own; the next one starts after it. */
+  /**
+   * The batch so far, in buffers of its own (each its own memory, so it can move to another thread);
+   * the next one starts after it, in the buffers of a batch given back to `recycle` if there is one.
+   */
   take(bytesRead: number): VerdictBatch {
+    const spare = this.spares.pop();
     const batch: VerdictBatch = {
       firstRow: this.firstRow,
       rows: this.rows,
       bytesRead,
-      verdicts: this.verdicts.take(),
-      tickets: this.tickets.take(),
-      comments: this.comments.take(),
-      users: this.users.take(),
+      verdicts: this.verdicts.take(spare?.verdicts),
+      tickets: this.tickets.take(spare?.tickets),
+      comments: this.comments.take(spare?.comments),
+      users: this.users.take(spare?.users),
     };
     this.firstRow += this.rows;
     this.rows = 0;
     return batch;
+  }
+
+  /** Gives back the buffers of a batch its taker is done with, to write later batches into. */
+  recycle(batch: SpareBuffers): void {
+    this.spares.push({ verdicts: whole(batch.verdicts), tickets: whole(batch.tickets), comments: whole(batch.comments), users: whole(batch.users) });
   }
 }
 
@@ -164,6 +202,8 @@ export interface VerdictVisitor {
   userCandidate(emailKey: string, authorId: string | null, destinationId: string | null, records: Buffer, start: number, end: number): void;
   /** An asset refused the row: the cell at fault is `verdicts[start, end)`. */
   fault(asset: Asset, reason: FaultReason, column: RequiredColumn, verdicts: Buffer, start: number, end: number): void;
+  /** A complete candidate whose key certainly won already: the key (as rejects name it) is `verdicts[start, end)`. */
+  repeat(asset: Asset, verdicts: Buffer, start: number, end: number): void;
 }
 
 /** Reads a batch back, calling `visitor` for each row and each of its three verdicts. */
@@ -173,8 +213,14 @@ export const visitVerdicts = (batch: VerdictBatch, visitor: VerdictVisitor): voi
   let ticketAt = 0;
   let commentAt = 0;
   let userAt = 0;
-  /** Reads a fault's column and cell, after its tag. */
+  /** Reads a fault's column and cell, or a repeat's key, after its tag. */
   const fault = (asset: Asset, tag: number): void => {
+    if (tag === REPEAT) {
+      const length = verdicts.readUInt32LE(at);
+      visitor.repeat(asset, verdicts, at + 4, at + 4 + length);
+      at += 4 + length;
+      return;
+    }
     const column = REQUIRED_COLUMNS[verdicts[at]!]!;
     const length = verdicts.readUInt32LE(at + 1);
     visitor.fault(asset, FAULT_REASONS[tag - 1]!, column, verdicts, at + 5, at + 5 + length);

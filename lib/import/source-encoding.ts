@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 /**
  * The character encoding of the chat export (docs/import.md, "The input"): UTF-8 unless the run
  * names another WHATWG encoding label, decoded strictly, so bytes that are not valid in the
@@ -69,6 +71,36 @@ const incompleteUtf8Tail = (bytes: Uint8Array): number => {
   }
   return 0;
 };
+
+/** A strict streaming decoder: TextDecoder's `decode`, throwing on bytes the encoding does not allow. */
+export interface StrictDecoder {
+  decode(input?: Uint8Array, options?: { stream?: boolean }): string;
+}
+
+/**
+ * UTF-8 decoded strictly a piece at a time, as a fatal TextDecoder does (a byte-order mark kept as
+ * U+FEFF), but validated and decoded by Buffer's native UTF-8 routines: a streaming TextDecoder spends
+ * more time checking each piece's end for an unfinished character than decoding it. The unfinished
+ * character (at most 3 bytes) is carried into the next piece.
+ */
+const utf8Decoder = (): StrictDecoder => {
+  let carried: Buffer | undefined;
+  return {
+    decode(input?: Uint8Array, options?: { stream?: boolean }): string {
+      const piece = input === undefined ? Buffer.alloc(0) : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+      const bytes = carried === undefined ? piece : Buffer.concat([carried, piece]);
+      const tail = options?.stream === true ? incompleteUtf8Tail(bytes) : 0;
+      const complete = bytes.subarray(0, bytes.length - tail);
+      if (!isUtf8(complete)) throw new TypeError('The encoded data was not valid for encoding utf-8');
+      carried = tail === 0 ? undefined : Buffer.from(bytes.subarray(bytes.length - tail));
+      return complete.toString('utf8');
+    },
+  };
+};
+
+/** The strict decoder for a resolved encoding name (resolveEncoding). */
+export const strictDecoder = (encoding: string): StrictDecoder =>
+  encoding === DEFAULT_ENCODING ? utf8Decoder() : new TextDecoder(encoding, { fatal: true, ignoreBOM: true });
 
 /**
  * Where a strict decoder of `encoding`, having accepted everything before `current`, failed in it:

@@ -97,7 +97,7 @@ describe('readCsv', () => {
   });
 
   it('carries a row split across chunks, in the middle of a quoted field and of a CRLF', async () => {
-    const body = '<p>"quoted", with comma\r\nand newline ünïcödé ✓</p>';
+    const body = '<p>"quoted", with comma\r\nand newline ünïcödé ✓ 🎉</p>';
     const line = `1,2,3,4,5,"${body.replaceAll('"', '""')}",7,8,9,10\r\n`;
     const text = `${HEADER}\r\n${line.repeat(50)}`;
     for (const size of [1, 3, 7, 64, 1000]) {
@@ -271,6 +271,28 @@ describe('readCsv encodings', () => {
     const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,6,7,8,9,x`), Buffer.from([0xe2, 0x82])]);
     const error = await failureOf(read([bytes.subarray(0, bytes.length - 1), bytes.subarray(bytes.length - 1)]));
     expect(error?.message).toContain(`on line 2, at byte offset ${bytes.length - 2} (from 0)`);
+  });
+
+  it('counts the lines of the last chunk once when the file ends in the middle of a character', async () => {
+    const rowsText = '1,2,3,4,5,6,7,8,9,x\n'.repeat(3);
+    const bytes = Buffer.concat([Buffer.from(`${HEADER}\n`), Buffer.from(`${rowsText}1,2,3,4,5,6,7,8,9,`), Buffer.from([0xe2, 0x82])]);
+    const error = await failureOf(read([bytes]));
+    expect(error?.message).toContain(`on line 5, at byte offset ${bytes.length - 2} (from 0)`);
+  });
+
+  it('locates a bad end of the file when the caller refills each chunk\'s memory once the next is asked for', async () => {
+    const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,6,7,8,9,x\n1,2,3,4,5,6,7,8,9,`), Buffer.from([0xe2, 0x82])]);
+    const memory = Buffer.alloc(bytes.length);
+    async function* refilled(): AsyncGenerator<Buffer> {
+      for (let at = 0; at < bytes.length; at += 16) {
+        const end = Math.min(bytes.length, at + 16);
+        bytes.copy(memory, 0, at, end);
+        yield memory.subarray(0, end - at);
+      }
+      memory.fill(0x41);
+    }
+    const error = await failureOf(readCsv(refilled(), { onHeader: () => {}, onRows: () => {} }));
+    expect(error?.message).toContain(`on line 3, at byte offset ${bytes.length - 2} (from 0)`);
   });
 
   it('names an overlong or surrogate UTF-8 sequence at its first byte', async () => {

@@ -1,0 +1,67 @@
+import { ownedCopy } from './int64-set.ts';
+
+/**
+ * Keys the read side saw lately as candidates (tickets by id, users by lower-cased email), so that
+ * a later candidate with the same key is sent on as a repeat, without its record: it is certainly
+ * a duplicate, because the earlier candidate comes first in file order and either took the key or
+ * lost it to an even earlier one (first candidate per key wins, docs/import.md). In the generated
+ * export nine rows in ten repeat a ticket and a user of a conversation still open, so this spares
+ * most ticket and user records their encoding, their copy to the take side and its key lookup.
+ *
+ * Both are bounded and may forget: a forgotten key only means a record is encoded that the take side
+ * then refuses, exactly as before. Never the other way round: a key is only called a repeat after an
+ * exact match. Comments are not tracked: their ids rarely repeat.
+ */
+
+/** Ticket ids as int64Halves, in a direct-mapped table: a slot keeps the last id that hashed to it. */
+export class RecentIds {
+  private readonly slots: Int32Array;
+  private readonly used: Uint8Array;
+  private readonly mask: number;
+
+  constructor(slotBits = 14) {
+    this.slots = new Int32Array(2 << slotBits);
+    this.used = new Uint8Array(1 << slotBits);
+    this.mask = (1 << slotBits) - 1;
+  }
+
+  /** True when the id was seen (and is still remembered); otherwise remembers it and says false. */
+  repeat(high: number, low: number): boolean {
+    let hash = Math.imul(low ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(high, 0xc2b2ae35);
+    hash ^= hash >>> 15;
+    const slot = hash & this.mask;
+    const at = slot * 2;
+    if (this.used[slot] === 1 && this.slots[at] === high && this.slots[at + 1] === low) return true;
+    this.used[slot] = 1;
+    this.slots[at] = high;
+    this.slots[at + 1] = low;
+    return false;
+  }
+}
+
+/**
+ * Lower-cased emails in a direct-mapped table, by a hash of their characters: a slot keeps the last
+ * email that hashed to it, compared in full before it counts as seen. Each kept email is a copy of
+ * its own: a substring would pin the whole parsed chunk it came from.
+ */
+export class RecentEmails {
+  private readonly slots: (string | undefined)[];
+  private readonly mask: number;
+
+  constructor(slotBits = 12) {
+    this.slots = new Array<string | undefined>(1 << slotBits).fill(undefined);
+    this.mask = (1 << slotBits) - 1;
+  }
+
+  /** True when the email was seen (and is still remembered); otherwise remembers it and says false. */
+  repeat(lowerCaseEmail: string): boolean {
+    // FNV-1a over the UTF-16 code units: cheaper here than a Set, whose lookups hash each new string natively
+    // but then also copy it on insertion.
+    let hash = 0x811c9dc5;
+    for (let index = 0; index < lowerCaseEmail.length; index += 1) hash = Math.imul(hash ^ lowerCaseEmail.charCodeAt(index), 0x01000193);
+    const slot = (hash ^ (hash >>> 16)) & this.mask;
+    if (this.slots[slot] === lowerCaseEmail) return true;
+    this.slots[slot] = ownedCopy(lowerCaseEmail);
+    return false;
+  }
+}
