@@ -1,10 +1,11 @@
 import { createRequire } from 'node:module';
+import type * as Http from 'node:http';
 
 // Read through require, not an ES import: importing a builtin as an ES module evaluates every one of
 // its exports, and node:http's include its lazily loaded HTTP client (undici, some 40 ms), which a
 // run from source (the import CLI and its reading threads) would then load for nothing. Bundles
 // turn the import into a require anyway.
-const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof Http;
 
 export interface ErrorDetail {
   path: string;
