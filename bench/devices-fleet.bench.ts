@@ -12,7 +12,8 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  *   clients walking pages of 1,000 (`limit=1000`, following `Link`) from one container's memory,
  *   the same for a filtered query, and the first requests of fresh containers (each reads the
  *   snapshot from the cluster), next to the same handler chain answering a constant page; p50/p99,
- *   requests/s, and the RSS of a container holding the snapshot. Jamf is watched throughout: in
+ *   requests/s, and the RSS of a container holding the snapshot; then the memory pages again one
+ *   request at a time, as a deployed container (one request at once) serves them. Jamf is watched throughout: in
  *   steady state no request reads it.
  */
 const DEVICES = 100_000;
@@ -78,6 +79,18 @@ export const run = async (): Promise<void> => {
       const figures = serve[key] as { requests: number; p50_ms: number; p99_ms: number; per_second?: number };
       process.stdout.write(
         `| ${label} | ${figures.requests} | ${fixed(figures.p50_ms, 2)} ms | ${fixed(figures.p99_ms, 2)} ms | ${figures.per_second === undefined ? '—' : fixed(figures.per_second, 0)} | ${fixed(figures.p99_ms / baselineP99, 1)}× |\n`,
+      );
+    }
+    const serialBaselineP99 = (serve.serial_baseline_constant_page as { p99_ms: number }).p99_ms;
+    process.stdout.write('The same one request at a time (a Lambda container serves one at once):\n');
+    process.stdout.write('| path | requests | p50 | p99 | requests/s | p99 ÷ baseline |\n|---|---|---|---|---|---|\n');
+    for (const [label, key] of [
+      ['baseline: the chain answering a constant page', 'serial_baseline_constant_page'],
+      ['pages of 1,000 from memory, walking after', 'serial_memory_pages'],
+    ] as const) {
+      const figures = serve[key] as { requests: number; p50_ms: number; p99_ms: number; per_second?: number };
+      process.stdout.write(
+        `| ${label} | ${figures.requests} | ${fixed(figures.p50_ms, 2)} ms | ${fixed(figures.p99_ms, 2)} ms | ${fixed(figures.per_second, 0)} | ${fixed(figures.p99_ms / serialBaselineP99, 1)}× |\n`,
       );
     }
     process.stdout.write(

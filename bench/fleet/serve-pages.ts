@@ -9,6 +9,8 @@ import { httpEvent, lambdaContext } from '../../test/support/http-events.ts';
 type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
 
 const CLIENTS = 16;
+/** Walks of the whole list one request at a time: a Lambda container serves one request at once. */
+const SERIAL_WALKS = 4;
 const PAGE = 1_000;
 const FRESH_CONTAINERS = 6;
 const write = process.stdout.write.bind(process.stdout);
@@ -30,11 +32,11 @@ const nextAfter = (result: APIGatewayProxyStructuredResultV2): string | undefine
   /after=(\d+)>/.exec(String(result.headers?.Link ?? ''))?.[1];
 
 /** Each client walks every page of `filter` from the first, following Link; all clients at once. */
-const walk = async (handler: Handler, filter: string, latencies: number[]): Promise<{ requests: number; seconds: number }> => {
+const walk = async (handler: Handler, filter: string, latencies: number[], clients = CLIENTS): Promise<{ requests: number; seconds: number }> => {
   const started = performance.now();
   let requests = 0;
   await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
+    Array.from({ length: clients }, async () => {
       let after: string | undefined;
       for (let page = 0; page < 1_000; page += 1) {
         const query = [filter, `limit=${PAGE}`, after === undefined ? '' : `after=${after}`].filter(Boolean).join('&');
@@ -71,6 +73,18 @@ const memory: number[] = [];
 figures.memory_pages = summary(memory, await walk(warm, '', memory));
 const filtered: number[] = [];
 figures.memory_filtered_pages = summary(filtered, await walk(warm, 'os_is_latest=false&managed=true', filtered));
+
+// The same one request at a time, as a deployed container serves them: a garbage collection pause
+// then delays one request, where above it delays all 16 waiting in the one process.
+const serialBaseline: number[] = [];
+const serialBaselineStarted = performance.now();
+for (let request = 0; request < 100 * SERIAL_WALKS; request += 1) await call(constant, '', serialBaseline);
+figures.serial_baseline_constant_page = summary(serialBaseline, { requests: serialBaseline.length, seconds: (performance.now() - serialBaselineStarted) / 1000 });
+const serial: number[] = [];
+const serialStarted = performance.now();
+let serialRequests = 0;
+for (let round = 0; round < SERIAL_WALKS; round += 1) serialRequests += (await walk(warm, '', serial, 1)).requests;
+figures.serial_memory_pages = summary(serial, { requests: serialRequests, seconds: (performance.now() - serialStarted) / 1000 });
 figures.page_kb = pageBody.length / 1024;
 figures.total = Number(first.headers?.['X-Total-Count']);
 // One container holding the snapshot, measured before the fresh containers below add theirs.
