@@ -6,6 +6,7 @@ import { accessLines, captureStdout, type CapturedLogs } from '../../support/cap
 import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
+import { saveEnvironment } from '../../support/environment.ts';
 
 type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
 interface DeviceOut {
@@ -34,7 +35,7 @@ const FLEET: JamfComputer[] = [
 const flagsOf = (body: string) => (JSON.parse(body) as DeviceOut[]).slice(0, 4).map((device) => [device.id, device.os_is_latest]);
 
 const ENV_KEYS = ['INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL'] as const;
-const savedEnv = Object.fromEntries(ENV_KEYS.map((key) => [key, process.env[key]]));
+const restoreEnvironment = saveEnvironment(ENV_KEYS);
 
 /** A new Lambda container: the handler module loaded afresh (own memory tier and Redis client). */
 const freshContainer = async (): Promise<Handler> => {
@@ -74,10 +75,7 @@ describe('GET /devices through the cache tiers', () => {
     jamf = await startFakeJamf({ devices: FLEET, clientId: 'cache-client', clientSecret: 'cache-secret-value' });
   });
   afterAll(async () => {
-    for (const key of ENV_KEYS) {
-      if (savedEnv[key] === undefined) delete process.env[key];
-      else process.env[key] = savedEnv[key];
-    }
+    restoreEnvironment();
     raw.disconnect();
     await jamf.close();
     await redis.stop();

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
+import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 interface DeviceJson {
@@ -20,7 +21,7 @@ const FLEET = generateJamfComputers(1_500, 41);
 
 let jamf: FakeJamf;
 let logs: CapturedLogs;
-let saved: Record<string, string | undefined>;
+let restoreEnvironment: () => void;
 
 beforeAll(async () => {
   jamf = await startFakeJamf({ devices: FLEET });
@@ -29,8 +30,8 @@ afterAll(async () => {
   await jamf.close();
 });
 beforeEach(() => {
-  saved = Object.fromEntries(VARIABLES.map((name) => [name, process.env[name]]));
-  for (const name of VARIABLES) delete process.env[name];
+  restoreEnvironment = saveEnvironment(VARIABLES);
+  clearEnvironment(VARIABLES);
   Object.assign(process.env, {
     INVENTORY_URL: jamf.url,
     INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
@@ -43,10 +44,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   logs.restore();
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  restoreEnvironment();
 });
 
 /** A new container: the handler module loaded afresh under the current environment. */

@@ -6,6 +6,7 @@ import { accessLines, captureStdout, type CapturedLogs } from '../../support/cap
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { lambdaContext, loadEvent } from '../../support/http-events.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
+import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 type DeviceJson = Record<string, unknown> & { id: string; os_is_latest: boolean };
@@ -18,22 +19,19 @@ const VARIABLES = [
 const BASIC = { username: 'jamf-api-reader', password: 'basic-password-do-not-log' };
 const TOKEN_PREFIX = 'fake-jamf-token-';
 
-let saved: Record<string, string | undefined>;
+let restoreEnvironment: () => void;
 let logs: CapturedLogs;
 let jamf: FakeJamf | undefined;
 
 beforeEach(() => {
-  saved = Object.fromEntries(VARIABLES.map((name) => [name, process.env[name]]));
-  for (const name of VARIABLES) delete process.env[name];
+  restoreEnvironment = saveEnvironment(VARIABLES);
+  clearEnvironment(VARIABLES);
   logs = captureStdout();
 });
 
 afterEach(async () => {
   logs.restore();
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  restoreEnvironment();
   await jamf?.close();
   jamf = undefined;
 });

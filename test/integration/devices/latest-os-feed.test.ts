@@ -6,6 +6,7 @@ import { readSofaFeed, startFakeSofa, type FakeSofa, type SofaFault } from '../.
 import { DEFAULT_LATEST_OS_VERSION, DEMO_COMPUTER_COUNT } from '../../../scripts/local/embedded-defaults.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
+import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 interface DeviceJson {
@@ -63,7 +64,7 @@ const releaseOf = (device: DeviceJson): string =>
 let jamf: FakeJamf;
 let sofa: FakeSofa;
 let logs: CapturedLogs;
-let saved: Record<string, string | undefined>;
+let restoreEnvironment: () => void;
 
 beforeAll(async () => {
   jamf = await startFakeJamf({ devices: DEMO_FLEET });
@@ -72,8 +73,8 @@ afterAll(async () => {
   await jamf.close();
 });
 beforeEach(async () => {
-  saved = Object.fromEntries(VARIABLES.map((name) => [name, process.env[name]]));
-  for (const name of VARIABLES) delete process.env[name];
+  restoreEnvironment = saveEnvironment(VARIABLES);
+  clearEnvironment(VARIABLES);
   sofa = await startFakeSofa();
   Object.assign(process.env, {
     INVENTORY_URL: jamf.url,
@@ -90,10 +91,7 @@ beforeEach(async () => {
 afterEach(async () => {
   logs.restore();
   await sofa.close();
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  restoreEnvironment();
 });
 
 const freshContainer = async (): Promise<Handler> => {

@@ -5,6 +5,7 @@ import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer 
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
+import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 
 type DevicesHandler = (event: ReturnType<typeof httpEvent>, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 type RefreshHandler = (event: unknown, context?: Context) => Promise<{ outcome: string; devices?: number; duration_ms: number }>;
@@ -33,7 +34,7 @@ describe('refreshDevices and stale-while-revalidate', () => {
   let raw: Redis;
   let jamf: FakeJamf;
   let logs: CapturedLogs;
-  const saved = Object.fromEntries(ENV_KEYS.map((key) => [key, process.env[key]]));
+  const restoreEnvironment = saveEnvironment(ENV_KEYS);
   const upstreamReads = () => jamf.stats().tokenRequests;
   /** The device list's key and its lock (their names hash the inventory). */
   const keys = async () => {
@@ -56,10 +57,7 @@ describe('refreshDevices and stale-while-revalidate', () => {
     jamf = await startFakeJamf({ devices: FLEET, ...CLIENT });
   });
   afterAll(async () => {
-    for (const key of ENV_KEYS) {
-      if (saved[key] === undefined) delete process.env[key];
-      else process.env[key] = saved[key];
-    }
+    restoreEnvironment();
     raw.disconnect();
     await jamf.close();
     await redis.stop();
@@ -71,7 +69,7 @@ describe('refreshDevices and stale-while-revalidate', () => {
     for (const page of [0, 1, 2]) jamf.setPageFault(page, undefined);
     jamf.setTokenFault(undefined);
     jamf.resetStats();
-    for (const key of ENV_KEYS) delete process.env[key];
+    clearEnvironment(ENV_KEYS);
     Object.assign(process.env, {
       INVENTORY_URL: jamf.url,
       INVENTORY_CLIENT_ID: CLIENT.clientId,

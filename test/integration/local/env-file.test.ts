@@ -3,23 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadLocalEnvFile } from '../../../scripts/local/env-file.ts';
+import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 
 const TOUCHED = ['LOCAL_ENV_FILE', 'ENV_FILE_TEST_FROM_FILE', 'ENV_FILE_TEST_BOTH'];
 
 describe('loadLocalEnvFile', () => {
   let dir: string;
-  let saved: Record<string, string | undefined>;
+  let restoreEnvironment: () => void;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'env-file-test-'));
-    saved = Object.fromEntries(TOUCHED.map((name) => [name, process.env[name]]));
-    for (const name of TOUCHED) delete process.env[name];
+    restoreEnvironment = saveEnvironment(TOUCHED);
+    clearEnvironment(TOUCHED);
     await writeFile(join(dir, '.env'), 'ENV_FILE_TEST_FROM_FILE=from-file\nENV_FILE_TEST_BOTH=from-file\n');
   });
   afterEach(async () => {
-    for (const name of TOUCHED) {
-      if (saved[name] === undefined) delete process.env[name];
-      else process.env[name] = saved[name];
-    }
+    restoreEnvironment();
     await rm(dir, { recursive: true, force: true });
   });
 

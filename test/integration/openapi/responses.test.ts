@@ -18,6 +18,7 @@ import {
   type OpenApiDocument,
 } from './openapi-spec.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
+import { setEnvironment } from '../../support/environment.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -29,10 +30,7 @@ const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/
  * lifecycle) must be of the same copy as the errors it recognises, as in a real container.
  */
 const loadHandlers = async (modules: readonly string[], env: Record<string, string | undefined>): Promise<Handler[]> => {
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  setEnvironment(env);
   vi.resetModules();
   return Promise.all(modules.map(async (module) => (await import(`../../../functions/${module}.ts`)).handler as Handler));
 };

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { vi } from 'vitest';
 import { createIdempotencyTable, createUsersTable } from '../../../scripts/local/dynalite.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
+import { saveEnvironment, setEnvironment } from '../../support/environment.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -18,18 +19,12 @@ export interface UserHandlers {
  * imports fresh copies of the handler modules.
  */
 export const loadUserHandlers = async (env: Record<string, string | undefined>): Promise<UserHandlers> => {
-  const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
-  const apply = (values: Record<string, string | undefined>) => {
-    for (const [name, value] of Object.entries(values)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  };
-  apply(env);
+  const restore = saveEnvironment(Object.keys(env));
+  setEnvironment(env);
   vi.resetModules();
   const createUser = (await import('../../../functions/create-user.ts')).handler as unknown as Handler;
   const getUser = (await import('../../../functions/get-user.ts')).handler as unknown as Handler;
-  return { createUser, getUser, restore: () => apply(saved) };
+  return { createUser, getUser, restore };
 };
 
 /** The SDK environment of a local DynamoDB endpoint. */
