@@ -50,6 +50,9 @@ export class JobError extends Error {
   }
 }
 
+/** A thrown or rejected value as an Error (a non-Error becomes one with its text as the message). */
+export const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
+
 /** `Name: message` of an error, for one log field or one line of output; anything else as text. */
 export const describeError = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);

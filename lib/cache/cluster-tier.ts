@@ -1,5 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { ConfigError } from '../errors.ts';
+import { asError, ConfigError } from '../errors.ts';
 import { reconnectDelayMs } from './reconnect-backoff.ts';
 import type { HealthLogger } from '../health-logger.ts';
 import { makeTierHealth, type TierHealth } from './tier-health.ts';
@@ -68,7 +68,7 @@ const withinMs = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> 
       },
       (error: unknown) => {
         clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
+        reject(asError(error));
       },
     );
   });

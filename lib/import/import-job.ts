@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
-import { JobError } from '../errors.ts';
+import { asError, JobError } from '../errors.ts';
 import { formatLocation, LocationError, sameLocation, type Location } from '../storage/location.ts';
-import { asError, type OpenSink, type OpenSource, type Sink } from '../storage/storage.ts';
+import type { OpenSink, OpenSource, Sink } from '../storage/storage.ts';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from './import-pipeline.ts';
 import type { DestinationUsers } from './resolve-users.ts';
 import { checkSpillSpace } from './spill-space.ts';

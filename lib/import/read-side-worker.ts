@@ -1,4 +1,5 @@
 import { isMainThread, parentPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import { asError } from '../errors.ts';
 import { ImportInputError } from './import-input-error.ts';
 import { readSide, type OnBatch, type ReadSideOptions } from './read-side.ts';
 import { VerdictWriter, type VerdictBatch } from './row-verdicts.ts';
@@ -133,7 +134,7 @@ export const readSideInWorker = async (input: AsyncIterable<Buffer | string>, op
       if (pendingBytes > 0) await handOver();
       send({ type: 'end' });
     } catch (error) {
-      fail(error instanceof Error ? error : new Error(String(error)));
+      fail(asError(error));
     }
   })();
 
@@ -202,7 +203,7 @@ const serve = (port: MessagePort, options: ReadSideOptions): void => {
   }, writer).then(
     () => post({ type: 'done' }),
     (error: unknown) => {
-      const { name, message } = error instanceof Error ? error : new Error(String(error));
+      const { name, message } = asError(error);
       post({ type: 'failed', name, message });
     },
   );

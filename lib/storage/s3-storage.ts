@@ -3,7 +3,8 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { PassThrough, Readable } from 'node:stream';
 import { formatLocation, LocationError } from './location.ts';
 import { describeError } from '../errors.ts';
-import { asError, StorageError, type Sink, type Source } from './storage.ts';
+import { asError } from '../errors.ts';
+import { StorageError, type Sink, type Source } from './storage.ts';
 
 export interface S3Object {
   bucket: string;

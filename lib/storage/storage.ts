@@ -30,5 +30,3 @@ export class StorageError extends JobError {
     super(message, cause === undefined ? undefined : { cause });
   }
 }
-
-export const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
