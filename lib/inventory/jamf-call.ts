@@ -1,4 +1,4 @@
-import { callUpstream, excerpt, redactUrl, UpstreamCallError, type CallLimits, type UpstreamResponse } from '../upstream/upstream-call.ts';
+import { callSignals, callUpstream, excerpt, redactUrl, UpstreamCallError, type CallLimits, type UpstreamResponse } from '../upstream/upstream-call.ts';
 import { retryAfterSecondsOf, UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /** The base URL as the log may show it: any user:password in it removed. */
@@ -25,8 +25,7 @@ export const callJamf = async (label: string, url: string, init: RequestInit, li
  * timeout and the read's signal, failing as TimedOut.
  */
 export const withinDeadline = async <T>(label: string, limits: CallLimits, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-  const timeout = AbortSignal.timeout(limits.timeoutMs);
-  const signal = limits.signal === undefined ? timeout : AbortSignal.any([limits.signal, timeout]);
+  const { signal } = callSignals(limits);
   try {
     return await work(signal);
   } catch (cause) {

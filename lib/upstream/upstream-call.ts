@@ -32,9 +32,14 @@ export class UpstreamCallError extends Error {
   }
 }
 
-export const callUpstream = async (url: string, init: RequestInit, limits: CallLimits): Promise<UpstreamResponse> => {
+/** The call's own timeout, and the signal that ends it: that timeout or the caller's signal, whichever fires first. */
+export const callSignals = (limits: CallLimits): { timeout: AbortSignal; signal: AbortSignal } => {
   const timeout = AbortSignal.timeout(limits.timeoutMs);
-  const signal = limits.signal === undefined ? timeout : AbortSignal.any([limits.signal, timeout]);
+  return { timeout, signal: limits.signal === undefined ? timeout : AbortSignal.any([limits.signal, timeout]) };
+};
+
+export const callUpstream = async (url: string, init: RequestInit, limits: CallLimits): Promise<UpstreamResponse> => {
+  const { timeout, signal } = callSignals(limits);
   try {
     signal.throwIfAborted();
     const response = await fetch(url, { ...init, signal, redirect: init.redirect ?? 'manual' });
