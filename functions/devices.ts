@@ -4,6 +4,7 @@ import { makeConfiguredDeviceList } from '../lib/devices/configured-devices.ts';
 import { typeDeviceQuery, type DeviceQuery } from '../lib/devices/device-query.ts';
 import { validate as validateDeviceQuery } from '../lib/devices/device-query.generated.ts';
 import { matchesIfNoneMatch } from '../lib/http/conditional-request.ts';
+import { headerValue } from '../lib/http/headers.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { makeLazyMetrics } from '../lib/metrics.ts';
@@ -32,7 +33,7 @@ export const handler = makeHttpHandler<undefined, DeviceQuery>({
     try {
       const page = await deviceList()(query, { remainingTimeMs });
       annotate({ cache_tier: cacheTierName(page.tier) });
-      if (matchesIfNoneMatch(headers['if-none-match'], page.etag)) return { status: 304, headers: { ETag: page.etag } };
+      if (matchesIfNoneMatch(headerValue(headers, 'if-none-match'), page.etag)) return { status: 304, headers: { ETag: page.etag } };
       return {
         status: 200,
         json: page.body(),

@@ -1,3 +1,4 @@
+import { headerValue } from './headers.ts';
 import type { HttpMiddleware } from './http-types.ts';
 import { makeResponseEncoder } from './response-encoder.ts';
 
@@ -6,8 +7,7 @@ export const responseEncoding = (): HttpMiddleware => {
   const encode = makeResponseEncoder();
   return {
     after: (request) => {
-      const headers = request.event.headers ?? {};
-      request.response = encode(request.response!, headers['accept-encoding'] ?? headers['Accept-Encoding']);
+      request.response = encode(request.response!, headerValue(request.event.headers ?? {}, 'accept-encoding'));
     },
   };
 };
