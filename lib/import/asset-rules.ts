@@ -163,11 +163,12 @@ export const judgeRow = (row: CsvRow, columns: ColumnMap, destinationHolds?: Des
   const ticket = ticketOf(parsed);
   const comment = commentOf(parsed);
   const user = userOf(parsed, destinationHolds);
-  const held = parsed.email !== null && (destinationHolds?.(parsed.email.toLowerCase()) ?? false);
+  // Only a refused user needs to know whether the destination holds its email (which columns it lacks).
+  const held = (): boolean => parsed.email !== null && (destinationHolds?.(parsed.email.toLowerCase()) ?? false);
   return {
     ticket: ticket ?? faultOf(row, columns, TICKET_COLUMNS, parsed),
     comment: comment ?? faultOf(row, columns, COMMENT_COLUMNS, parsed),
-    user: user ?? faultOf(row, columns, held ? HELD_USER_COLUMNS : USER_COLUMNS, parsed),
+    user: user ?? faultOf(row, columns, held() ? HELD_USER_COLUMNS : USER_COLUMNS, parsed),
   };
 };
 
