@@ -31,8 +31,7 @@ export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
     if (folded.conflicts.length === 0) return folded.body;
     // Report the conflicts together with every other failure of the same body: its lone surrogates
     // (named as sent: the aliases did not fold) and the schema's. Paths stay well-formed text.
-    const selected = VALIDATORS[mode()];
-    const others = selected({ body: folded.body }) ? [] : toErrorDetails(selected.errors);
+    const others = validate({ body: folded.body }) ? [] : toErrorDetails(validate.errors);
     const details = [...illFormedStrings(body), ...folded.conflicts, ...others];
     throw new ValidationError(USER_PARAMETER, details.map((detail) => ({ ...detail, path: detail.path.toWellFormed() })));
   };
