@@ -140,9 +140,8 @@ export const filterMatches = (snapshot: DeviceSnapshot, flags: Uint8Array, query
  * snapshot returns every matching device exactly once, in id order.
  */
 export const selectPage = (snapshot: DeviceSnapshot, matches: Uint32Array | undefined, query: DeviceQuery): DeviceSelection => {
-  const positions = matches ?? { length: snapshot.count, at: (position: number) => position };
   const at = (position: number): number => (matches === undefined ? position : matches[position]!);
-  const total = positions.length;
+  const total = matches?.length ?? snapshot.count;
   const start = query.after === undefined ? 0 : firstAfter(snapshot.ids, { length: total, at }, stripLeadingZeros(query.after));
   const end = Math.min(total, query.limit === undefined ? total : start + query.limit);
   const indexes = new Array<number>(Math.max(end - start, 0));
