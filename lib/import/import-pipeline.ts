@@ -6,7 +6,7 @@ import { AssetDeduper, type Asset } from './asset-rules.ts';
 import { BATCH_SIZE, entryCount, entryName } from './batches.ts';
 import { entryBytes, recordIdText } from './json-writer.ts';
 import { readSide, type OnBatch, type ReadSideOptions } from './read-side.ts';
-import { readSideInWorker } from './read-side-worker.ts';
+import { readSideInWorkers } from './read-side-workers.ts';
 import { RejectsWriter, type RejectedAsset } from './rejects-file.ts';
 import { UserResolver, type DestinationUsers } from './resolve-users.ts';
 import type { VerdictVisitor } from './row-verdicts.ts';
@@ -35,8 +35,12 @@ export interface ImportPipelineOptions {
   onProgress?: ((progress: ImportProgress) => void) | undefined;
   /** The source's WHATWG encoding name (see source-encoding.ts); UTF-8 by default. */
   encoding?: string | undefined;
-  /** Parse and judge rows in a worker thread while this one takes them (read-side-worker.ts). */
+  /** Parse and judge rows in worker threads while this one takes them (read-side-workers.ts). */
   worker?: boolean | undefined;
+  /** With `worker`: how many threads (by default one per core beside this one's, at least one). */
+  readThreads?: number | undefined;
+  /** With more than one reading thread: the source is cut between rows about this often (2 MiB by default). */
+  segmentBytes?: number | undefined;
 }
 
 export interface ImportSummary {
@@ -145,8 +149,10 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
       encoding: options.encoding,
       lineNumbers: rejects !== undefined,
       destinationUsers: options.destinationUsers,
+      threads: options.readThreads,
+      segmentBytes: options.segmentBytes,
     };
-    const read = options.worker ? readSideInWorker : readSide;
+    const read = options.worker ? readSideInWorkers : readSide;
     await read(options.input.iterator({ destroyOnReturn: false }), readOptions, onBatch);
     if (spill !== undefined) await Promise.all([spill.tickets.close(), spill.comments.close(), spill.users.close()]);
     writers = undefined;

@@ -6,21 +6,69 @@ import { countLineFeeds, DEFAULT_ENCODING, locateInvalidBytes, strictDecoder } f
 /** A parsed data row; a short row simply has no cell (undefined) at the higher indexes. */
 export type CsvRow = readonly string[];
 
+/** What the header row says about every row after it. */
+export interface CsvShape {
+  columns: ColumnMap;
+  /** Fields in the header: a data row may have fewer, never more. */
+  columnCount: number;
+  /** The header row's line ending, which every row ends in (quoted newlines aside). */
+  newline: '\n' | '\r\n';
+}
+
+/** Where in the file a reader's input starts, when it is a later part of the file (read-side-workers.ts). */
+export interface CsvStart {
+  /** Bytes of the file before it. */
+  byte: number;
+  /** The line it starts on (from 1). */
+  line: number;
+  /** The header, read from the file's first part. */
+  shape: CsvShape;
+}
+
 export interface ReadCsvOptions {
   /** Called once, after the header checked out and before any row. */
-  onHeader?: (columns: ColumnMap) => void;
+  onHeader?: (shape: CsvShape) => void;
+  /** The input is a part of the file starting here, after the header, at the start of a row; absent: the whole file. */
+  start?: CsvStart | undefined;
   /** Rows in file order, a chunk's worth at a time; awaited, so a slow consumer slows the reading. */
   onRows: (rows: readonly CsvRow[], lines: readonly number[] | undefined) => void | Promise<void>;
   /** Also hand `onRows` the 1-based line of the file where each row starts (quoted newlines count). */
   lineNumbers?: boolean;
   /** A WHATWG encoding name (source-encoding.ts resolves labels); UTF-8 by default. */
-  encoding?: string;
+  encoding?: string | undefined;
   /** Bytes consumed so far, after each input chunk. */
   onBytes?: (bytesRead: number) => void;
   /** Parse once this many characters are buffered (bigger = fewer re-parses of a split row). */
   chunkChars?: number;
   /** A row (one quoted field that never closes, typically) longer than this fails the import. */
   maxRowChars?: number;
+}
+
+/** A data row with more fields than the header: rows ran together, or a comma went unquoted. */
+export class FieldCountError extends ImportInputError {
+  /** The row's number among the data rows (from 1). */
+  readonly dataRow: number;
+  readonly fields: number;
+  readonly headerFields: number;
+
+  constructor(dataRow: number, fields: number, headerFields: number) {
+    super(
+      `CSV data row ${dataRow} has ${fields} fields but the header has ${headerFields} ` +
+        '(rows with mixed line endings, or a comma in an unquoted field?)',
+    );
+    this.dataRow = dataRow;
+    this.fields = fields;
+    this.headerFields = headerFields;
+  }
+}
+
+/** Reads a CSV a chunk at a time (see readCsv); `atRowStart` lets a caller end it early between rows. */
+export interface CsvReader {
+  push(chunk: Buffer | string): Promise<void>;
+  /** Parses what was pushed so far: true when it ended exactly at the end of a row (nothing left over). */
+  atRowStart(): Promise<boolean>;
+  /** No more input: parses the rest (a quote left open fails here), and checks there was a header. */
+  end(): Promise<void>;
 }
 
 const DEFAULT_CHUNK_CHARS = 32 * 1024;
@@ -55,32 +103,43 @@ const linesOf = (row: readonly string[]): number => {
  * the header, or bytes that are not valid in the encoding.
  */
 export const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
+  const reader = makeCsvReader(options);
+  for await (const chunk of input) await reader.push(chunk);
+  await reader.end();
+};
+
+/** readCsv's reading, a pushed chunk at a time. */
+export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
   const maxRowChars = options.maxRowChars ?? DEFAULT_MAX_ROW_CHARS;
   const encoding = options.encoding ?? DEFAULT_ENCODING;
   const decoder = strictDecoder(encoding);
+  const { start } = options;
   // Line feeds in all the text decoded so far: an undecodable byte is named by its line.
-  let lineFeeds = 0;
+  let lineFeeds = start === undefined ? 0 : start.line - 1;
   // The line the next parsed row starts on, kept only when the caller asked for row lines.
-  let nextLine = 1;
+  let nextLine = start?.line ?? 1;
   let previousSlice: Uint8Array | undefined;
   let lastSlice: Uint8Array | undefined;
   let lastSliceOffset = 0;
   // Line feeds in the text before the last slice: an undecodable byte's line counts from there.
   let lineFeedsBeforeSlice = 0;
   let pending = '';
-  let bytesRead = 0;
-  let started = false;
+  let bytesRead = start?.byte ?? 0;
+  // A later part of the file starts with a row: a U+FEFF there is data, not a byte order mark.
+  let started = start !== undefined;
   let parser: Papa.Parser | undefined;
-  let headerSeen = false;
-  let columnCount = 0;
+  let newline: CsvShape['newline'] | undefined;
+  let headerSeen = start !== undefined;
+  let columnCount = start?.shape.columnCount ?? 0;
   let dataRowsSeen = 0;
   // Parse again only once the text has doubled since a parse that left an unfinished row: a long
   // quoted field is then re-scanned a logarithmic number of times, not once per input slice.
   let parseAt = chunkChars;
 
   const parseAvailable = async (final: boolean): Promise<void> => {
-    parser ??= new Papa.Parser({ delimiter: ',', quoteChar: '"', newline: detectNewline(pending) });
+    newline ??= start?.shape.newline ?? detectNewline(pending);
+    parser ??= new Papa.Parser({ delimiter: ',', quoteChar: '"', newline });
     const results = parser.parse(pending, 0, !final) as {
       data: string[][];
       errors: { code: string; row?: number }[];
@@ -114,7 +173,7 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       const columns = columnMapFromHeader(rows[first]!);
       headerSeen = true;
       columnCount = rows[first]!.length;
-      options.onHeader?.(columns);
+      options.onHeader?.({ columns, columnCount, newline });
       rows = rows.slice(first + 1);
       lines = lines?.slice(first + 1);
     }
@@ -127,10 +186,7 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
     // comma went unquoted. Either way cells would land under the wrong columns, so stop, naming it.
     const overlong = dataRows.findIndex((row) => row.length > columnCount);
     if (overlong >= 0) {
-      throw new ImportInputError(
-        `CSV data row ${dataRowsSeen + overlong + 1} has ${dataRows[overlong]!.length} fields but the header has ${columnCount} ` +
-          '(rows with mixed line endings, or a comma in an unquoted field?)',
-      );
+      throw new FieldCountError(dataRowsSeen + overlong + 1, dataRows[overlong]!.length, columnCount);
     }
     dataRowsSeen += dataRows.length;
     if (dataRows.length > 0) await options.onRows(dataRows, lines);
@@ -157,18 +213,18 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       if (pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
     }
     // The newline is guessed from the header row, so wait until it is complete.
-    if (parser === undefined && !pending.includes('\n') && pending.length <= maxRowChars) return;
+    if (parser === undefined && start === undefined && !pending.includes('\n') && pending.length <= maxRowChars) return;
     if (pending.length >= parseAt || (parser === undefined && pending.includes('\n'))) {
       await parseAvailable(false);
     }
   };
 
-  for await (const chunk of input) {
+  const push = async (chunk: Buffer | string): Promise<void> => {
     if (typeof chunk === 'string') {
       bytesRead += Buffer.byteLength(chunk);
       options.onBytes?.(bytesRead);
       await consume(chunk);
-      continue;
+      return;
     }
     // Decoded a slice at a time: strings stay small enough to die young in V8's new space instead
     // of piling up as megabyte-sized garbage in the large-object space (sources read 1 MB chunks).
@@ -188,18 +244,28 @@ export const readCsv = async (input: AsyncIterable<Buffer | string>, options: Re
       }
       await consume(text);
     }
-    // The caller may reuse the chunk's memory once the next one is asked for (read-side-worker.ts
+    // The caller may reuse the chunk's memory once the next one is asked for (read-side-workers.ts
     // does): keep a copy of the slice an undecodable end of the file would be located in.
     if (lastSlice?.buffer === chunk.buffer) lastSlice = Buffer.from(lastSlice);
-  }
-  try {
-    pending += decoder.decode();
-  } catch {
-    throw invalidBytes(true);
-  }
-  if (!started && pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
-  if (pending.length > 0) await parseAvailable(true);
-  if (!headerSeen) {
-    throw new ImportInputError(`CSV is empty: no header row (required columns: ${REQUIRED_COLUMNS.join(', ')})`);
-  }
+  };
+
+  const atRowStart = async (): Promise<boolean> => {
+    if (pending.length > 0) await parseAvailable(false);
+    return pending.length === 0;
+  };
+
+  const end = async (): Promise<void> => {
+    try {
+      pending += decoder.decode();
+    } catch {
+      throw invalidBytes(true);
+    }
+    if (!started && pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
+    if (pending.length > 0) await parseAvailable(true);
+    if (!headerSeen) {
+      throw new ImportInputError(`CSV is empty: no header row (required columns: ${REQUIRED_COLUMNS.join(', ')})`);
+    }
+  };
+
+  return { push, atRowStart, end };
 };

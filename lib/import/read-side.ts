@@ -1,5 +1,4 @@
-import type { ColumnMap } from './chat-columns.ts';
-import { readCsv } from './read-csv.ts';
+import { makeCsvReader, type CsvShape, type CsvStart } from './read-csv.ts';
 import type { DestinationUsers } from './resolve-users.ts';
 import { VerdictWriter, type VerdictBatch } from './row-verdicts.ts';
 
@@ -10,6 +9,10 @@ export interface ReadSideOptions {
   /** Count the line each row starts on (for the rejects file). */
   lineNumbers: boolean;
   destinationUsers?: DestinationUsers | undefined;
+  /** With worker threads (read-side-workers.ts): how many; by default one per core beside the main thread's. */
+  threads?: number | undefined;
+  /** With more than one worker thread: the source is cut between rows about this often. */
+  segmentBytes?: number | undefined;
 }
 
 /** A batch is handed on once its verdicts and records take this much (and at the end). */
@@ -18,42 +21,74 @@ const BATCH_BYTES = 512 * 1024;
 /** Takes each batch, in file order; awaited, so a slow taker slows the reading. */
 export type OnBatch = (batch: VerdictBatch) => void | Promise<void>;
 
+/** The read side over pushed chunks of the source (see readSide). */
+export interface ReadSide {
+  push(chunk: Buffer | string): Promise<void>;
+  /** Judges every row pushed so far: true when they ended exactly at the end of a row. */
+  atRowStart(): Promise<boolean>;
+  /** No more input: judges the rest and hands over the last batch (maybe of no rows). */
+  end(): Promise<void>;
+}
+
+export interface ReadSideParts {
+  options: ReadSideOptions;
+  onBatch: OnBatch;
+  /** Where the input starts, when it is a later part of the file. */
+  start?: CsvStart | undefined;
+  /** Told the header's shape once it is read (a whole file's input only). */
+  onHeader?: ((shape: CsvShape) => void) | undefined;
+  /**
+   * The writer to judge rows with, when the caller keeps one across parts of the file and gives its
+   * batches' buffers back itself; otherwise one of its own, given each batch back once `onBatch` settled.
+   */
+  writer?: VerdictWriter | undefined;
+}
+
 /**
  * Pass 1's read side: the CSV's bytes → rows (read-csv.ts) → each row judged and its complete records
- * encoded (row-verdicts.ts), in batches. Nothing here depends on another row, so it can run in a
- * thread of its own (read-side-worker.ts); the last batch (maybe of no rows) carries the final byte
- * count.
- *
- * Batches are written into the buffers of earlier ones once their taker is done with them: here as
- * soon as `onBatch` settled; a caller handing in its own `writer` gives them back itself
- * (read-side-worker.ts: when the other thread sends them back).
+ * encoded (row-verdicts.ts), in batches. Nothing here depends on another row, so it can run in
+ * threads of its own (read-side-workers.ts), each over parts of the file; the last batch (maybe of
+ * no rows) carries the final byte count.
  */
-export const readSide = async (
-  input: AsyncIterable<Buffer | string>,
-  options: ReadSideOptions,
-  onBatch: OnBatch,
-  ownWriter?: VerdictWriter,
-): Promise<void> => {
-  const writer = ownWriter ?? new VerdictWriter(options.destinationUsers);
+export const makeReadSide = (parts: ReadSideParts): ReadSide => {
+  const { options, onBatch, start } = parts;
+  const writer = parts.writer ?? new VerdictWriter(options.destinationUsers);
   const hand = async (batch: VerdictBatch): Promise<void> => {
     await onBatch(batch);
-    if (ownWriter === undefined) writer.recycle(batch);
+    if (parts.writer === undefined) writer.recycle(batch);
   };
-  let columns: ColumnMap | undefined;
-  let bytesRead = 0;
-  await readCsv(input, {
+  let shape = start?.shape;
+  let bytesRead = start?.byte ?? 0;
+  const reader = makeCsvReader({
     encoding: options.encoding,
     lineNumbers: options.lineNumbers,
+    start,
     onHeader: (found) => {
-      columns = found;
+      shape = found;
+      parts.onHeader?.(found);
     },
     onBytes: (bytes) => {
       bytesRead = bytes;
     },
     onRows: async (rows, lines) => {
-      for (let index = 0; index < rows.length; index += 1) writer.add(rows[index]!, lines?.[index] ?? 0, columns!);
+      const { columns } = shape!;
+      for (let index = 0; index < rows.length; index += 1) writer.add(rows[index]!, lines?.[index] ?? 0, columns);
       if (writer.bytes >= BATCH_BYTES) await hand(writer.take(bytesRead));
     },
   });
-  await hand(writer.take(bytesRead));
+  return {
+    push: (chunk) => reader.push(chunk),
+    atRowStart: () => reader.atRowStart(),
+    end: async () => {
+      await reader.end();
+      await hand(writer.take(bytesRead));
+    },
+  };
+};
+
+/** The read side over a whole source, in this thread. */
+export const readSide = async (input: AsyncIterable<Buffer | string>, options: ReadSideOptions, onBatch: OnBatch): Promise<void> => {
+  const side = makeReadSide({ options, onBatch });
+  for await (const chunk of input) await side.push(chunk);
+  await side.end();
 };

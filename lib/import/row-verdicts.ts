@@ -10,7 +10,7 @@ import { recordEnd, RecordBuffer } from './spill-files.ts';
 /**
  * What the read side (parsing, field and asset rules, encoding: nothing that depends on other rows)
  * hands the take side (which complete records win, the spills, the rejects: everything in file
- * order) — in one thread or across two (read-side-worker.ts). A batch is plain buffers, so it moves
+ * order) — in one thread or across several (read-side-workers.ts). A batch is plain buffers, so it moves
  * between threads without being copied:
  *
  * - `tickets`, `comments`, `users`: the complete records, in the spill layout (spill-files.ts),
@@ -184,6 +184,12 @@ export class VerdictWriter {
     this.firstRow += this.rows;
     this.rows = 0;
     return batch;
+  }
+
+  /** Numbers rows from 0 again: a new part of the file starts (read-side-workers.ts), its batches all taken. */
+  restartRows(): void {
+    this.firstRow = 0;
+    this.rows = 0;
   }
 
   /** Gives back the buffers of a batch its taker is done with, to write later batches into. */

@@ -17,8 +17,8 @@ const read = async (parts: readonly (string | Buffer)[], chunkChars?: number, mo
   await readCsv(chunksOf(parts), {
     ...more,
     lineNumbers: true,
-    onHeader: (found) => {
-      columns = found;
+    onHeader: (shape) => {
+      columns = shape.columns;
     },
     onRows: (batch, batchLines) => {
       rows.push(...batch);

@@ -1,0 +1,65 @@
+const QUOTE = 0x22;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Occurrences of `byte` in `bytes[from, to)`. */
+const countByte = (bytes: Uint8Array, byte: number, from: number, to: number): number => {
+  let count = 0;
+  for (let at = bytes.indexOf(byte, from); at !== -1 && at < to; at = bytes.indexOf(byte, at + 1)) count += 1;
+  return count;
+};
+
+/**
+ * Follows a CSV's bytes from the start of the file to find places to cut it between rows, so parts
+ * can be parsed each on its own (read-side-workers.ts): a newline outside quotes by quote parity.
+ * Parity is right for every well-formed file (a quoted field opens and closes with a quote, and a
+ * quote inside it is doubled); a stray quote in an unquoted field (which the parser keeps as data)
+ * throws it off, so a cut can land inside a quoted field: the part before it then does not end at
+ * the end of a row, which its parser notices (CsvReader.atRowStart), and the parts are joined again.
+ *
+ * Works on bytes, so only for encodings where a quote and a line feed are those bytes and nothing
+ * else (UTF-8 and the single-byte encodings: cutsApplyTo).
+ */
+export class RowCuts {
+  private insideQuotes = false;
+  /** The last byte followed, for a CRLF split between two chunks. */
+  private lastByte = -1;
+  /** Line feeds followed so far: the line a part cut here starts on is this + 1. */
+  lineFeeds = 0;
+
+  /** Follows `bytes` without looking for a cut. */
+  follow(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    if (countByte(bytes, QUOTE, 0, bytes.length) % 2 === 1) this.insideQuotes = !this.insideQuotes;
+    this.lineFeeds += countByte(bytes, LF, 0, bytes.length);
+    this.lastByte = bytes[bytes.length - 1]!;
+  }
+
+  /**
+   * The index in `bytes` just past the first newline that ends a row by quote parity (with `newline`
+   * CRLF, a line feed after a carriage return), having followed the bytes up to it; -1, having
+   * followed all of them, when there is none.
+   */
+  cut(bytes: Uint8Array, newline: '\n' | '\r\n'): number {
+    let at = 0;
+    for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, at)) {
+      if (countByte(bytes, QUOTE, at, lf) % 2 === 1) this.insideQuotes = !this.insideQuotes;
+      this.lineFeeds += 1;
+      at = lf + 1;
+      const before = lf > 0 ? bytes[lf - 1]! : this.lastByte;
+      if (!this.insideQuotes && (newline === '\n' || before === CR)) {
+        this.lastByte = LF;
+        return at;
+      }
+    }
+    this.follow(bytes.subarray(at));
+    if (bytes.length > 0) this.lastByte = bytes[bytes.length - 1]!;
+    return -1;
+  }
+}
+
+/** Single-byte encodings (WHATWG): every byte one character, a quote and a line feed as in ASCII. */
+const SINGLE_BYTE = /^(?:ibm866|iso-8859-\d+|koi8-[ru]|macintosh|windows-874|windows-125\d|x-mac-cyrillic)$/;
+
+/** Whether a source in `encoding` (a WHATWG name) can be cut by its bytes (see RowCuts). */
+export const cutsApplyTo = (encoding: string): boolean => encoding === 'utf-8' || SINGLE_BYTE.test(encoding);
