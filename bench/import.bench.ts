@@ -13,8 +13,9 @@ import { generateChatCsv } from '../demo/chat-export.ts';
  * Rows: BENCH_IMPORT_ROWS (comma separated, default `250000,1000000`; e.g. `BENCH_IMPORT_ROWS=50000`
  * for a quick run). The CLI runs as `npm run import` starts it (the environment and node flags of
  * package.json's `import` script, without npm's own start-up: `--max-semi-space-size=8` caps V8's
- * young generation, a compile cache spares the TypeScript stripping), with its worker thread and with
- * `--single-thread`, then with `--rejects` and `--dry-run`.
+ * young generation, a compile cache spares the TypeScript stripping), with its default reading thread
+ * (one on two cores), with `--single-thread` and with `--read-threads 2` (the source cut between two
+ * reading threads), then with `--rejects` and `--dry-run`.
  *
  * Spill: a second export whose every row is a new ticket, comment and user (the most a row can spill)
  * is imported with the spill directory watched, giving the spill bytes per source byte that the
@@ -153,6 +154,7 @@ export const run = async (): Promise<void> => {
       const summary = JSON.parse(threaded.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number };
       const tarMb = (await stat(tar)).size / MB;
       const single = await measure([...npm.nodeArgs, '--single-thread', csv, tar], env);
+      const twoReaders = await measure([...npm.nodeArgs, '--read-threads', '2', csv, tar], env);
       const withRejects = await measure([...npm.nodeArgs, '--rejects', rejects, csv, tar], env);
       const rejectsMb = (await stat(rejects)).size / MB;
       const dry = await measure([...npm.nodeArgs, '--dry-run', csv], env);
@@ -160,8 +162,9 @@ export const run = async (): Promise<void> => {
         [
           `${String(rows).padStart(8)} rows ${size.toFixed(0).padStart(5)} MB → ${tarMb.toFixed(0)} MB tar, ${summary.batches} entries`,
           `  papaparse alone ${(size / bare.seconds).toFixed(1)} MB/s (${bare.seconds.toFixed(1)} s), CPU ${bare.cpu.toFixed(2)}, peak RSS ${bare.peakRssMb.toFixed(0)} MB`,
-          `  ${figures('npm run import, worker thread:', size, threaded, bare)}`,
+          `  ${figures('npm run import (one reading thread):', size, threaded, bare)}`,
           `  ${figures('npm run import --single-thread:', size, single, bare)}`,
+          `  ${figures('npm run import --read-threads 2:', size, twoReaders, bare)}`,
           `  ${figures(`with --rejects (${rejectsMb.toFixed(0)} MB):`, size, withRejects, bare)}`,
           `  ${figures('--dry-run:', size, dry, bare)}`,
         ].join('\n') + '\n',

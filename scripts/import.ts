@@ -18,9 +18,12 @@ const USAGE = [
   '  --encoding <label>   the CSV\'s encoding, a WHATWG label (utf-8 by default; windows-1252, latin1, utf-16le, …)',
   '  --rejects <path|s3>  write a CSV of every row an asset did not take, and why',
   '  --dry-run            do everything but write the archive (the summary and rejects are written)',
-  '  --single-thread      parse in this thread only (by default a second core parses while this one takes rows)',
+  '  --single-thread      parse in this thread only (by default other cores parse while this one takes rows)',
+  '  --read-threads <n>   parse in n threads, the file cut between rows (by default one per core beside this one\'s, at most 3)',
 ].join('\n');
 const MB = 1024 * 1024;
+/** More threads than this only wait on the one taking rows (and each costs tens of megabytes). */
+const MAX_READ_THREADS = 16;
 /** How often the progress line is redrawn on a terminal. */
 const REDRAW_EVERY_MS = 250;
 
@@ -57,6 +60,7 @@ const main = async (args: string[]): Promise<void> => {
         rejects: { type: 'string' },
         'dry-run': { type: 'boolean' },
         'single-thread': { type: 'boolean' },
+        'read-threads': { type: 'string' },
       },
     });
   } catch (error) {
@@ -76,6 +80,11 @@ const main = async (args: string[]): Promise<void> => {
   const encoding = values.encoding === undefined ? undefined : resolveEncoding(values.encoding);
   if (values.encoding !== undefined && encoding === undefined) {
     usageError(`unknown encoding "${values.encoding}" (expected a WHATWG label such as utf-8, windows-1252 or utf-16le)`);
+    return;
+  }
+  const readThreads = values['read-threads'] === undefined ? undefined : Number(values['read-threads']);
+  if (readThreads !== undefined && !(Number.isInteger(readThreads) && readThreads >= 1 && readThreads <= MAX_READ_THREADS)) {
+    usageError(`--read-threads must be a whole number from 1 to ${MAX_READ_THREADS} (got "${values['read-threads']}")`);
     return;
   }
   const source = parseLocation(positionals[0]!);
@@ -105,6 +114,7 @@ const main = async (args: string[]): Promise<void> => {
       rejects,
       dryRun,
       singleThread: values['single-thread'] === true,
+      readThreads,
       encoding,
       signal: interrupted.signal,
       onProgress: (progress) => {

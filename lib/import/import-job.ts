@@ -29,6 +29,8 @@ export interface ImportRequest {
   dryRun?: boolean | undefined;
   /** Stay in one thread even where the job would use a worker. */
   singleThread?: boolean | undefined;
+  /** Where the job uses workers: how many read (by default one per core beside the main thread's, at most three). */
+  readThreads?: number | undefined;
   onProgress?: ImportPipelineOptions['onProgress'];
   /** The source's WHATWG encoding name (resolved from a label by source-encoding.ts); UTF-8 by default. */
   encoding?: string | undefined;
@@ -74,7 +76,7 @@ const openSinks = async (openSink: OpenSink, locations: readonly (Location | und
  */
 export const makeImportJob =
   (deps: ImportJobDeps): ImportJob =>
-  async ({ source, destination, rejects, dryRun = false, singleThread = false, onProgress, signal, encoding }) => {
+  async ({ source, destination, rejects, dryRun = false, singleThread = false, readThreads, onProgress, signal, encoding }) => {
     if (!dryRun && destination === undefined) throw new LocationError('A destination is required (except for a dry run)');
     checkDistinct([source, dryRun ? undefined : destination, rejects]);
     signal?.throwIfAborted();
@@ -109,6 +111,7 @@ export const makeImportJob =
         tmpDir: deps.tmpDir,
         encoding,
         worker: (deps.worker ?? false) && !singleThread,
+        readThreads,
         onProgress: onProgress && ((progress) => onProgress({ ...progress, sourceBytes })),
       });
       signal?.throwIfAborted();

@@ -13,9 +13,9 @@ import { DEFAULT_ENCODING } from './source-encoding.ts';
  * Pass 1's read side (read-side.ts) in worker threads, so parsing and judging rows run on other
  * cores while the main thread takes the batches (dedupe, spills, rejects) in file order.
  *
- * With more than one reading thread, the main thread keeps the source stream and cuts it into
- * segments of about `segmentBytes`, each
- * at a newline outside quotes (row-cuts.ts), handing them to the threads in turn; each thread reads
+ * The main thread keeps the source stream. With more than one reading thread it cuts the source into
+ * segments of about `segmentBytes`, each at a newline outside quotes by quote parity (row-cuts.ts),
+ * and hands them to the threads in turn (with one, the whole source is one segment); each thread reads
  * its segments in order with one read side per segment (starting after the header, on a known line
  * and byte), and the main thread takes the segments' batches in file order, numbering rows on. A
  * cut is known to fall between rows only once the segment before it has been parsed to its end and
@@ -38,12 +38,14 @@ import { DEFAULT_ENCODING } from './source-encoding.ts';
 const ROLE = 'ticket-import-read-side';
 
 /**
- * By default one reading thread per core beside the main thread's, at least one. Measured on two
- * cores, a second reading thread (three threads on two cores) saved about a tenth of the time and
- * cost 50–80 MB more memory (a thread's own heaps and buffers), so a Lambda with two vCPUs reads
- * in one; with four or six vCPUs (7,077 MB and more) three or five share the parsing.
+ * By default one reading thread per core beside the main thread's, at least one and at most three.
+ * Measured on two cores, a second reading thread (three threads sharing two cores) was no faster and
+ * cost 60–70 MB more memory (a thread's own heaps and buffers), so a Lambda with two vCPUs reads in
+ * one; from four vCPUs (7,076 MB) three share the reading. The main thread's own work (taking rows,
+ * the spills, following the quotes for the cuts) is under half a reading thread's, so a fourth
+ * would only wait on it.
  */
-const defaultReadThreads = (): number => Math.max(1, availableParallelism() - 1);
+const defaultReadThreads = (): number => Math.min(3, Math.max(1, availableParallelism() - 1));
 /** The source is cut about this often (bigger: fewer cuts; smaller: less waiting for a segment's turn). */
 const DEFAULT_SEGMENT_BYTES = 2 * 1024 * 1024;
 /** Source bytes are handed over in pieces of at least this much (S3 bodies arrive in 16–64 KiB). */
@@ -52,8 +54,11 @@ const HANDOVER_BYTES = 1024 * 1024;
 const HANDOVER_MEMORY_BYTES = HANDOVER_BYTES + 64 * 1024;
 /** Source pieces a thread may hold before it has parsed them. */
 const PIECES_IN_FLIGHT = 4;
-/** Batches a thread may have handed over untaken: a segment's worth can wait for its turn. */
-const BATCHES_IN_FLIGHT = 8;
+/**
+ * Batches a thread may have handed over untaken: with several threads a segment's worth, waiting for
+ * its turn; a lone thread's batches are taken as they come.
+ */
+const batchesInFlight = (threads: number): number => (threads > 1 ? 8 : 3);
 
 interface FieldCount {
   dataRow: number;
@@ -144,8 +149,9 @@ interface Segment {
 export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, options: ReadSideOptions, onBatch: OnBatch): Promise<void> => {
   const news = makeNews();
   const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+  const threadCount = Math.max(1, options.threads ?? defaultReadThreads());
   // Cutting needs more than one thread, and bytes that are the quotes and line feeds they look like.
-  let cutting = (options.threads ?? defaultReadThreads()) > 1 && cutsApplyTo(options.encoding ?? DEFAULT_ENCODING);
+  let cutting = threadCount > 1 && cutsApplyTo(options.encoding ?? DEFAULT_ENCODING);
   const cuts = new RowCuts();
   let shape: CsvShape | undefined;
   const segments = new Map<number, Segment>();
@@ -244,11 +250,11 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
     news.tell();
   };
 
-  const threads: Thread[] = Array.from({ length: Math.max(1, options.threads ?? defaultReadThreads()) }, () => {
+  const threads: Thread[] = Array.from({ length: threadCount }, () => {
     // No inherited command-line options: a parent started with `-e` or `--input-type` (a test, a bench)
     // would hand the worker options that refuse a file entry; V8 flags such as the young generation's
     // size apply to the whole process anyway.
-    const worker = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, options }, execArgv: [] });
+    const worker = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, options, maxBatches: batchesInFlight(threadCount) }, execArgv: [] });
     const thread: Thread = { worker, piecesInFlight: 0 };
     worker.on('message', listen(thread));
     worker.on('error', fail);
@@ -379,7 +385,7 @@ interface Part {
 }
 
 /** The worker's part: segments' bytes in, their batches out, each segment then `done`, `open` or `failed`. */
-const serve = (port: MessagePort, options: ReadSideOptions): void => {
+const serve = (port: MessagePort, options: ReadSideOptions, maxBatches: number): void => {
   const news = makeNews();
   // One writer for all of this thread's segments: what it saw earlier (recent keys) comes earlier in the file.
   const writer = new VerdictWriter(options.destinationUsers);
@@ -417,7 +423,7 @@ const serve = (port: MessagePort, options: ReadSideOptions): void => {
       writer,
       onHeader: (shape) => post({ type: 'header', shape }),
       onBatch: async (batch) => {
-        while (batchesInFlight >= BATCHES_IN_FLIGHT && !part.dropped) await news.wait();
+        while (batchesInFlight >= maxBatches && !part.dropped) await news.wait();
         if (part.dropped) {
           writer.recycle(batch);
           return;
@@ -466,5 +472,6 @@ const serve = (port: MessagePort, options: ReadSideOptions): void => {
 };
 
 if (!isMainThread && parentPort !== null && (workerData as { role?: unknown } | null)?.role === ROLE) {
-  serve(parentPort, (workerData as { options: ReadSideOptions }).options);
+  const { options, maxBatches } = workerData as { options: ReadSideOptions; maxBatches: number };
+  serve(parentPort, options, maxBatches);
 }

@@ -72,8 +72,9 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual([]);
   });
 
-  // By default a second core parses in a worker thread (this machine has two); --single-thread keeps one.
-  it.each([[[]], [['--single-thread']]])('stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive, the rejects nor their temporary files (%j)', async (flags: string[]) => {
+  // By default a second core parses in a worker thread (this machine has two); --single-thread keeps
+  // one; --read-threads 2 cuts the source between two.
+  it.each([[[]], [['--single-thread']], [['--read-threads', '2']]])('stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive, the rejects nor their temporary files (%j)', async (flags: string[]) => {
     const fifo = join(directory, 'in.csv');
     await promisify(execFile)('mkfifo', [fifo]);
     const args = ['scripts/import.ts', ...flags, '--rejects', join(directory, 'rejects.csv'), fifo, join(directory, 'out.tar')];
@@ -157,6 +158,13 @@ describe('npm run import (scripts/import.ts)', () => {
     const result = await runCli(['--encoding', 'klingon', join(directory, 'absent.csv'), join(directory, 'out.tar')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^import: unknown encoding "klingon" \(expected a WHATWG label such as utf-8, windows-1252 or utf-16le\)\nusage:/);
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it.each(['0', '1.5', 'two', '17'])('exits 2 naming a --read-threads of %s, before reading anything', async (count) => {
+    const result = await runCli(['--read-threads', count, join(directory, 'absent.csv'), join(directory, 'out.tar')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^import: --read-threads must be a whole number from 1 to 16 \\(got "${count.replace('.', '\\.')}"\\)\nusage:`));
     expect(await readdir(directory)).toEqual([]);
   });
 
