@@ -1,8 +1,13 @@
 import { spawn } from 'node:child_process';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateChatCsv } from '../demo/chat-export.ts';
+import { AssetDeduper } from '../lib/import/asset-rules.ts';
+import { int64Halves } from '../lib/import/int64-set.ts';
+import { UserResolver } from '../lib/import/resolve-users.ts';
 
 /**
  * Import pipeline, end to end: the CLI (`scripts/import.ts`) turning a generated chat CSV into a
@@ -16,6 +21,9 @@ import { generateChatCsv } from '../demo/chat-export.ts';
  * young generation, a compile cache spares the TypeScript stripping), with its default reading thread
  * (one on two cores), with `--single-thread` and with `--read-threads 2` (the source cut between two
  * reading threads), then with `--rejects` and `--dry-run`.
+ *
+ * Dedupe state: what a run of each size keeps to its end (the winners' keys), built with the
+ * import's own classes and weighed in this process, so RSS growth with rows can be set against it.
  *
  * Spill: a second export whose every row is a new ticket, comment and user (the most a row can spill)
  * is imported with the spill directory watched, giving the spill bytes per source byte that the
@@ -131,6 +139,41 @@ const measureSpill = async (rows: number, npm: { env: NodeJS.ProcessEnv; nodeArg
   }
 };
 
+/** Heap and array buffers in use after a full collection. */
+const liveBytes = (): number => {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+};
+
+/**
+ * The dedupe state a run of these counts keeps to its end (ids and emails that won, AUTHOR_ID
+ * decisions), built here with the import's own classes and weighed: what RSS may grow by with rows.
+ */
+const dedupeStateMb = (counts: { tickets: number; comments: number; users: number }): number => {
+  const before = liveBytes();
+  const deduper = new AssetDeduper();
+  const resolver = new UserResolver(false);
+  const halves = new Int32Array(2);
+  for (let n = 0; n < counts.tickets; n += 1) {
+    int64Halves(String(9_100_000_000 + n), halves);
+    deduper.takeTicket(halves[0]!, halves[1]!);
+  }
+  for (let n = 0; n < counts.comments; n += 1) {
+    int64Halves(String(42_000_000_000 + n), halves);
+    deduper.takeComment(halves[0]!, halves[1]!);
+  }
+  for (let n = 0; n < counts.users; n += 1) {
+    deduper.takeUser(`hana.oneil.${n}@support.example.com`);
+    resolver.take(String(7_000_000_000_000_000_000n + BigInt(n)), null);
+  }
+  const bytes = liveBytes() - before;
+  // Still in use up to here, so the collection above could not take them.
+  if (deduper.dropped.tickets.duplicate !== 0 || resolver.matched !== 0) throw new Error('unexpected duplicates');
+  return bytes / MB;
+};
+
 const figures = (label: string, size: number, run: Measured, bare: Measured): string =>
   `${label} ${(size / run.seconds).toFixed(1)} MB/s (${run.seconds.toFixed(1)} s) = ${(run.seconds / bare.seconds).toFixed(2)}× the parse, ` +
   `CPU ${run.cpu.toFixed(2)}, peak RSS ${run.peakRssMb.toFixed(0)} MB`;
@@ -151,7 +194,7 @@ export const run = async (): Promise<void> => {
       const bare = await measure(['--input-type=module', '-e', BARE_PARSE, csv]);
       const env = withoutTicketing(npm.env);
       const threaded = await measure([...npm.nodeArgs, csv, tar], env);
-      const summary = JSON.parse(threaded.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number };
+      const summary = JSON.parse(threaded.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number; tickets: number; comments: number; users: number };
       const tarMb = (await stat(tar)).size / MB;
       const single = await measure([...npm.nodeArgs, '--single-thread', csv, tar], env);
       const twoReaders = await measure([...npm.nodeArgs, '--read-threads', '2', csv, tar], env);
@@ -167,6 +210,7 @@ export const run = async (): Promise<void> => {
           `  ${figures('npm run import --read-threads 2:', size, twoReaders, bare)}`,
           `  ${figures(`with --rejects (${rejectsMb.toFixed(0)} MB):`, size, withRejects, bare)}`,
           `  ${figures('--dry-run:', size, dry, bare)}`,
+          `  dedupe state at the end: ${dedupeStateMb(summary).toFixed(1)} MB (${summary.tickets} tickets, ${summary.comments} comments, ${summary.users} users)`,
         ].join('\n') + '\n',
       );
     } finally {

@@ -87,6 +87,10 @@ const main = async (args: string[]): Promise<void> => {
     usageError(`--read-threads must be a whole number from 1 to ${MAX_READ_THREADS} (got "${values['read-threads']}")`);
     return;
   }
+  if (readThreads !== undefined && values['single-thread'] === true) {
+    usageError('--single-thread and --read-threads each say how many threads read: give one of them');
+    return;
+  }
   const source = parseLocation(positionals[0]!);
   const destination = positionals[1] === undefined ? undefined : parseLocation(positionals[1]);
   const rejects = values.rejects === undefined ? undefined : parseLocation(values.rejects);

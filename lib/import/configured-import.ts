@@ -16,9 +16,9 @@ export interface ConfiguredImport {
  * The import job as the configuration describes it, composed once for its two entry points (the
  * importTickets Lambda and `npm run import`): local files or S3 objects through one S3 client made
  * on first use, and the destination's user listing (its password resolved when a run reads it)
- * where TICKETING_URL is set. Rows are parsed in a worker thread where the machine has a second core
- * to run it (os.availableParallelism(): a Lambda of 3,538 MB or more has two vCPUs); on one core a
- * second thread would only take turns with the first.
+ * where TICKETING_URL is set. Rows are parsed in worker threads where the machine has a second core
+ * to run them (os.availableParallelism(): a Lambda of 3,538 MB or more has two vCPUs; how many:
+ * read-side-workers.ts); on one core a second thread would only take turns with the first.
  */
 export const makeConfiguredImport = (config: ImportConfig, options: { tmpDir: string }): ConfiguredImport => {
   let s3: S3Client | undefined;

@@ -29,7 +29,7 @@ export interface ImportRequest {
   dryRun?: boolean | undefined;
   /** Stay in one thread even where the job would use a worker. */
   singleThread?: boolean | undefined;
-  /** Where the job uses workers: how many read (by default one per core beside the main thread's, at most three). */
+  /** Read in this many worker threads (by default: where the job uses workers, one per core beside the main thread's, at most three). */
   readThreads?: number | undefined;
   onProgress?: ImportPipelineOptions['onProgress'];
   /** The source's WHATWG encoding name (resolved from a label by source-encoding.ts); UTF-8 by default. */
@@ -110,7 +110,8 @@ export const makeImportJob =
         destinationUsers,
         tmpDir: deps.tmpDir,
         encoding,
-        worker: (deps.worker ?? false) && !singleThread,
+        // Threads asked for are threads used, whatever the machine's default.
+        worker: !singleThread && (readThreads !== undefined || (deps.worker ?? false)),
         readThreads,
         onProgress: onProgress && ((progress) => onProgress({ ...progress, sourceBytes })),
       });

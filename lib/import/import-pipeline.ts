@@ -37,7 +37,7 @@ export interface ImportPipelineOptions {
   encoding?: string | undefined;
   /** Parse and judge rows in worker threads while this one takes them (read-side-workers.ts). */
   worker?: boolean | undefined;
-  /** With `worker`: how many threads (by default one per core beside this one's, at least one). */
+  /** With `worker`: how many threads (by default one per core beside this one's, one to three). */
   readThreads?: number | undefined;
   /** With more than one reading thread: the source is cut between rows about this often (2 MiB by default). */
   segmentBytes?: number | undefined;

@@ -48,10 +48,8 @@ const ROLE = 'ticket-import-read-side';
 const defaultReadThreads = (): number => Math.min(3, Math.max(1, availableParallelism() - 1));
 /** The source is cut about this often (bigger: fewer cuts; smaller: less waiting for a segment's turn). */
 const DEFAULT_SEGMENT_BYTES = 2 * 1024 * 1024;
-/** Source bytes are handed over in pieces of at least this much (S3 bodies arrive in 16–64 KiB). */
+/** Source bytes are handed over in pieces of this much (S3 bodies arrive in 16–64 KiB), less at a cut. */
 const HANDOVER_BYTES = 1024 * 1024;
-/** A piece's memory: room for the chunk that completes it (a file is read 1 MiB at a time, S3 in ≤ 64 KiB). */
-const HANDOVER_MEMORY_BYTES = HANDOVER_BYTES + 64 * 1024;
 /** Source pieces a thread may hold before it has parsed them. */
 const PIECES_IN_FLIGHT = 4;
 /**
@@ -149,9 +147,11 @@ interface Segment {
 export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, options: ReadSideOptions, onBatch: OnBatch): Promise<void> => {
   const news = makeNews();
   const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
-  const threadCount = Math.max(1, options.threads ?? defaultReadThreads());
-  // Cutting needs more than one thread, and bytes that are the quotes and line feeds they look like.
-  let cutting = threadCount > 1 && cutsApplyTo(options.encoding ?? DEFAULT_ENCODING);
+  const requested = Math.max(1, options.threads ?? defaultReadThreads());
+  // Cutting needs more than one thread, and bytes that are the quotes and line feeds they look like;
+  // a source that cannot be cut is read by one thread, the others would only wait.
+  let cutting = requested > 1 && cutsApplyTo(options.encoding ?? DEFAULT_ENCODING);
+  const threadCount = cutting ? requested : 1;
   const cuts = new RowCuts();
   let shape: CsvShape | undefined;
   const segments = new Map<number, Segment>();
@@ -178,7 +178,7 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
     let size = 0;
     for (const piece of pieces) size += piece.length;
     let memory = spareMemory.pop();
-    if (memory === undefined || memory.byteLength < size) memory = new ArrayBuffer(Math.max(size, HANDOVER_MEMORY_BYTES));
+    if (memory === undefined || memory.byteLength < size) memory = new ArrayBuffer(Math.max(size, HANDOVER_BYTES));
     const data = new Uint8Array(memory, 0, size);
     let at = 0;
     for (const piece of pieces) {
@@ -187,7 +187,8 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
     }
     segment.thread.piecesInFlight += 1;
     send(segment.thread, { type: 'bytes', segment: segment.index, data }, [memory]);
-    segment.held?.push(...pieces);
+    // One by one: a megabyte of tiny chunks would be too many arguments for one push.
+    if (segment.held !== undefined) for (const piece of pieces) segment.held.push(piece);
   };
 
   /** A segment whose end was not the end of a row, and everything after it, becomes one segment again. */
@@ -200,7 +201,7 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
     for (const [later, dropped] of segments) {
       if (later <= index) continue;
       for (const batch of dropped.batches) giveBack(dropped.thread, batch);
-      replay.push(...(dropped.held ?? []));
+      for (const piece of dropped.held ?? []) replay.push(piece);
       segments.delete(later);
     }
     filling = segment;
@@ -250,7 +251,7 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
     news.tell();
   };
 
-  const threads: Thread[] = Array.from({ length: threadCount }, () => {
+  const startThread = (): Thread => {
     // No inherited command-line options: a parent started with `-e` or `--input-type` (a test, a bench)
     // would hand the worker options that refuse a file entry; V8 flags such as the young generation's
     // size apply to the whole process anyway.
@@ -262,7 +263,15 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
       if (!finished) fail(new Error(`The import's reading thread stopped (exit code ${code})`));
     });
     return thread;
-  });
+  };
+  const threads: Thread[] = [];
+  try {
+    while (threads.length < threadCount) threads.push(startThread());
+  } catch (error) {
+    finished = true;
+    await Promise.all(threads.map((thread) => thread.worker.terminate()));
+    throw error;
+  }
 
   let nextIndex = 0;
   const openSegment = (thread: Thread, start: CsvStart | undefined): Segment => {
@@ -300,8 +309,9 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
             await handOver();
             while (cutting && shape === undefined && filling.thread.piecesInFlight > 0 && failure === undefined) await news.wait();
           }
-          // A handover's worth at a time, so a big chunk is cut too.
-          const window = rest.subarray(0, HANDOVER_BYTES);
+          // What fills the pending piece up to a handover's worth: a big chunk is cut too, and no
+          // piece outgrows the memory that goes round.
+          const window = rest.subarray(0, HANDOVER_BYTES - pendingBytes);
           let cut = -1;
           if (cutting) {
             if (shape !== undefined && filling.bytes >= segmentBytes) cut = cuts.cut(window, shape.newline);

@@ -2,10 +2,10 @@ const QUOTE = 0x22;
 const LF = 0x0a;
 const CR = 0x0d;
 
-/** Occurrences of `byte` in `bytes[from, to)`. */
-const countByte = (bytes: Uint8Array, byte: number, from: number, to: number): number => {
+/** Line feeds in `bytes`. */
+const countLineFeeds = (bytes: Uint8Array): number => {
   let count = 0;
-  for (let at = bytes.indexOf(byte, from); at !== -1 && at < to; at = bytes.indexOf(byte, at + 1)) count += 1;
+  for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1)) count += 1;
   return count;
 };
 
@@ -63,7 +63,7 @@ export class RowCuts {
   follow(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
     if (quoteParity(bytes) === 1) this.insideQuotes = !this.insideQuotes;
-    this.lineFeeds += countByte(bytes, LF, 0, bytes.length);
+    this.lineFeeds += countLineFeeds(bytes);
     this.lastByte = bytes[bytes.length - 1]!;
   }
 
@@ -75,7 +75,9 @@ export class RowCuts {
   cut(bytes: Uint8Array, newline: '\n' | '\r\n'): number {
     let at = 0;
     for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, at)) {
-      if (countByte(bytes, QUOTE, at, lf) % 2 === 1) this.insideQuotes = !this.insideQuotes;
+      // Only the line's own bytes: a search past it would make a long run of lines inside quotes
+      // (after a stray quote, say) cost lines × window.
+      if (quoteParity(bytes.subarray(at, lf)) === 1) this.insideQuotes = !this.insideQuotes;
       this.lineFeeds += 1;
       at = lf + 1;
       const before = lf > 0 ? bytes[lf - 1]! : this.lastByte;

@@ -186,7 +186,7 @@ export class VerdictWriter {
     return batch;
   }
 
-  /** Numbers rows from 0 again: a new part of the file starts (read-side-workers.ts), its batches all taken. */
+  /** Numbers rows from 0 again: a new part of the file starts (read-side-workers.ts), the last one's batches all handed out. */
   restartRows(): void {
     this.firstRow = 0;
     this.rows = 0;

@@ -168,6 +168,12 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual([]);
   });
 
+  it('exits 2 when --single-thread and --read-threads are both given', async () => {
+    const result = await runCli(['--single-thread', '--read-threads', '2', join(directory, 'absent.csv'), join(directory, 'out.tar')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^import: --single-thread and --read-threads each say how many threads read: give one of them\nusage:/);
+  });
+
   it('exits 2 with the usage when the arguments are wrong', async () => {
     const result = await runCli([join(directory, 'only-one.csv')]);
     expect(result.code).toBe(2);

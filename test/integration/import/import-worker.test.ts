@@ -140,6 +140,21 @@ describe('the read side in several worker threads, the source cut between rows',
     expect(threaded.rejectsCsv).toBe(single.rejectsCsv);
   });
 
+  it('reads a source arriving a byte at a time, a stray quote among them, like one thread', async () => {
+    const lf = [...chatCsvChunks({ rows: 700, seed: 3, faultRate: 0.05 })].join('').replaceAll('\r\n', '\n');
+    const strayAt = lf.indexOf(',Hana ', lf.length * 0.3);
+    const csv = `${lf.slice(0, strayAt)},Ha"na ${lf.slice(strayAt + ',Hana '.length)}`;
+    // After the join the pieces pile up by the hundred thousand before a handover.
+    const pieces = inPieces(csv, 1);
+    expect(pieces.length).toBeGreaterThan(200_000);
+    const single = await importCsv(pieces, { tmpDir, rejects: true, worker: false });
+    const threaded = await importCsv(pieces, { tmpDir, rejects: true, worker: true, readThreads: 3, segmentBytes: 4096 });
+    expect(single.summary.rows).toBe(700);
+    expect(threaded.summary).toEqual(single.summary);
+    expect(withoutMtimes(threaded.archive).equals(withoutMtimes(single.archive))).toBe(true);
+    expect(threaded.rejectsCsv).toBe(single.rejectsCsv);
+  });
+
   const goodRows = chatCsv(Array.from({ length: 4000 }, (_unused, n) => fullRow(n + 1, { BODY: `<p>a "quoted"\nline ${n}</p>` })));
   it.each([
     ['a row with more fields than the header', `${goodRows}1,2,3,4,5,6,7,8,9,10,11\n${chatCsv([fullRow(9999)]).split('\n')[1]}\n`],
