@@ -62,7 +62,7 @@ export class FieldCountError extends ImportInputError {
   }
 }
 
-/** Reads a CSV a chunk at a time (see readCsv); `atRowStart` lets a caller end it early between rows. */
+/** Reads a CSV a pushed chunk at a time (see makeCsvReader); `atRowStart` lets a caller end it early between rows. */
 export interface CsvReader {
   push(chunk: Buffer | string): Promise<void>;
   /** Parses what was pushed so far: true when it ended exactly at the end of a row (nothing left over). */
@@ -93,22 +93,15 @@ const linesOf = (row: readonly string[]): number => {
 };
 
 /**
- * Streams a CSV (UTF-8 by default, BOM tolerated, CRLF or LF, quoted commas/quotes/newlines) through
- * papaparse's chunk parser: the text is decoded with a strict streaming TextDecoder (a multi-byte
+ * Reads a CSV pushed to it a chunk at a time (UTF-8 by default, BOM tolerated, CRLF or LF, quoted
+ * commas/quotes/newlines) through papaparse's chunk parser: the text is decoded with a strict streaming TextDecoder (a multi-byte
  * character split across input chunks survives; bytes the encoding does not allow fail the run,
  * naming their line and byte offset), parsed a chunk at a time, and the unfinished last row is
- * carried into the next chunk. Blank lines are not rows. No view of an input chunk is kept once the
- * next one is asked for, so the caller may fill its memory again. Throws ImportInputError for an empty input,
+ * carried into the next chunk. Blank lines are not rows. No view of a chunk is kept once `push`
+ * settled, so the caller may fill its memory again. Throws ImportInputError for an empty input,
  * a header lacking required columns, a quoted field that never closes, a row with more fields than
  * the header, or bytes that are not valid in the encoding.
  */
-export const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
-  const reader = makeCsvReader(options);
-  for await (const chunk of input) await reader.push(chunk);
-  await reader.end();
-};
-
-/** readCsv's reading, a pushed chunk at a time. */
 export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
   const maxRowChars = options.maxRowChars ?? DEFAULT_MAX_ROW_CHARS;

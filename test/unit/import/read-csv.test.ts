@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from '../../../lib/import/chat-columns.ts';
-import { readCsv, type CsvRow } from '../../../lib/import/read-csv.ts';
+import { makeCsvReader, type CsvRow, type ReadCsvOptions } from '../../../lib/import/read-csv.ts';
+
+/** A whole input through the reader, chunk by chunk, as the read side feeds it. */
+const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
+  const reader = makeCsvReader(options);
+  for await (const chunk of input) await reader.push(chunk);
+  await reader.end();
+};
 
 const HEADER = REQUIRED_COLUMNS.join(',');
 
