@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
+import { Redis } from 'ioredis';
 
 /**
  * A real `redis-server` on a free loopback port, without persistence, for tests and benchmarks
@@ -152,4 +153,15 @@ export const startRedisServer = async (): Promise<RedisServer> => {
       current = await startOn(port);
     },
   };
+};
+
+/**
+ * A plain client of `url` for a test to look at or change the server's data beside the code under
+ * test: connected, one retry per command, its connection errors (a paused or killed server) ignored.
+ */
+export const connectRawClient = async (url: string): Promise<Redis> => {
+  const raw = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  raw.on('error', () => undefined);
+  await raw.connect();
+  return raw;
 };

@@ -1,8 +1,8 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_COMMAND_TIMEOUT_MS, makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
 import { reconnectDelayMs } from '../../../lib/cache/reconnect-backoff.ts';
-import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
+import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { recordingLogger } from '../../support/recording-logger.ts';
 
 const asNumbers = (bytes: Buffer): number[] | undefined => {
@@ -33,9 +33,7 @@ describe('Redis cluster tier', () => {
 
   beforeAll(async () => {
     server = await startRedisServer();
-    raw = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    raw.on('error', () => undefined);
-    await raw.connect();
+    raw = await connectRawClient(server.url);
   });
   afterAll(async () => {
     raw.disconnect();

@@ -1,11 +1,11 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as credentialsHandler } from '../../../functions/credentials.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
-import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
+import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { saveEnvironment } from '../../support/environment.ts';
 
 type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -69,9 +69,7 @@ describe('GET /devices through the cache tiers', () => {
 
   beforeAll(async () => {
     redis = await startRedisServer();
-    raw = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    raw.on('error', () => undefined);
-    await raw.connect();
+    raw = await connectRawClient(redis.url);
     jamf = await startFakeJamf({ devices: FLEET, clientId: 'cache-client', clientSecret: 'cache-secret-value' });
   });
   afterAll(async () => {

@@ -1,10 +1,10 @@
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
-import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
+import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 
 type DevicesHandler = (event: ReturnType<typeof httpEvent>, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -51,9 +51,7 @@ describe('refreshDevices and stale-while-revalidate', () => {
 
   beforeAll(async () => {
     redis = await startRedisServer();
-    raw = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    raw.on('error', () => undefined);
-    await raw.connect();
+    raw = await connectRawClient(redis.url);
     jamf = await startFakeJamf({ devices: FLEET, ...CLIENT });
   });
   afterAll(async () => {
