@@ -58,11 +58,8 @@ const PIECES_IN_FLIGHT = 4;
  */
 const batchesInFlight = (threads: number): number => (threads > 1 ? 8 : 3);
 
-interface FieldCount {
-  dataRow: number;
-  fields: number;
-  headerFields: number;
-}
+/** What a field-count error says, crossing threads as plain data. */
+type FieldCount = Pick<FieldCountError, 'dataRow' | 'fields' | 'headerFields'>;
 
 /** An error as it crosses threads; a row count is numbered on when it is raised. */
 interface Failure {
