@@ -35,10 +35,10 @@ export const makeTarWriter = (output: Writable, mtime: Date = new Date()): TarWr
   const onDrain = (): void => {
     archive.resume();
   };
-  // Waiting for 'drain' whenever write() says so would stop the archive after every entry (a file
-  // stream's highWaterMark is 16 KiB, an entry ~40 KiB), idling on each disk round trip: a few
-  // entries' worth may wait in a small-buffered output before the archive pauses (bounded: 256 KiB,
-  // or the output's own highWaterMark where that is larger, as the S3 upload's 1 MiB).
+  // Waiting for 'drain' whenever write() says so would stop the archive after every entry with an
+  // output of the default 16 KiB highWaterMark (an entry is ~40 KiB), idling on each round trip: a
+  // few entries' worth may wait in a small-buffered output before the archive pauses (bounded: 256
+  // KiB, or the output's own highWaterMark where that is larger, as the file and S3 sinks' 1 MiB).
   const ownLimit = output.writableHighWaterMark;
   const bufferLimit = Math.max(ownLimit, Math.min(OUTPUT_BUFFER_HIGH_WATER_MARKS * ownLimit, OUTPUT_BUFFER_MAX_BYTES));
   const onData = (chunk: unknown): void => {
