@@ -22,6 +22,10 @@ import { UserResolver } from '../lib/import/resolve-users.ts';
  * (one on two cores), with `--single-thread` and with `--read-threads 2` (the source cut between two
  * reading threads), then with `--rejects` and `--dry-run`.
  *
+ * Rounds: BENCH_IMPORT_ROUNDS (default 3, at most 20) rounds of the parse and every variant in turn.
+ * Each variant's ratio is taken per round against that round's parse and reported as the median and
+ * range of the rounds: the machine is shared, and one run of each once swung a ratio by a third.
+ *
  * Dedupe state: what a run of each size keeps to its end (the winners' keys), built with the
  * import's own classes and weighed in this process, so RSS growth with rows can be set against it.
  *
@@ -94,6 +98,7 @@ const withoutTicketing = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
 };
 
 const MAX_SPILL_POLLS = 100_000;
+const MAX_ROUNDS = 20;
 
 /**
  * Imports an export of `rows` rows that are all new tickets, comments and users, watching the spill
@@ -174,12 +179,27 @@ const dedupeStateMb = (counts: { tickets: number; comments: number; users: numbe
   return bytes / MB;
 };
 
-const figures = (label: string, size: number, run: Measured, bare: Measured): string =>
-  `${label} ${(size / run.seconds).toFixed(1)} MB/s (${run.seconds.toFixed(1)} s) = ${(run.seconds / bare.seconds).toFixed(2)}× the parse, ` +
-  `CPU ${run.cpu.toFixed(2)}, peak RSS ${run.peakRssMb.toFixed(0)} MB`;
+/** The middle value (the lower middle of an even count). */
+const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+
+/**
+ * A variant's runs against the bare parse's runs of the same rounds: the median time, and the ratio
+ * of each round (a paired comparison, so a slow minute of the shared machine weighs on both sides)
+ * as its median and range; CPU the median, peak RSS the highest seen.
+ */
+const figures = (label: string, size: number, runs: readonly Measured[], bare: readonly Measured[]): string => {
+  const seconds = median(runs.map((run) => run.seconds));
+  const ratios = runs.map((run, round) => run.seconds / bare[round]!.seconds);
+  const range = runs.length > 1 ? ` (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×)` : '';
+  return (
+    `${label} ${(size / seconds).toFixed(1)} MB/s (${seconds.toFixed(1)} s) = ${median(ratios).toFixed(2)}× the parse${range}, ` +
+    `CPU ${median(runs.map((run) => run.cpu)).toFixed(2)}, peak RSS ${Math.max(...runs.map((run) => run.peakRssMb)).toFixed(0)} MB`
+  );
+};
 
 export const run = async (): Promise<void> => {
   const sizes = (process.env.BENCH_IMPORT_ROWS ?? '250000,1000000').split(',').map((value) => Number(value.trim()));
+  const rounds = Math.max(1, Math.min(MAX_ROUNDS, Number(process.env.BENCH_IMPORT_ROUNDS ?? '3') || 1));
   await mkdir(OUT, { recursive: true });
   const npm = await npmImportCommand();
   // Fills the compile cache as any earlier run would (`--help` loads every module, then stops).
@@ -191,25 +211,35 @@ export const run = async (): Promise<void> => {
     try {
       const { bytes } = await generateChatCsv({ rows, path: csv });
       const size = bytes / MB;
-      const bare = await measure(['--input-type=module', '-e', BARE_PARSE, csv]);
       const env = withoutTicketing(npm.env);
-      const threaded = await measure([...npm.nodeArgs, csv, tar], env);
-      const summary = JSON.parse(threaded.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number; tickets: number; comments: number; users: number };
+      const variants = {
+        threaded: [csv, tar],
+        single: ['--single-thread', csv, tar],
+        twoReaders: ['--read-threads', '2', csv, tar],
+        withRejects: ['--rejects', rejects, csv, tar],
+        dry: ['--dry-run', csv],
+      } satisfies Record<string, string[]>;
+      const bare: Measured[] = [];
+      const runs: Record<keyof typeof variants, Measured[]> = { threaded: [], single: [], twoReaders: [], withRejects: [], dry: [] };
+      // Rounds of every variant in turn, so each is compared with the bare parse of its own round.
+      for (let round = 0; round < rounds; round += 1) {
+        bare.push(await measure(['--input-type=module', '-e', BARE_PARSE, csv]));
+        for (const [name, args] of Object.entries(variants)) runs[name as keyof typeof variants].push(await measure([...npm.nodeArgs, ...args], env));
+      }
+      const summary = JSON.parse(runs.threaded[0]!.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number; tickets: number; comments: number; users: number };
       const tarMb = (await stat(tar)).size / MB;
-      const single = await measure([...npm.nodeArgs, '--single-thread', csv, tar], env);
-      const twoReaders = await measure([...npm.nodeArgs, '--read-threads', '2', csv, tar], env);
-      const withRejects = await measure([...npm.nodeArgs, '--rejects', rejects, csv, tar], env);
       const rejectsMb = (await stat(rejects)).size / MB;
-      const dry = await measure([...npm.nodeArgs, '--dry-run', csv], env);
+      const bareSeconds = median(bare.map((run) => run.seconds));
       process.stdout.write(
         [
           `${String(rows).padStart(8)} rows ${size.toFixed(0).padStart(5)} MB → ${tarMb.toFixed(0)} MB tar, ${summary.batches} entries`,
-          `  papaparse alone ${(size / bare.seconds).toFixed(1)} MB/s (${bare.seconds.toFixed(1)} s), CPU ${bare.cpu.toFixed(2)}, peak RSS ${bare.peakRssMb.toFixed(0)} MB`,
-          `  ${figures('npm run import (one reading thread):', size, threaded, bare)}`,
-          `  ${figures('npm run import --single-thread:', size, single, bare)}`,
-          `  ${figures('npm run import --read-threads 2:', size, twoReaders, bare)}`,
-          `  ${figures(`with --rejects (${rejectsMb.toFixed(0)} MB):`, size, withRejects, bare)}`,
-          `  ${figures('--dry-run:', size, dry, bare)}`,
+          `  papaparse alone ${(size / bareSeconds).toFixed(1)} MB/s (${bareSeconds.toFixed(1)} s), CPU ${median(bare.map((run) => run.cpu)).toFixed(2)}, ` +
+            `peak RSS ${Math.max(...bare.map((run) => run.peakRssMb)).toFixed(0)} MB; medians of ${rounds} round${rounds === 1 ? '' : 's'}`,
+          `  ${figures('npm run import (one reading thread):', size, runs.threaded, bare)}`,
+          `  ${figures('npm run import --single-thread:', size, runs.single, bare)}`,
+          `  ${figures('npm run import --read-threads 2:', size, runs.twoReaders, bare)}`,
+          `  ${figures(`with --rejects (${rejectsMb.toFixed(0)} MB):`, size, runs.withRejects, bare)}`,
+          `  ${figures('--dry-run:', size, runs.dry, bare)}`,
           `  dedupe state at the end: ${dedupeStateMb(summary).toFixed(1)} MB (${summary.tickets} tickets, ${summary.comments} comments, ${summary.users} users)`,
         ].join('\n') + '\n',
       );
