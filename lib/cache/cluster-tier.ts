@@ -4,11 +4,9 @@ import { reconnectDelayMs } from './reconnect-backoff.ts';
 import type { HealthLogger } from '../health-logger.ts';
 import { makeTierHealth, type TierHealth } from './tier-health.ts';
 
-/** A value read from the cluster tier, with how long the cluster will still keep it. */
+/** A value read from the cluster tier. */
 export interface ClusterRead<T> {
   value: T;
-  /** Undefined when the key has no expiry (not written by this code, but still readable). */
-  remainingTtlMs: number | undefined;
 }
 
 /**
@@ -115,12 +113,6 @@ const dropIfTimedOut = (client: Redis | undefined, error: unknown): void => {
   if (client?.status === 'ready' && error instanceof ClusterTimeoutError) client.disconnect(true);
 };
 
-const remainingTtl = (pttl: number): number | undefined => {
-  if (pttl === -1) return undefined;
-  // -2: the key expired between GET and PTTL; serve what was read, but keep nothing of it.
-  return Math.max(pttl, 0);
-};
-
 /** A misconfigured cache is an operator error to report loudly, not a cache to skip quietly. */
 const checkRedisUrl = (url: string): void => {
   let protocol: string;
@@ -165,12 +157,11 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
   return {
     read: async (key, decode) => {
       let bytes: Buffer | null;
-      let pttl: number;
       let client: Redis | undefined;
       try {
         client = await clientOf();
         await waitUntilReady(client, health, connectTimeoutMs);
-        [bytes, pttl] = await withinMs(Promise.all([client.getBuffer(key), client.pttl(key)]), commandTimeoutMs, 'cluster read');
+        bytes = await withinMs(client.getBuffer(key), commandTimeoutMs, 'cluster read');
       } catch (error) {
         dropIfTimedOut(client, error);
         health.failed('unavailable', error);
@@ -192,7 +183,7 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
         return undefined;
       }
       health.succeeded();
-      return { value, remainingTtlMs: remainingTtl(pttl) };
+      return { value };
     },
     peek: async (key, length, describe) => {
       let client: Redis | undefined;

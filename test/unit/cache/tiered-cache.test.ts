@@ -31,7 +31,7 @@ const mapCluster = (now: () => number) => {
       if (entry === undefined) return undefined;
       try {
         const value = await decode(entry.bytes);
-        return value === undefined ? undefined : { value, remainingTtlMs: entry.expiresAt - now() };
+        return value === undefined ? undefined : { value };
       } catch {
         return undefined;
       }
