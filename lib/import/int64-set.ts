@@ -7,7 +7,7 @@
  */
 export class Int64Set {
   /** [high, low] per slot; (0, 0) marks an empty slot, so the value 0 is tracked apart. */
-  private slots: Int32Array;
+  private slots: Int32Array<ArrayBuffer>;
   private mask: number;
   private hasZero = false;
   size = 0;
@@ -69,6 +69,9 @@ export class Int64Set {
       this.slots[slot * 2] = high;
       this.slots[slot * 2 + 1] = low;
     }
+    // Frees the old slots now: left to the garbage collector they would stay beside the new ones
+    // until its next full collection (8 MB more at the peak for a million comments).
+    old.buffer.transfer(0);
   }
 }
 

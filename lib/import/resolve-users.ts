@@ -1,4 +1,4 @@
-import { ownedCopy } from './int64-set.ts';
+import { int64Halves, Int64Set, ownedCopy } from './int64-set.ts';
 import { canonicalInt64 } from '../int64.ts';
 
 /**
@@ -27,35 +27,44 @@ export const destinationUserId = (users: DestinationUsers | undefined, email: st
   return id;
 };
 
+/**
+ * The decisions, as rows are taken. Without a destination nothing is ever remapped, so nothing is
+ * kept; with one, the decided AUTHOR_IDs are kept as numbers (an Int64Set, 8 bytes a slot, off the
+ * JavaScript heap) and only the remapped ones as text.
+ */
 export class UserResolver {
   matched = 0;
   readonly enabled: boolean;
-  /** AUTHOR_ID → destination id, or null when its first user kept the AUTHOR_ID. */
-  private readonly decided = new Map<string, string | null>();
-  /** How many authors are remapped: none (the usual case without a destination) skips the lookups. */
-  private remapped = 0;
+  /** Every AUTHOR_ID a winning user decided, remapped or not (int64Halves). */
+  private readonly decided = new Int64Set();
+  /** AUTHOR_ID → destination id, for the AUTHOR_IDs whose first winning user had one. */
+  private readonly remapped = new Map<string, string>();
+  private readonly halves = new Int32Array(2);
 
   constructor(enabled: boolean) {
     this.enabled = enabled;
   }
 
-  /** Call for each winning user row, in order: its AUTHOR_ID (if any) and the destination's id (if any). */
+  /**
+   * Call for each winning user row, in order: its AUTHOR_ID (canonical, as parseInt64 gives it) if
+   * any, and the destination's id if any.
+   */
   take(authorId: string | null, destinationId: string | null): void {
     if (destinationId !== null) this.matched += 1;
     // Without an AUTHOR_ID a user is complete only through its destination id, and decides no reference.
-    if (authorId === null || this.decided.has(authorId)) return;
-    this.decided.set(ownedCopy(authorId), destinationId);
-    if (destinationId !== null) this.remapped += 1;
+    if (!this.enabled || authorId === null) return;
+    int64Halves(authorId, this.halves);
+    if (!this.decided.addHalves(this.halves[0]!, this.halves[1]!)) return;
+    if (destinationId !== null) this.remapped.set(ownedCopy(authorId), destinationId);
   }
 
   /** Whether any reference is written with another id than the one spilled. */
   get remapsAny(): boolean {
-    return this.remapped > 0;
+    return this.remapped.size > 0;
   }
 
   /** The id a reference to `authorId` is written with. */
   remap(authorId: string): string {
-    if (this.remapped === 0) return authorId;
-    return this.decided.get(authorId) ?? authorId;
+    return this.remapped.get(authorId) ?? authorId;
   }
 }

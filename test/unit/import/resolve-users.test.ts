@@ -48,6 +48,20 @@ describe('UserResolver', () => {
     expect(resolver.matched).toBe(2);
   });
 
+  it('tells apart AUTHOR_IDs that share their low 32 bits or differ only in sign, up to the 64-bit limits', () => {
+    const resolver = new UserResolver(true);
+    resolver.take('5', null);
+    resolver.take('4294967301', '900'); // 2^32 + 5
+    resolver.take('6', '500');
+    resolver.take('-5', '800');
+    resolver.take('-9223372036854775808', '700');
+    resolver.take('9223372036854775807', null);
+    const ids = ['4294967301', '5', '6', '-5', '-9223372036854775808', '9223372036854775807', '7'];
+    expect(ids.map((id) => resolver.remap(id))).toEqual(['900', '5', '500', '800', '700', '9223372036854775807', '7']);
+    resolver.take('5', '600');
+    expect(resolver.remap('5')).toBe('5');
+  });
+
   it('counts a matched user without AUTHOR_ID but remaps nothing through it', () => {
     const resolver = new UserResolver(true);
     resolver.take(null, '900');
