@@ -1,7 +1,8 @@
-import { Int64Set, ownedCopy } from './int64-set.ts';
+import { Int64Set } from './int64-set.ts';
 import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from './parse-fields.ts';
 import type { ColumnMap, RequiredColumn } from './chat-columns.ts';
 import type { CsvRow } from './read-csv.ts';
+import { TextSet } from './text-set.ts';
 
 /**
  * The import's assets (docs/import.md): every row is considered for each asset on its own. A row whose fields for
@@ -184,9 +185,9 @@ export type Asset = 'tickets' | 'comments' | 'users';
 
 /**
  * "First complete row per key wins" for the three assets, row after row in file order. Holds only
- * the keys seen (ids in compact Int64Sets, lower-cased emails copied off their batch) and the drop
- * counts: the winning records go straight to the caller, who spills them, so memory grows with
- * distinct keys only.
+ * the keys seen (ids in compact Int64Sets, lower-cased emails as bytes in a TextSet, both off the
+ * JavaScript heap) and the drop counts: the winning records go straight to the caller, who spills
+ * them, so memory grows with distinct keys only.
  */
 export class AssetDeduper {
   readonly dropped = {
@@ -196,7 +197,7 @@ export class AssetDeduper {
   };
   private readonly ticketIds = new Int64Set();
   private readonly commentIds = new Int64Set();
-  private readonly userEmails = new Set<string>();
+  private readonly userEmails = new TextSet();
 
   /** A complete ticket keyed by its id's halves (int64Halves): true when it wins; a duplicate is counted. */
   takeTicket(high: number, low: number): boolean {
@@ -209,9 +210,7 @@ export class AssetDeduper {
 
   /** A complete user keyed by its lower-cased email (users compare emails case-insensitively). */
   takeUser(lowerCaseEmail: string): boolean {
-    if (this.userEmails.has(lowerCaseEmail)) return this.drop('users', 'duplicate');
-    this.userEmails.add(ownedCopy(lowerCaseEmail));
-    return true;
+    return this.userEmails.add(lowerCaseEmail) || this.drop('users', 'duplicate');
   }
 
   /** Counts a candidate of `asset` whose key certainly won before (recent-keys.ts) as a duplicate. */

@@ -1,0 +1,125 @@
+/**
+ * Entries are packed into chunks, the first 64 KiB, each next one twice the last up to 8 MiB (a
+ * small set stays small); a text longer than a chunk gets a chunk of its own.
+ */
+const FIRST_CHUNK_BYTES = 64 << 10;
+const CHUNK_BYTES = 8 << 20;
+/** An entry's place in a slot: its chunk above these bits, its offset in 4-byte units below. */
+const OFFSET_BITS = 21;
+const OFFSET_MASK = (1 << OFFSET_BITS) - 1;
+/** Chunks a packed place can name (its + 1 must stay a positive Int32): nearly 8 GiB of text. */
+const MAX_CHUNKS = (1 << (31 - OFFSET_BITS)) - 1;
+const LENGTH_BYTES = 4;
+
+/**
+ * A set of strings kept as their UTF-8 bytes off the JavaScript heap. An import's dedupe state grows
+ * with the distinct emails of its users: as strings in a Set<string> (about 70 bytes each on the
+ * heap) ten million of them did not fit the heap V8 sizes by default for the import function's
+ * memory (a quarter of 3,538 MB), and collecting a heap that full took most of the run. Here each
+ * takes its bytes plus about 20, in buffers outside the heap limit that the collector does not walk.
+ *
+ * Bytes live in chunks of up to 8 MiB, each entry as `u32 length | bytes`, aligned to 4; the index
+ * is open addressing over an Int32Array of packed places (chunk, offset) with each entry's hash
+ * beside it in another, at ≤ 50 % load. Exact: entries are compared byte for byte. A string that is
+ * not well-formed UTF-16 (a lone surrogate, which UTF-8 cannot tell apart) is kept in a plain Set.
+ */
+export class TextSet {
+  private readonly chunks: Buffer[] = [];
+  /** Bytes used of the last chunk: its whole length when there is none yet or it was a text's own. */
+  private chunkUsed = 0;
+  private chunkLength = 0;
+  /** Packed place + 1 per slot; 0 marks an empty slot. */
+  private places: Int32Array<ArrayBuffer>;
+  private hashes: Int32Array<ArrayBuffer>;
+  private mask: number;
+  private scratch: Buffer = Buffer.allocUnsafeSlow(1024);
+  private readonly malformed = new Set<string>();
+  size = 0;
+
+  constructor(initialCapacity = 1024) {
+    let capacity = 16;
+    while (capacity < initialCapacity * 2) capacity *= 2;
+    this.places = new Int32Array(capacity);
+    this.hashes = new Int32Array(capacity);
+    this.mask = capacity - 1;
+  }
+
+  /** Adds `text`; false when it was already there. */
+  add(text: string): boolean {
+    if (!text.isWellFormed()) {
+      if (this.malformed.has(text)) return false;
+      this.malformed.add(text);
+      this.size += 1;
+      return true;
+    }
+    if (this.scratch.length < 3 * text.length) this.scratch = Buffer.allocUnsafeSlow(3 * text.length);
+    const bytes = this.scratch;
+    const length = bytes.write(text, 0, 'utf8');
+    // FNV-1a over the bytes, as an Int32 from the start: that is how the index keeps it.
+    let hash = 0x811c9dc5 | 0;
+    for (let index = 0; index < length; index += 1) hash = Math.imul(hash ^ bytes[index]!, 0x01000193);
+    let slot = hash & this.mask;
+    for (;;) {
+      const stored = this.places[slot]!;
+      if (stored === 0) break;
+      if (this.hashes[slot] === hash && this.holds(stored - 1, bytes, length)) return false;
+      slot = (slot + 1) & this.mask;
+    }
+    this.places[slot] = this.append(bytes, length) + 1;
+    this.hashes[slot] = hash;
+    this.size += 1;
+    if (this.size * 2 > this.mask + 1) this.grow();
+    return true;
+  }
+
+  /** Whether the entry at `place` is `bytes[0, length)`. */
+  private holds(place: number, bytes: Buffer, length: number): boolean {
+    const chunk = this.chunks[place >>> OFFSET_BITS]!;
+    const at = (place & OFFSET_MASK) * 4;
+    if (chunk.readUInt32LE(at) !== length) return false;
+    const start = at + LENGTH_BYTES;
+    for (let index = 0; index < length; index += 1) if (chunk[start + index] !== bytes[index]) return false;
+    return true;
+  }
+
+  /** Stores `bytes[0, length)` as an entry; its packed place. */
+  private append(bytes: Buffer, length: number): number {
+    const needed = (LENGTH_BYTES + length + 3) & ~3;
+    if (this.chunkUsed + needed > this.chunkLength) {
+      if (this.chunks.length >= MAX_CHUNKS) throw new RangeError(`TextSet is full (${MAX_CHUNKS} chunks)`);
+      const size = Math.min(CHUNK_BYTES, FIRST_CHUNK_BYTES * 2 ** this.chunks.length);
+      // A text longer than a chunk fills a chunk of its own (at offset 0: the place needs no more bits).
+      this.chunks.push(Buffer.allocUnsafeSlow(Math.max(size, needed)));
+      this.chunkUsed = 0;
+      this.chunkLength = needed > size ? needed : size;
+    }
+    const chunkIndex = this.chunks.length - 1;
+    const chunk = this.chunks[chunkIndex]!;
+    const at = this.chunkUsed;
+    chunk.writeUInt32LE(length, at);
+    bytes.copy(chunk, at + LENGTH_BYTES, 0, length);
+    this.chunkUsed = at + needed;
+    return (chunkIndex << OFFSET_BITS) | (at / 4);
+  }
+
+  /** Doubles the index, placing entries by their kept hashes (no bytes are read again). */
+  private grow(): void {
+    const oldPlaces = this.places;
+    const oldHashes = this.hashes;
+    this.places = new Int32Array(oldPlaces.length * 2);
+    this.hashes = new Int32Array(oldPlaces.length * 2);
+    this.mask = this.places.length - 1;
+    for (let slot = 0; slot < oldPlaces.length; slot += 1) {
+      const place = oldPlaces[slot]!;
+      if (place === 0) continue;
+      const hash = oldHashes[slot]!;
+      let to = hash & this.mask;
+      while (this.places[to] !== 0) to = (to + 1) & this.mask;
+      this.places[to] = place;
+      this.hashes[to] = hash;
+    }
+    // Freed now rather than at the garbage collector's next full collection (see Int64Set.grow).
+    oldPlaces.buffer.transfer(0);
+    oldHashes.buffer.transfer(0);
+  }
+}
