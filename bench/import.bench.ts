@@ -29,6 +29,11 @@ import { UserResolver } from '../lib/import/resolve-users.ts';
  * Dedupe state: what a run of each size keeps to its end (the winners' keys), built with the
  * import's own classes and weighed in this process, so RSS growth with rows can be set against it.
  *
+ * Worst-case keys: the dedupe state of an all-new export of BENCH_IMPORT_KEYS_ROWS rows (default
+ * 18,000,000, what fills `/tmp`; 0 skips it) built in a child process under the heap limit the
+ * import function would get (bench/import/worst-case-keys.ts): its size, and its peak RSS against the
+ * function's memory.
+ *
  * Spill: a second export whose every row is a new ticket, comment and user (the most a row can spill)
  * is imported with the spill directory watched, giving the spill bytes per source byte that the
  * early size check uses (lib/import/spill-space.ts).
@@ -98,6 +103,8 @@ const withoutTicketing = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
 };
 
 const MAX_SPILL_POLLS = 100_000;
+/** V8's default heap limit for the import function's 3,538 MB: a quarter of its memory. */
+const IMPORT_HEAP_MB = 885;
 const MAX_ROUNDS = 20;
 
 /**
@@ -248,6 +255,16 @@ export const run = async (): Promise<void> => {
       await rm(tar, { force: true });
       await rm(rejects, { force: true });
     }
+  }
+  const keyRows = Number(process.env.BENCH_IMPORT_KEYS_ROWS ?? '18000000');
+  if (keyRows > 0) {
+    const keys = await measure([`--max-old-space-size=${IMPORT_HEAP_MB}`, fileURLToPath(new URL('./import/worst-case-keys.ts', import.meta.url)), String(keyRows)]);
+    const figures = JSON.parse(keys.stdout) as { seconds: number; rssMb: number; heapMb: number; arrayBuffersMb: number };
+    process.stdout.write(
+      `dedupe state of an all-new export (${keyRows} distinct ticket ids, comment ids and emails), heap capped at ${IMPORT_HEAP_MB} MB: ` +
+        `built in ${figures.seconds.toFixed(0)} s, ${figures.arrayBuffersMb.toFixed(0)} MB off the heap and ${figures.heapMb.toFixed(0)} MB on it at the end, ` +
+        `RSS ${figures.rssMb.toFixed(0)} MB at the end, ${keys.peakRssMb.toFixed(0)} MB peak\n`,
+    );
   }
   const spillRows = Number(process.env.BENCH_IMPORT_SPILL_ROWS ?? '200000');
   const spill = await measureSpill(spillRows, npm);

@@ -1,0 +1,24 @@
+import { AssetDeduper } from '../../lib/import/asset-rules.ts';
+import { int64Halves } from '../../lib/import/int64-set.ts';
+
+/**
+ * The dedupe state of an export whose every row is a new ticket, comment and user (the most keys a
+ * row can add), built with the import's own classes for `process.argv[2]` rows; run by
+ * import.bench.ts under the heap limit V8 would give the import function. Prints its figures as JSON.
+ */
+const rows = Number(process.argv[2]);
+if (!Number.isInteger(rows) || rows < 0) throw new Error(`rows must be a whole number, got ${process.argv[2]}`);
+const deduper = new AssetDeduper();
+const halves = new Int32Array(2);
+const started = performance.now();
+for (let n = 0; n < rows; n += 1) {
+  int64Halves(String(9_000_000_000 + n), halves);
+  deduper.takeTicket(halves[0]!, halves[1]!);
+  int64Halves(String(42_000_000_000 + n), halves);
+  deduper.takeComment(halves[0]!, halves[1]!);
+  // 36 characters, as the generated export's emails.
+  deduper.takeUser(`hana.oneil.${String(n).padStart(8, '0')}@mail.example.com`);
+}
+const { rss, heapUsed, arrayBuffers } = process.memoryUsage();
+if (deduper.dropped.users.duplicate !== 0) throw new Error('unexpected duplicates');
+process.stdout.write(JSON.stringify({ seconds: (performance.now() - started) / 1000, rssMb: rss / 2 ** 20, heapMb: heapUsed / 2 ** 20, arrayBuffersMb: arrayBuffers / 2 ** 20 }));
