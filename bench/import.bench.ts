@@ -30,9 +30,9 @@ import { UserResolver } from '../lib/import/resolve-users.ts';
  * import's own classes and weighed in this process, so RSS growth with rows can be set against it.
  *
  * Worst-case keys: the dedupe state of an all-new export of BENCH_IMPORT_KEYS_ROWS rows (default
- * 18,000,000, what fills `/tmp`; 0 skips it) built in a child process under the heap limit the
- * import function would get (bench/import/worst-case-keys.ts): its size, and its peak RSS against the
- * function's memory.
+ * 18,000,000, what fills `/tmp`; 0 skips it) with a destination, built in a child process under the
+ * import function's heap limit (bench/import/worst-case-keys.ts): its size, and its peak RSS against
+ * the function's memory.
  *
  * Spill: a second export whose every row is a new ticket, comment and user (the most a row can spill)
  * is imported with the spill directory watched, giving the spill bytes per source byte that the
@@ -103,8 +103,8 @@ const withoutTicketing = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
 };
 
 const MAX_SPILL_POLLS = 100_000;
-/** V8's default heap limit for the import function's 3,538 MB: a quarter of its memory. */
-const IMPORT_HEAP_MB = 885;
+/** The heap limit of the import function: Lambda's Node.js runtime starts node with 90 % of its 3,538 MB. */
+const IMPORT_HEAP_MB = 3184;
 const MAX_ROUNDS = 20;
 
 /**
@@ -160,8 +160,9 @@ const liveBytes = (): number => {
 };
 
 /**
- * The dedupe state a run of these counts keeps to its end (ids and emails that won, AUTHOR_ID
- * decisions), built here with the import's own classes and weighed: what RSS may grow by with rows.
+ * The dedupe state a run of these counts keeps to its end (ids and emails that won; AUTHOR_ID
+ * decisions are kept only with a destination, and these runs have none, as the resolver below),
+ * built here with the import's own classes and weighed: what RSS may grow by with rows.
  */
 const dedupeStateMb = (counts: { tickets: number; comments: number; users: number }): number => {
   const before = liveBytes();
@@ -261,7 +262,7 @@ export const run = async (): Promise<void> => {
     const keys = await measure([`--max-old-space-size=${IMPORT_HEAP_MB}`, fileURLToPath(new URL('./import/worst-case-keys.ts', import.meta.url)), String(keyRows)]);
     const figures = JSON.parse(keys.stdout) as { seconds: number; rssMb: number; heapMb: number; arrayBuffersMb: number };
     process.stdout.write(
-      `dedupe state of an all-new export (${keyRows} distinct ticket ids, comment ids and emails), heap capped at ${IMPORT_HEAP_MB} MB: ` +
+      `dedupe state of an all-new export with a destination (${keyRows} distinct ticket ids, comment ids, emails and AUTHOR_IDs), heap capped at ${IMPORT_HEAP_MB} MB: ` +
         `built in ${figures.seconds.toFixed(0)} s, ${figures.arrayBuffersMb.toFixed(0)} MB off the heap and ${figures.heapMb.toFixed(0)} MB on it at the end, ` +
         `RSS ${figures.rssMb.toFixed(0)} MB at the end, ${keys.peakRssMb.toFixed(0)} MB peak\n`,
     );

@@ -1,3 +1,5 @@
+import { MAX_LOAD } from './int64-set.ts';
+
 /**
  * Entries are packed into chunks, the first 64 KiB, each next one twice the last up to 8 MiB (a
  * small set stays small); a text longer than a chunk gets a chunk of its own.
@@ -13,19 +15,20 @@ const LENGTH_BYTES = 4;
 
 /**
  * A set of strings kept as their UTF-8 bytes off the JavaScript heap. An import's dedupe state grows
- * with the distinct emails of its users: as strings in a Set<string> (about 70 bytes each on the
- * heap) ten million of them did not fit the heap V8 sizes by default for the import function's
- * memory (a quarter of 3,538 MB), and collecting a heap that full took most of the run. Here each
- * takes its bytes plus about 20, in buffers outside the heap limit that the collector does not walk.
+ * with the distinct emails of its users, to tens of millions in an export of all-new rows: as
+ * strings in a Set<string> they took about 70 bytes each on the heap, which every full collection
+ * walks. Here each takes its bytes plus 4 for its length and 11–21 in the index, in buffers the
+ * collector does not walk.
  *
  * Bytes live in chunks of up to 8 MiB, each entry as `u32 length | bytes`, aligned to 4; the index
  * is open addressing over an Int32Array of packed places (chunk, offset) with each entry's hash
- * beside it in another, at ≤ 50 % load. Exact: entries are compared byte for byte. A string that is
- * not well-formed UTF-16 (a lone surrogate, which UTF-8 cannot tell apart) is kept in a plain Set.
+ * beside it in another, at ≤ 75 % load (MAX_LOAD). Exact: entries are compared byte for byte. A
+ * string that is not well-formed UTF-16 (a lone surrogate, which UTF-8 cannot tell apart) is kept
+ * in a plain Set.
  */
 export class TextSet {
   private readonly chunks: Buffer[] = [];
-  /** Bytes used of the last chunk: its whole length when there is none yet or it was a text's own. */
+  /** Bytes used of the last chunk, and its length (all used for a text's own chunk; 0 of 0 at first). */
   private chunkUsed = 0;
   private chunkLength = 0;
   /** Packed place + 1 per slot; 0 marks an empty slot. */
@@ -38,7 +41,7 @@ export class TextSet {
 
   constructor(initialCapacity = 1024) {
     let capacity = 16;
-    while (capacity < initialCapacity * 2) capacity *= 2;
+    while (capacity * MAX_LOAD < initialCapacity) capacity *= 2;
     this.places = new Int32Array(capacity);
     this.hashes = new Int32Array(capacity);
     this.mask = capacity - 1;
@@ -58,6 +61,12 @@ export class TextSet {
     // FNV-1a over the bytes, as an Int32 from the start: that is how the index keeps it.
     let hash = 0x811c9dc5 | 0;
     for (let index = 0; index < length; index += 1) hash = Math.imul(hash ^ bytes[index]!, 0x01000193);
+    // Murmur3's finalizer: FNV-1a's low bits, the ones that pick the slot, are mixed poorly.
+    hash ^= hash >>> 16;
+    hash = Math.imul(hash, 0x85ebca6b);
+    hash ^= hash >>> 13;
+    hash = Math.imul(hash, 0xc2b2ae35);
+    hash ^= hash >>> 16;
     let slot = hash & this.mask;
     for (;;) {
       const stored = this.places[slot]!;
@@ -68,7 +77,7 @@ export class TextSet {
     this.places[slot] = this.append(bytes, length) + 1;
     this.hashes[slot] = hash;
     this.size += 1;
-    if (this.size * 2 > this.mask + 1) this.grow();
+    if (this.size > (this.mask + 1) * MAX_LOAD) this.grow();
     return true;
   }
 
