@@ -6,6 +6,14 @@
  */
 export const MAX_LOAD = 0.75;
 
+/** A well-mixed 32-bit hash of an int64's halves (int64Halves), for tables indexed by its low bits. */
+export const hashHalves = (high: number, low: number): number => {
+  let hash = Math.imul(low ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(high, 0xc2b2ae35);
+  hash ^= hash >>> 15;
+  hash = Math.imul(hash, 0x2c1b3c6d);
+  return hash ^ (hash >>> 12);
+};
+
 /**
  * A compact set of signed 64-bit integers, given as their two's-complement halves (int64Halves):
  * open addressing over one Int32Array holding each value's two's-complement halves side by side
@@ -57,11 +65,7 @@ export class Int64Set {
   }
 
   private slotFor(high: number, low: number): number {
-    let hash = Math.imul(low ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(high, 0xc2b2ae35);
-    hash ^= hash >>> 15;
-    hash = Math.imul(hash, 0x2c1b3c6d);
-    hash ^= hash >>> 12;
-    return hash & this.mask;
+    return hashHalves(high, low) & this.mask;
   }
 
   private grow(): void {

@@ -1,4 +1,4 @@
-import { ownedCopy } from './int64-set.ts';
+import { hashHalves, ownedCopy } from './int64-set.ts';
 
 /**
  * Keys the read side saw lately as candidates (tickets by id, users by lower-cased email), so that
@@ -27,9 +27,7 @@ export class RecentIds {
 
   /** True when the id was seen (and is still remembered); otherwise remembers it and says false. */
   repeat(high: number, low: number): boolean {
-    let hash = Math.imul(low ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(high, 0xc2b2ae35);
-    hash ^= hash >>> 15;
-    const slot = hash & this.mask;
+    const slot = hashHalves(high, low) & this.mask;
     const at = slot * 2;
     if (this.used[slot] === 1 && this.slots[at] === high && this.slots[at + 1] === low) return true;
     this.used[slot] = 1;
