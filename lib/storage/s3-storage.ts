@@ -2,8 +2,7 @@ import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/c
 import { Upload } from '@aws-sdk/lib-storage';
 import { PassThrough, Readable } from 'node:stream';
 import { formatLocation, LocationError } from './location.ts';
-import { describeError } from '../errors.ts';
-import { asError } from '../errors.ts';
+import { asError, describeError } from '../errors.ts';
 import { StorageError, type Sink, type Source } from './storage.ts';
 
 export interface S3Object {
