@@ -28,9 +28,8 @@ const LENGTH_BYTES = 4;
  */
 export class TextSet {
   private readonly chunks: Buffer[] = [];
-  /** Bytes used of the last chunk, and its length (all used for a text's own chunk; 0 of 0 at first). */
+  /** Bytes used of the last chunk (all of a text's own chunk). */
   private chunkUsed = 0;
-  private chunkLength = 0;
   /** Packed place + 1 per slot; 0 marks an empty slot. */
   private places: Int32Array<ArrayBuffer>;
   private hashes: Int32Array<ArrayBuffer>;
@@ -94,15 +93,15 @@ export class TextSet {
   /** Stores `bytes[0, length)` as an entry; its packed place. */
   private append(bytes: Buffer, length: number): number {
     const needed = (LENGTH_BYTES + length + 3) & ~3;
-    if (this.chunkUsed + needed > this.chunkLength) {
+    let chunkIndex = this.chunks.length - 1;
+    if (chunkIndex < 0 || this.chunkUsed + needed > this.chunks[chunkIndex]!.length) {
       if (this.chunks.length >= MAX_CHUNKS) throw new RangeError(`TextSet is full (${MAX_CHUNKS} chunks)`);
       const size = Math.min(CHUNK_BYTES, FIRST_CHUNK_BYTES * 2 ** this.chunks.length);
       // A text longer than a chunk fills a chunk of its own (at offset 0: the place needs no more bits).
       this.chunks.push(Buffer.allocUnsafeSlow(Math.max(size, needed)));
       this.chunkUsed = 0;
-      this.chunkLength = needed > size ? needed : size;
+      chunkIndex += 1;
     }
-    const chunkIndex = this.chunks.length - 1;
     const chunk = this.chunks[chunkIndex]!;
     const at = this.chunkUsed;
     chunk.writeUInt32LE(length, at);
