@@ -94,9 +94,10 @@ const linesOf = (row: readonly string[]): number => {
 
 /**
  * Reads a CSV pushed to it a chunk at a time (UTF-8 by default, BOM tolerated, CRLF or LF, quoted
- * commas/quotes/newlines) through papaparse's chunk parser: the text is decoded with a strict streaming TextDecoder (a multi-byte
- * character split across input chunks survives; bytes the encoding does not allow fail the run,
- * naming their line and byte offset), parsed a chunk at a time, and the unfinished last row is
+ * commas/quotes/newlines) through papaparse's chunk parser: the text is decoded strictly and as a
+ * stream (source-encoding.ts strictDecoder: a multi-byte character split across input chunks
+ * survives; bytes the encoding does not allow fail the run, naming their line and byte offset),
+ * parsed a chunk at a time, and the unfinished last row is
  * carried into the next chunk. Blank lines are not rows. No view of a chunk is kept once `push`
  * settled, so the caller may fill its memory again. Throws ImportInputError for an empty input,
  * a header lacking required columns, a quoted field that never closes, a row with more fields than
