@@ -5,9 +5,7 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateChatCsv } from '../demo/chat-export.ts';
-import { AssetDeduper } from '../lib/import/asset-rules.ts';
-import { int64Halves } from '../lib/import/int64-set.ts';
-import { UserResolver } from '../lib/import/resolve-users.ts';
+import { buildDedupeKeys, type KeyCounts } from './import/dedupe-keys.ts';
 
 /**
  * Import pipeline, end to end: the CLI (`scripts/import.ts`) turning a generated chat CSV into a
@@ -161,29 +159,15 @@ const liveBytes = (): number => {
 
 /**
  * The dedupe state a run of these counts keeps to its end (ids and emails that won; AUTHOR_ID
- * decisions are kept only with a destination, and these runs have none, as the resolver below),
- * built here with the import's own classes and weighed: what RSS may grow by with rows.
+ * decisions are kept only with a destination, and these runs have none), built with the import's
+ * own classes and weighed: what RSS may grow by with rows.
  */
-const dedupeStateMb = (counts: { tickets: number; comments: number; users: number }): number => {
+const dedupeStateMb = (counts: KeyCounts): number => {
   const before = liveBytes();
-  const deduper = new AssetDeduper();
-  const resolver = new UserResolver(false);
-  const halves = new Int32Array(2);
-  for (let n = 0; n < counts.tickets; n += 1) {
-    int64Halves(String(9_100_000_000 + n), halves);
-    deduper.takeTicket(halves[0]!, halves[1]!);
-  }
-  for (let n = 0; n < counts.comments; n += 1) {
-    int64Halves(String(42_000_000_000 + n), halves);
-    deduper.takeComment(halves[0]!, halves[1]!);
-  }
-  for (let n = 0; n < counts.users; n += 1) {
-    deduper.takeUser(`hana.oneil.${n}@support.example.com`);
-    resolver.take(String(7_000_000_000_000_000_000n + BigInt(n)), null);
-  }
+  const keys = buildDedupeKeys(counts, false);
   const bytes = liveBytes() - before;
   // Still in use up to here, so the collection above could not take them.
-  if (deduper.dropped.tickets.duplicate !== 0 || resolver.matched !== 0) throw new Error('unexpected duplicates');
+  if (keys.deduper.dropped.users.duplicate !== 0) throw new Error('unexpected duplicates');
   return bytes / MB;
 };
 
