@@ -66,33 +66,27 @@ export const run = async (): Promise<void> => {
     jamf.resetStats();
     const serve = await runChild('./fleet/serve-pages.ts', env);
     const upstream = jamf.stats().tokenRequests + jamf.stats().inventoryRequests;
-    const rows: [string, string][] = [
+    /** A table of `rows` ([label, key in the child's figures]), p99 as a ratio to the first row's. */
+    const table = (title: string, rows: readonly (readonly [string, string])[]): void => {
+      const baselineP99 = (serve[rows[0]![1]] as { p99_ms: number }).p99_ms;
+      process.stdout.write(`${title}\n| path | requests | p50 | p99 | requests/s | p99 ÷ baseline |\n|---|---|---|---|---|---|\n`);
+      for (const [label, key] of rows) {
+        const figures = serve[key] as { requests: number; p50_ms: number; p99_ms: number; per_second?: number };
+        process.stdout.write(
+          `| ${label} | ${figures.requests} | ${fixed(figures.p50_ms, 2)} ms | ${fixed(figures.p99_ms, 2)} ms | ${figures.per_second === undefined ? '—' : fixed(figures.per_second, 0)} | ${fixed(figures.p99_ms / baselineP99, 1)}× |\n`,
+        );
+      }
+    };
+    table(`GET /devices, ${serve.total} devices, pages of ${fixed(serve.page_kb, 0)} KiB, 16 concurrent clients:`, [
       ['baseline: the chain answering a constant page', 'baseline_constant_page'],
       ['pages of 1,000 from memory, walking after', 'memory_pages'],
       ['filtered pages (os_is_latest=false&managed=true)', 'memory_filtered_pages'],
       ['first requests of fresh containers (cluster)', 'cluster_fresh_container'],
-    ];
-    const baselineP99 = (serve.baseline_constant_page as { p99_ms: number }).p99_ms;
-    process.stdout.write(`GET /devices, ${serve.total} devices, pages of ${fixed(serve.page_kb, 0)} KiB, 16 concurrent clients:\n`);
-    process.stdout.write('| path | requests | p50 | p99 | requests/s | p99 ÷ baseline |\n|---|---|---|---|---|---|\n');
-    for (const [label, key] of rows) {
-      const figures = serve[key] as { requests: number; p50_ms: number; p99_ms: number; per_second?: number };
-      process.stdout.write(
-        `| ${label} | ${figures.requests} | ${fixed(figures.p50_ms, 2)} ms | ${fixed(figures.p99_ms, 2)} ms | ${figures.per_second === undefined ? '—' : fixed(figures.per_second, 0)} | ${fixed(figures.p99_ms / baselineP99, 1)}× |\n`,
-      );
-    }
-    const serialBaselineP99 = (serve.serial_baseline_constant_page as { p99_ms: number }).p99_ms;
-    process.stdout.write('The same one request at a time (a Lambda container serves one at once):\n');
-    process.stdout.write('| path | requests | p50 | p99 | requests/s | p99 ÷ baseline |\n|---|---|---|---|---|---|\n');
-    for (const [label, key] of [
+    ]);
+    table('The same one request at a time (a Lambda container serves one at once):', [
       ['baseline: the chain answering a constant page', 'serial_baseline_constant_page'],
       ['pages of 1,000 from memory, walking after', 'serial_memory_pages'],
-    ] as const) {
-      const figures = serve[key] as { requests: number; p50_ms: number; p99_ms: number; per_second?: number };
-      process.stdout.write(
-        `| ${label} | ${figures.requests} | ${fixed(figures.p50_ms, 2)} ms | ${fixed(figures.p99_ms, 2)} ms | ${fixed(figures.per_second, 0)} | ${fixed(figures.p99_ms / serialBaselineP99, 1)}× |\n`,
-      );
-    }
+    ]);
     process.stdout.write(
       `container holding the snapshot: RSS ${fixed(serve.container_rss_mb, 0)} MB (peak ${fixed(serve.container_peak_rss_mb, 0)} MB); ` +
         `Jamf requests while serving: ${upstream}\n`,
