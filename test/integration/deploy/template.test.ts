@@ -112,6 +112,7 @@ describe('osls package: the CloudFormation template', () => {
         expect(properties.Architectures, name).toEqual(['arm64']);
         expect(properties.Handler, name).toBe(`functions/${FUNCTIONS[name].file}.handler`);
         expect(environmentOf(byDefault.template, name).NODE_OPTIONS, name).toBe(name === 'importTickets' ? '--max-semi-space-size=8' : undefined);
+        expect(environmentOf(byDefault.template, name).MALLOC_MMAP_THRESHOLD_, name).toBe(name === 'importTickets' ? '131072' : undefined);
       }
     });
 
@@ -457,7 +458,7 @@ describe('osls package: the CloudFormation template', () => {
       ],
       createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN', 'IDEMPOTENCY_TABLE'],
       getUser: ['USERS_TABLE'],
-      importTickets: ['NODE_OPTIONS', 'TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM'],
+      importTickets: ['NODE_OPTIONS', 'MALLOC_MMAP_THRESHOLD_', 'TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM'],
     };
     const RUNTIME_VARIABLES = ['POWERTOOLS_METRICS_NAMESPACE'];
 
