@@ -1,5 +1,5 @@
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
+import { BlockQueue } from './block-queue.ts';
 
 /**
  * The rejects file (docs/import.md, "Rejects"), as pgloader keeps one: a CSV of one line per (row,
@@ -23,19 +23,19 @@ const needsQuotes = (data: Buffer, start: number, end: number): boolean => {
 };
 
 /**
- * Formats reject lines into blocks written whole to `output`, a file or an S3 upload that the job
- * commits or aborts with the archive. `flush` is awaited once per batch, so a slow destination holds
- * the reading back: memory stays bounded however many rows are rejected.
+ * Formats reject lines into blocks (block-queue.ts) written whole to `output`, a file or an S3
+ * upload that the job commits or aborts with the archive. `flush` is awaited once per batch, so a
+ * slow destination holds the reading back: memory stays bounded however many rows are rejected.
  */
 export class RejectsWriter {
   private readonly output: Writable;
-  private block = Buffer.allocUnsafeSlow(BLOCK_BYTES);
-  private used = 0;
-  private readonly filled: Buffer[] = [];
+  private readonly queue: BlockQueue;
 
   constructor(output: Writable) {
     this.output = output;
-    this.used = this.block.write(REJECTS_HEADER, 0, 'latin1');
+    // An S3 upload's PassThrough keeps the written blocks themselves: no block is filled twice.
+    this.queue = new BlockQueue(output, { blockBytes: BLOCK_BYTES, reuseWritten: false });
+    this.queue.used = this.queue.block.write(REJECTS_HEADER, 0, 'latin1');
   }
 
   /** One line; the value is `data[start, end)`, UTF-8 as the row gave it. */
@@ -43,9 +43,8 @@ export class RejectsWriter {
     const head = `${row},${line},${asset},${reason},${column},`;
     const quoted = needsQuotes(data, start, end);
     // Room for the worst case: every byte a doubled quote.
-    this.room(head.length + 2 * (end - start) + 3);
-    const block = this.block;
-    let used = this.used + block.write(head, this.used, 'latin1');
+    const block = this.queue.room(head.length + 2 * (end - start) + 3);
+    let used = this.queue.used + block.write(head, this.queue.used, 'latin1');
     if (quoted) {
       block[used++] = QUOTE;
       for (let at = start; at < end; at += 1) {
@@ -58,34 +57,17 @@ export class RejectsWriter {
       used += data.copy(block, used, start, end);
     }
     block[used++] = 0x0a;
-    this.used = used;
+    this.queue.used = used;
   }
 
   /** Writes the filled blocks, waiting while the destination is behind. */
-  async flush(): Promise<void> {
-    if (this.output.errored) throw this.output.errored;
-    if (this.filled.length === 0) return;
-    let drained = true;
-    for (const block of this.filled.splice(0)) drained = this.output.write(block);
-    if (!drained) await once(this.output, 'drain');
+  flush(): Promise<void> {
+    return this.queue.flush();
   }
 
   /** Writes the rest and ends `output`; resolves once it has taken everything. */
   async finish(): Promise<void> {
-    this.retire();
-    await this.flush();
+    await this.queue.flush(true);
     await new Promise<void>((resolve, reject) => this.output.end((error?: Error | null) => (error ? reject(error) : resolve())));
-  }
-
-  private room(bytes: number): void {
-    if (this.used + bytes <= this.block.length) return;
-    this.retire();
-    if (bytes > BLOCK_BYTES) this.block = Buffer.allocUnsafeSlow(bytes);
-  }
-
-  private retire(): void {
-    if (this.used > 0) this.filled.push(this.block.subarray(0, this.used));
-    this.block = Buffer.allocUnsafeSlow(BLOCK_BYTES);
-    this.used = 0;
   }
 }

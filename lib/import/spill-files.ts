@@ -1,7 +1,7 @@
 import { closeSync, createWriteStream, openSync, readSync } from 'node:fs';
 import type { WriteStream } from 'node:fs';
-import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
+import { BlockQueue } from './block-queue.ts';
 
 /**
  * Spill files hold each winning record as its final JSON bytes, ready to be spliced into an entry,
@@ -99,65 +99,37 @@ export class RecordBuffer {
   }
 }
 
-/** Blocks are written to disk whole: big writes, no per-record syscalls or string joins. */
+/** Blocks are written to disk whole (block-queue.ts). */
 const BLOCK_BYTES = 512 * 1024;
 
-/**
- * Collects spill records (encoded by a RecordBuffer) into 512 KiB blocks; filled blocks wait in
- * `filled` until `flush`, which the caller awaits once per batch, so the disk's backpressure holds
- * the reading back and at most one batch's worth of records is buffered.
- */
+/** Collects spill records (encoded by a RecordBuffer) into 512 KiB blocks for the spill file. */
 export class SpillWriter {
   private readonly stream: WriteStream;
-  private block: Buffer = Buffer.allocUnsafeSlow(BLOCK_BYTES);
-  private used = 0;
-  private readonly filled: Buffer[] = [];
-  /** Blocks the disk is done with, reused: fresh megabytes would each cost page faults and GC work. */
-  private readonly spare: Buffer[] = [];
+  private readonly queue: BlockQueue;
 
   constructor(path: string) {
     // Room for a couple of blocks in flight, so the CSV parsing goes on while the disk writes one.
     this.stream = createWriteStream(path, { flags: 'wx', highWaterMark: 2 * BLOCK_BYTES });
-    // Errors surface through `once(…'drain')` / `finished`; this keeps an early one from crashing.
+    // Errors surface through `flush` / `finished`; this keeps an early one from crashing.
     this.stream.on('error', () => {});
+    // A file stream has the bytes in the kernel when it calls back: its blocks are filled again.
+    this.queue = new BlockQueue(this.stream, { blockBytes: BLOCK_BYTES, reuseWritten: true });
   }
 
   /** Appends whole records, `data[start, end)` as a RecordBuffer encoded them. */
   append(data: Buffer, start: number, end: number): void {
-    const length = end - start;
-    if (this.used + length > this.block.length) {
-      this.retireBlock();
-      // A record bigger than a block (a huge BODY) gets a block of its own size.
-      if (length > BLOCK_BYTES) this.block = Buffer.allocUnsafeSlow(length);
-    }
-    this.used += data.copy(this.block, this.used, start, end);
+    const queue = this.queue;
+    const block = queue.room(end - start); // may start a new block: read `used` after it
+    queue.used += data.copy(block, queue.used, start, end);
   }
 
-  /** Queues the current block for the disk and starts another. */
-  private retireBlock(): void {
-    if (this.used > 0) {
-      this.filled.push(this.block.subarray(0, this.used));
-      this.block = this.spare.pop() ?? Buffer.allocUnsafeSlow(BLOCK_BYTES);
-    }
-    this.used = 0;
-  }
-
-  /** Writes the filled blocks (and the partial one, when `force`), honouring backpressure. */
-  async flush(force = false): Promise<void> {
-    if (this.stream.errored) throw this.stream.errored;
-    if (force) this.retireBlock();
-    if (this.filled.length === 0) return;
-    let drained = true;
-    for (const written of this.filled.splice(0)) {
-      drained = this.stream.write(written, (error) => {
-        if (!error && written.buffer.byteLength === BLOCK_BYTES) this.spare.push(Buffer.from(written.buffer, written.byteOffset, BLOCK_BYTES));
-      });
-    }
-    if (!drained) await once(this.stream, 'drain');
+  /** Writes what is ready, honouring backpressure: awaited once per batch. */
+  flush(): Promise<void> {
+    return this.queue.flush();
   }
 
   async close(): Promise<void> {
-    await this.flush(true);
+    await this.queue.flush(true);
     this.stream.end();
     await finished(this.stream);
   }
