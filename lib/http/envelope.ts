@@ -4,7 +4,7 @@ import { reasonPhrase, type ErrorDetail } from '../errors.ts';
 const JSON_HEADERS = { 'Content-Type': 'application/json' } as const;
 
 /** The one error body of every endpoint (docs/api.md#errors). */
-export const errorEnvelope = (status: number, message: string, details?: ErrorDetail[]) => ({
+export const errorBody = (status: number, message: string, details?: ErrorDetail[]) => ({
   error: {
     message,
     status,

@@ -1,5 +1,5 @@
 import { AppError, InternalError } from '../errors.ts';
-import { errorEnvelope as envelopeOf, jsonResponse } from './envelope.ts';
+import { errorBody, jsonResponse } from './envelope.ts';
 import type { HttpMiddleware } from './http-types.ts';
 
 /**
@@ -11,6 +11,6 @@ export const errorEnvelope = (): HttpMiddleware => ({
   onError: (request) => {
     const error = request.error instanceof AppError ? request.error : new InternalError(request.error);
     request.error = error;
-    request.response = jsonResponse(error.status, envelopeOf(error.status, error.publicMessage, error.details), error.headers);
+    request.response = jsonResponse(error.status, errorBody(error.status, error.publicMessage, error.details), error.headers);
   },
 });
