@@ -105,19 +105,18 @@ const requiredSecret = (env: Env, name: string): SecretRef => {
   return ref;
 };
 
-const positiveInt = (env: Env, name: string, fallback: number): number => {
+/** A whole number of at least `least` (1 or 0), as digits with optional surrounding space, exact as a double. */
+const wholeNumber = (env: Env, name: string, fallback: number, least: 0 | 1): number => {
   const raw = present(env, name);
   if (raw === undefined) return fallback;
-  if (!/^\s*\d+\s*$/.test(raw) || Number(raw) <= 0) throw new ConfigError(name, 'must be a positive integer');
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < least) {
+    throw new ConfigError(name, least === 1 ? 'must be a positive integer' : 'must be a whole number of seconds (0 or more)');
+  }
   return Number(raw);
 };
 
-const nonNegativeInt = (env: Env, name: string, fallback: number): number => {
-  const raw = present(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ConfigError(name, 'must be a whole number of seconds (0 or more)');
-  return Number(raw);
-};
+const positiveInt = (env: Env, name: string, fallback: number): number => wholeNumber(env, name, fallback, 1);
+const nonNegativeInt = (env: Env, name: string, fallback: number): number => wholeNumber(env, name, fallback, 0);
 
 const osVersion = (env: Env, name: string): string | undefined => {
   const value = present(env, name);

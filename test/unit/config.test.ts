@@ -89,6 +89,8 @@ describe('loadDevicesConfig', () => {
     ['LATEST_OS_FEED_TTL_SECONDS', { ...devicesEnv, LATEST_OS_FEED_URL: 'https://sofa.example.test/feed.json', LATEST_OS_FEED_TTL_SECONDS: '0' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '0' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '1.5' }],
+    // Past 2^53 a double would round it.
+    ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '99999999999999999999' }],
   ])('fails naming %s when it is missing or invalid', (variable, env) => {
     const error = configErrorOf(() => loadDevicesConfig(env));
     expect(error.variable).toBe(variable);
