@@ -16,7 +16,8 @@ import { buildDedupeKeys, type KeyCounts } from './import/dedupe-keys.ts';
  * Rows: BENCH_IMPORT_ROWS (comma separated, default `250000,1000000`; e.g. `BENCH_IMPORT_ROWS=50000`
  * for a quick run). The CLI runs as `npm run import` starts it (the environment and node flags of
  * package.json's `import` script, without npm's own start-up: `--max-semi-space-size=8` caps V8's
- * young generation, a compile cache spares the TypeScript stripping), with its default reading thread
+ * young generation, a fixed malloc mmap threshold lets freed blocks go back to the system, a compile
+ * cache spares the TypeScript stripping), with its default reading thread
  * (one on two cores), with `--single-thread` and with `--read-threads 2` (the source cut between two
  * reading threads), then with `--rejects` and `--dry-run`.
  *
