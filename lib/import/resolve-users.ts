@@ -35,14 +35,15 @@ export const destinationUserId = (users: DestinationUsers | undefined, email: st
 export class UserResolver {
   matched = 0;
   readonly enabled: boolean;
-  /** Every AUTHOR_ID a winning user decided, remapped or not (int64Halves). */
-  private readonly decided = new Int64Set();
+  /** Every AUTHOR_ID a winning user decided, remapped or not (int64Halves); none without a destination. */
+  private readonly decided: Int64Set | undefined;
   /** AUTHOR_ID → destination id, for the AUTHOR_IDs whose first winning user had one. */
   private readonly remapped = new Map<string, string>();
   private readonly halves = new Int32Array(2);
 
   constructor(enabled: boolean) {
     this.enabled = enabled;
+    this.decided = enabled ? new Int64Set() : undefined;
   }
 
   /**
@@ -52,7 +53,7 @@ export class UserResolver {
   take(authorId: string | null, destinationId: string | null): void {
     if (destinationId !== null) this.matched += 1;
     // Without an AUTHOR_ID a user is complete only through its destination id, and decides no reference.
-    if (!this.enabled || authorId === null) return;
+    if (this.decided === undefined || authorId === null) return;
     int64Halves(authorId, this.halves);
     if (!this.decided.addHalves(this.halves[0]!, this.halves[1]!)) return;
     if (destinationId !== null) this.remapped.set(ownedCopy(authorId), destinationId);
