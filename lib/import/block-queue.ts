@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 
-export interface BlockQueueOptions {
+interface BlockQueueOptions {
   blockBytes: number;
   /**
    * Fill a block again once `output` has called back for it. Only for an output that is done with a

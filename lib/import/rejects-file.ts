@@ -35,7 +35,8 @@ export class RejectsWriter {
     this.output = output;
     // An S3 upload's PassThrough keeps the written blocks themselves: no block is filled twice.
     this.queue = new BlockQueue(output, { blockBytes: BLOCK_BYTES, reuseWritten: false });
-    this.queue.used = this.queue.block.write(REJECTS_HEADER, 0, 'latin1');
+    const block = this.queue.room(REJECTS_HEADER.length);
+    this.queue.used += block.write(REJECTS_HEADER, this.queue.used, 'latin1');
   }
 
   /** One line; the value is `data[start, end)`, UTF-8 as the row gave it. */
