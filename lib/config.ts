@@ -105,12 +105,15 @@ const requiredSecret = (env: Env, name: string): SecretRef => {
   return ref;
 };
 
-/** A whole number of at least `least` (1 or 0), as digits with optional surrounding space, exact as a double. */
+/**
+ * A whole number of at least `least` (1 or 0), as digits with optional surrounding space, and at most
+ * 2^53 − 1: beyond that a double no longer holds it exactly, and a setting must not be rounded.
+ */
 const wholeNumber = (env: Env, name: string, fallback: number, least: 0 | 1): number => {
   const raw = present(env, name);
   if (raw === undefined) return fallback;
   if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < least) {
-    throw new ConfigError(name, least === 1 ? 'must be a positive integer' : 'must be a whole number of seconds (0 or more)');
+    throw new ConfigError(name, `must be a whole number from ${least} to ${Number.MAX_SAFE_INTEGER}`);
   }
   return Number(raw);
 };

@@ -51,6 +51,8 @@ describe('loadDevicesConfig', () => {
     expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379', DEVICES_CACHE_STALE_SECONDS: '0' }).cacheStaleSeconds).toBe(0);
     expect(loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_STALE_SECONDS: '120' }).cacheStaleSeconds).toBe(120);
     expect(() => loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_STALE_SECONDS: '-1' })).toThrow(/DEVICES_CACHE_STALE_SECONDS/);
+    // The largest whole number a double holds exactly is still taken as it is.
+    expect(loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: ' 9007199254740991 ' }).cacheTtlSeconds).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('requires REDIS_URL for the scheduled refresh, naming it', () => {
@@ -89,8 +91,9 @@ describe('loadDevicesConfig', () => {
     ['LATEST_OS_FEED_TTL_SECONDS', { ...devicesEnv, LATEST_OS_FEED_URL: 'https://sofa.example.test/feed.json', LATEST_OS_FEED_TTL_SECONDS: '0' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '0' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '1.5' }],
-    // Past 2^53 a double would round it.
-    ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '99999999999999999999' }],
+    // Past 2^53 − 1 a double would round it.
+    ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '9007199254740992' }],
+    ['DEVICES_CACHE_STALE_SECONDS', { ...devicesEnv, DEVICES_CACHE_STALE_SECONDS: '99999999999999999999' }],
   ])('fails naming %s when it is missing or invalid', (variable, env) => {
     const error = configErrorOf(() => loadDevicesConfig(env));
     expect(error.variable).toBe(variable);
