@@ -39,11 +39,12 @@ const ROLE = 'ticket-import-read-side';
 
 /**
  * By default one reading thread per core beside the main thread's, at least one and at most three.
- * Measured on two cores, a second reading thread (three threads sharing two cores) was at most a few
- * per cent faster (none at 250,000 rows) and cost 40–70 MB more memory (a thread's own heaps and
- * buffers), so a Lambda with two vCPUs reads in one; from four vCPUs (7,076 MB) three share the reading. The main thread's own work (taking rows,
- * the spills, following the quotes for the cuts) is about two fifths of a reading thread's, so it
- * keeps up with two or three, and a fourth would only wait on it.
+ * Measured on two cores, a second reading thread (three threads sharing two cores) was no faster at
+ * 250,000 rows and about a tenth faster at 1,000,000, for 40–80 MB more memory (a thread's own heaps
+ * and buffers), so a Lambda with two vCPUs reads in one; from four vCPUs (7,076 MB) three share the
+ * reading. The main thread's own work (taking rows, the spills, following the quotes for the cuts)
+ * was profiled at a fifth to two fifths of a reading thread's, so it keeps up with two reading
+ * threads, and with three at the lower figure (docs/import.md, threads).
  */
 const defaultReadThreads = (): number => Math.min(3, Math.max(1, availableParallelism() - 1));
 /** The source is cut about this often (bigger: fewer cuts; smaller: less waiting for a segment's turn). */
