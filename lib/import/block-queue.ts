@@ -13,14 +13,14 @@ interface BlockQueueOptions {
 
 /**
  * Bytes gathered into blocks that go to `output` whole: big writes, no per-record syscalls or
- * string joins. The writer fills `block` in place from `used` (after asking for `room`) and moves
- * `used` on. Filled blocks wait until `flush`, which the caller awaits once per batch, so the
- * output's backpressure holds the reading back and at most one batch's worth is buffered. The spill
- * files and the rejects file both write through one.
+ * string joins. The writer fills the block `room` returns in place from `used` and moves `used` on.
+ * Filled blocks wait until `flush`, which the caller awaits once per batch, so the output's
+ * backpressure holds the reading back and at most one batch's worth is buffered. The spill files
+ * and the rejects file both write through one.
  */
 export class BlockQueue {
-  /** The block being filled. */
-  block: Buffer;
+  /** The block being filled (the writer gets it from `room`). */
+  private block: Buffer;
   /** How much of `block` is filled. */
   used = 0;
   private readonly output: Writable;

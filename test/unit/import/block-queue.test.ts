@@ -60,10 +60,10 @@ describe('BlockQueue', () => {
     const { output, received, complete } = heldOutput();
     const queue = new BlockQueue(output, { blockBytes: BLOCK_BYTES, reuseWritten: true });
     const written = pieces(300);
-    const blocksSeen = new Set<ArrayBufferLike>([queue.block.buffer]);
+    const blocksSeen = new Set<ArrayBufferLike>([queue.room(0).buffer]);
     for (const [index, piece] of written.entries()) {
       append(queue, piece);
-      blocksSeen.add(queue.block.buffer);
+      blocksSeen.add(queue.room(0).buffer);
       await queue.flush();
       // The output holds what it was given over several appends, then completes, as between batches.
       if (index % 8 === 7) {
