@@ -34,7 +34,6 @@ export const destinationUserId = (users: DestinationUsers | undefined, email: st
  */
 export class UserResolver {
   matched = 0;
-  readonly enabled: boolean;
   /** Every AUTHOR_ID a winning user decided, remapped or not (int64Halves); none without a destination. */
   private readonly decided: Int64Set | undefined;
   /** AUTHOR_ID → destination id, for the AUTHOR_IDs whose first winning user had one. */
@@ -42,8 +41,12 @@ export class UserResolver {
   private readonly halves = new Int32Array(2);
 
   constructor(enabled: boolean) {
-    this.enabled = enabled;
     this.decided = enabled ? new Int64Set() : undefined;
+  }
+
+  /** Whether ids are resolved against a destination. */
+  get enabled(): boolean {
+    return this.decided !== undefined;
   }
 
   /**
