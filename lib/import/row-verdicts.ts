@@ -5,7 +5,7 @@ import { writeComment, writeTicket, writeUser } from './json-writer.ts';
 import type { CsvRow } from './read-csv.ts';
 import { RecentEmails, RecentIds } from './recent-keys.ts';
 import { destinationUserId, type DestinationUsers } from './resolve-users.ts';
-import { recordEnd, RecordBuffer } from './spill-files.ts';
+import { maxUtf8Bytes, recordEnd, RecordBuffer } from './spill-files.ts';
 
 /**
  * What the read side (parsing, field and asset rules, encoding: nothing that depends on other rows)
@@ -59,7 +59,7 @@ class VerdictBytes {
 
   /** Text behind its byte length as a `u8` or a `u32` (`lengthBytes`). */
   text(text: string, lengthBytes: 1 | 4): void {
-    this.room(lengthBytes + 3 * text.length);
+    this.room(lengthBytes + maxUtf8Bytes(text));
     const at = this.used + lengthBytes;
     const length = this.data.write(text, at, 'utf8');
     this.data.writeUIntLE(length, this.used, lengthBytes);

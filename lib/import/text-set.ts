@@ -1,4 +1,5 @@
 import { MAX_LOAD } from './int64-set.ts';
+import { maxUtf8Bytes } from './spill-files.ts';
 
 /**
  * Entries are packed into chunks, the first 64 KiB, each next one twice the last up to 8 MiB (a
@@ -54,7 +55,7 @@ export class TextSet {
       this.size += 1;
       return true;
     }
-    if (this.scratch.length < 3 * text.length) this.scratch = Buffer.allocUnsafeSlow(3 * text.length);
+    if (this.scratch.length < maxUtf8Bytes(text)) this.scratch = Buffer.allocUnsafeSlow(maxUtf8Bytes(text));
     const bytes = this.scratch;
     const length = bytes.write(text, 0, 'utf8');
     // FNV-1a over the bytes, as an Int32 from the start: that is how the index keeps it.
