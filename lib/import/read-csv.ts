@@ -62,6 +62,26 @@ export class FieldCountError extends ImportInputError {
   }
 }
 
+/**
+ * A quoted field with more text after its closing quote (`"Hello" she said`): papaparse would read on
+ * to the next quote that ends a field, taking the rows between into this cell, so the run stops here.
+ */
+export class MalformedQuoteError extends ImportInputError {
+  /** The row's number among the data rows (from 1). */
+  readonly dataRow: number;
+  /** The line of the file the row starts on (from 1). */
+  readonly line: number;
+
+  constructor(dataRow: number, line: number) {
+    super(
+      `CSV data row ${dataRow} (line ${line}) has a quoted field with more text after its closing quote ` +
+        '(a quote inside a quoted field is written twice: "")',
+    );
+    this.dataRow = dataRow;
+    this.line = line;
+  }
+}
+
 /** Reads a CSV a pushed chunk at a time (see makeCsvReader); `atRowStart` lets a caller end it early between rows. */
 export interface CsvReader {
   push(chunk: Buffer | string): Promise<void>;
@@ -76,6 +96,24 @@ const DEFAULT_MAX_ROW_CHARS = 16 << 20;
 const DECODE_SLICE_BYTES = 32 * 1024;
 
 const isEmptyLine = (row: readonly string[]): boolean => row.length === 1 && row[0] === '';
+
+interface ParseError {
+  code: string;
+  row?: number;
+}
+
+/**
+ * The first parsed row (its index among `rowsParsed`) holding a closing quote followed by more text,
+ * or -1. An unfinished last row (not `final`) is parsed again once more text came, and counts then.
+ */
+const malformedQuoteRow = (errors: readonly ParseError[], rowsParsed: number, final: boolean): number => {
+  let first = -1;
+  for (const error of errors) {
+    if (error.code !== 'InvalidQuotes' || error.row === undefined || (!final && error.row >= rowsParsed)) continue;
+    if (first === -1 || error.row < first) first = error.row;
+  }
+  return first;
+};
 
 /** The line ending of the header row decides the file's (quoted newlines come later, in data). */
 const detectNewline = (text: string): '\n' | '\r\n' => {
@@ -134,11 +172,17 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   const parseAvailable = async (final: boolean): Promise<void> => {
     newline ??= start?.shape.newline ?? detectNewline(pending);
     parser ??= new Papa.Parser({ delimiter: ',', quoteChar: '"', newline });
-    const results = parser.parse(pending, 0, !final) as {
+    const parsed = pending;
+    const results = parser.parse(parsed, 0, !final) as {
       data: string[][];
-      errors: { code: string; row?: number }[];
+      errors: ParseError[];
       meta: { cursor: number };
     };
+    const malformed = malformedQuoteRow(results.errors, results.data.length, final);
+    if (malformed !== -1) {
+      const error = malformedQuote(results.data, malformed, parsed);
+      if (error !== undefined) throw error;
+    }
     if (final) {
       if (results.errors.some((error) => error.code === 'MissingQuotes')) {
         throw new ImportInputError('CSV ends inside a quoted field (a quote is never closed)');
@@ -184,6 +228,27 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
     }
     dataRowsSeen += dataRows.length;
     if (dataRows.length > 0) await options.onRows(dataRows, lines);
+  };
+
+  /**
+   * The error for `rows[index]` (parsed from `text`) holding a malformed quote, named by its data row
+   * and line: counted here, as only a failing run needs them.
+   */
+  const malformedQuote = (rows: readonly (readonly string[])[], index: number, text: string): ImportInputError | undefined => {
+    let line = lineFeeds - countLineFeeds(text) + 1;
+    let dataRow = dataRowsSeen;
+    let headerFields = headerSeen ? columnCount : undefined;
+    for (let row = 0; row < index; row += 1) {
+      const cells = rows[row]!;
+      line += linesOf(cells);
+      if (isEmptyLine(cells)) continue;
+      if (headerFields === undefined) headerFields = cells.length;
+      // An earlier row with too many fields is the first fault: the field-count check names it.
+      else if (cells.length > headerFields) return undefined;
+      else dataRow += 1;
+    }
+    if (headerFields === undefined) return new ImportInputError(`CSV header (line ${line}) has a quoted field with more text after its closing quote`);
+    return new MalformedQuoteError(dataRow + 1, line);
   };
 
   /** The error for the last slice's undecodable bytes, named by line and byte offset. */

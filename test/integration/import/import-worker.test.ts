@@ -159,6 +159,7 @@ describe('the read side in several worker threads, the source cut between rows',
   it.each([
     ['a row with more fields than the header', `${goodRows}1,2,3,4,5,6,7,8,9,10,11\n${chatCsv([fullRow(9999)]).split('\n')[1]}\n`],
     ['a quote that never closes', `${goodRows}2024-05-01T10:00:00Z,1,2,3,true,"never closed,x\n`],
+    ['a quoted field with text after its closing quote', `${goodRows}${chatCsv([fullRow(9999, { BODY: 'x' })]).split('\n')[1]!.replace(',x,', ',"Hello" she said,')}\n${chatCsv([fullRow(9998)]).split('\n')[1]}\n`],
     ['bytes that are not UTF-8', Buffer.concat([Buffer.from(goodRows), Buffer.from('2024-05-01T10:00:00Z,1,2,3,true,caf'), Buffer.from([0xe9, 0x0a])])],
   ])('fails on %s far into the file with the same error as one thread', async (_label, csv) => {
     const run = async (threads: Partial<ImportPipelineOptions>) => {

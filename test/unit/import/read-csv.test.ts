@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from '../../../lib/import/chat-columns.ts';
-import { makeCsvReader, type CsvRow, type ReadCsvOptions } from '../../../lib/import/read-csv.ts';
+import { makeCsvReader, MalformedQuoteError, type CsvRow, type ReadCsvOptions } from '../../../lib/import/read-csv.ts';
 
 /** A whole input through the reader, chunk by chunk, as the read side feeds it. */
 const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
@@ -170,6 +170,37 @@ describe('readCsv', () => {
     await expect(read([`${HEADER}\n1,2,3,4,5,"never closed,7,8,9,10\n1,2,3\n`])).rejects.toThrowError(
       /ends inside a quoted field/,
     );
+  });
+
+  describe('a quoted field with more text after its closing quote', () => {
+    // The third data row starts on line 6: the first row's BODY holds a quoted newline, a blank line follows it.
+    const rows = [`1,2,3,4,5,"two\nlines",7,8,9,10`, '', '1,2,3,4,5,ok,7,8,9,10', `1,2,3,4,5,"Hello" she said,7,8,9,10`, '1,2,3,4,5,"Bye",7,8,9,10', '1,2,3,4,5,ok,7,8,9,10'];
+    const text = `${HEADER}\n${rows.join('\n')}\n`;
+
+    it.each([1, 7, 64, text.length])('fails naming its data row and line, never merging rows (pieces of %i bytes)', async (size) => {
+      const delivered: CsvRow[] = [];
+      const error = await failureOf(readCsv(chunksOf(byteChunks(text, size)), { onRows: (batch) => void delivered.push(...batch), chunkChars: 16 }));
+      expect(error).toBeInstanceOf(MalformedQuoteError);
+      expect(error?.message).toBe('CSV data row 3 (line 6) has a quoted field with more text after its closing quote (a quote inside a quoted field is written twice: "")');
+      expect(delivered.every((row) => row.length === 10 && !row[5]!.includes('Hello'))).toBe(true);
+    });
+
+    it('fails on quotes inside a quoted field that are not doubled', async () => {
+      await expect(read([`${HEADER}\n1,2,3,4,5,"abc"de"f",7,8,9,10\n`])).rejects.toThrowError('CSV data row 1 (line 2) has a quoted field');
+    });
+
+    it('fails in the header, naming it', async () => {
+      await expect(read([`"TICKET_CREATED_AT"x,${HEADER}\n`])).rejects.toThrowError('CSV header (line 1) has a quoted field with more text after its closing quote');
+    });
+
+    it('leaves the first fault to the field-count check when a row before it has too many fields', async () => {
+      await expect(read([`${HEADER}\n1,2,3,4,5,6,7,8,9,10,11\n1,2,3,4,5,"a"b,7,8,9,10\n`])).rejects.toThrowError(/CSV data row 1 has 11 fields/);
+    });
+
+    it('keeps doubled quotes and spaces inside quotes as data', async () => {
+      const { rows: read1 } = await read([`${HEADER}\n1,2,3,4,5,"say ""hi"" ",7,8,9,10\n`]);
+      expect(read1[0]![5]).toBe('say "hi" ');
+    });
   });
 
   it('fails a quoted field growing past the row limit instead of buffering the whole file', async () => {
