@@ -115,6 +115,19 @@ const malformedQuoteRow = (errors: readonly ParseError[], rowsParsed: number, fi
   return first;
 };
 
+/**
+ * Lines ending in CR alone (the classic Mac OS convention, which Excel still offers as "CSV
+ * (Macintosh)") would read as one endless header row and no data: refused, naming the cure. Seen in
+ * the header row, before its first LF; a CR last in the text so far may still be followed by an LF
+ * (or end a header-only file).
+ */
+const refuseBareCarriageReturns = (text: string): void => {
+  const lf = text.indexOf('\n');
+  const cr = text.indexOf('\r');
+  if (cr === -1 || (lf === -1 ? cr === text.length - 1 : cr >= lf - 1)) return;
+  throw new ImportInputError('CSV lines end in CR alone (classic Mac OS line endings): save or convert the file with LF or CRLF line endings');
+};
+
 /** The line ending of the header row decides the file's (quoted newlines come later, in data). */
 const detectNewline = (text: string): '\n' | '\r\n' => {
   const lf = text.indexOf('\n');
@@ -170,6 +183,7 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   let parseAt = chunkChars;
 
   const parseAvailable = async (final: boolean): Promise<void> => {
+    if (parser === undefined && start === undefined) refuseBareCarriageReturns(pending);
     newline ??= start?.shape.newline ?? detectNewline(pending);
     parser ??= new Papa.Parser({ delimiter: ',', quoteChar: '"', newline });
     const parsed = pending;
@@ -272,7 +286,10 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
       if (pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
     }
     // The newline is guessed from the header row, so wait until it is complete.
-    if (parser === undefined && start === undefined && !pending.includes('\n') && pending.length <= maxRowChars) return;
+    if (parser === undefined && start === undefined) {
+      refuseBareCarriageReturns(pending);
+      if (!pending.includes('\n') && pending.length <= maxRowChars) return;
+    }
     if (pending.length >= parseAt || (parser === undefined && pending.includes('\n'))) {
       await parseAvailable(false);
     }

@@ -141,6 +141,21 @@ describe('readCsv', () => {
     await expect(read([`${HEADER}\r\n${rows}\n`])).rejects.toThrow(/mixed line endings/);
   });
 
+  it.each([1, 5, 4096])('refuses lines that end in CR alone rather than read no rows (pieces of %i bytes)', async (size) => {
+    const text = `${HEADER},EXTRA\r${'1,2,3,4,5,6,7,8,9,10,x\r'.repeat(3)}`;
+    const delivered: CsvRow[] = [];
+    const error = await failureOf(readCsv(chunksOf(byteChunks(text, size)), { onRows: (rows) => void delivered.push(...rows) }));
+    expect(error).toBeInstanceOf(ImportInputError);
+    expect(error?.message).toBe('CSV lines end in CR alone (classic Mac OS line endings): save or convert the file with LF or CRLF line endings');
+    expect(delivered).toEqual([]);
+  });
+
+  it('reads a bare CR inside a data row of an LF file as data', async () => {
+    const { rows } = await read(byteChunks(`${HEADER}\n1,2,3,4,5,"a\rb",7,8,9,10\n`, 3));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]![5]).toBe('a\rb');
+  });
+
   it('reads a header-only file as no rows', async () => {
     const { rows } = await read([`${HEADER}\n`]);
     expect(rows).toEqual([]);
