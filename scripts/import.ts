@@ -140,5 +140,7 @@ try {
   const expected = isExpected(error);
   const detail = expected ? (error as Error).message : error instanceof Error ? (error.stack ?? error.message) : String(error);
   process.stderr.write(`import failed: ${detail}\n`);
-  process.exitCode = error instanceof ImportCancelledError ? 130 : 1;
+  // Exit now, the run has cleaned up: nothing it left open (a source's connection, a client's
+  // sockets) may hold the process after a failure.
+  process.exit(error instanceof ImportCancelledError ? 130 : 1);
 }

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { removeAtExit } from '../remove-at-exit.ts';
 import { AssetDeduper, type Asset } from './asset-rules.ts';
 import { BATCH_SIZE, entryCount, entryName } from './batches.ts';
 import { entryBytes, recordIdText } from './json-writer.ts';
@@ -80,6 +81,7 @@ const REJECTED: Record<Asset, RejectedAsset> = { tickets: 'ticket', comments: 'c
  */
 export const runImportPipeline = async (options: ImportPipelineOptions): Promise<ImportSummary> => {
   const workDir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'ticket-import-'));
+  const forget = removeAtExit(workDir);
   const resolver = new UserResolver(options.destinationUsers !== undefined);
   const deduper = new AssetDeduper();
   const counts = { rows: 0, tickets: 0, comments: 0, users: 0 };
@@ -198,5 +200,6 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
     if (writers !== undefined) for (const writer of Object.values(writers)) writer.destroy();
     for (const reader of readers) reader.close();
     await rm(workDir, { recursive: true, force: true });
+    forget();
   }
 };

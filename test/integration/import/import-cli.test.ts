@@ -112,6 +112,41 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual(['in.csv']);
   });
 
+  it.each([[[]], [['--single-thread']]])('stops on Ctrl-C while the source pipe has stalled, and on a second Ctrl-C at once, leaving no temporary file or spill (%j)', async (flags: string[]) => {
+    const fifo = join(directory, 'in.csv');
+    const spillRoot = join(directory, 'tmp');
+    await mkdir(spillRoot);
+    await promisify(execFile)('mkfifo', [fifo]);
+    const args = ['scripts/import.ts', ...flags, fifo, join(directory, 'out.tar')];
+    const stopsAfter = async (signals: number): Promise<{ code: number | null; beforeWriterClosed: boolean }> => {
+      const child = spawn(NODE, args, { cwd: ROOT, env: { ...baseEnv(), TMPDIR: spillRoot }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      // A producer that writes the header and a few rows, then stalls with the pipe open (as a
+      // hung `zcat` or network copy would) until the CLI is gone or the bound is hit.
+      const writer = await open(fifo, 'w');
+      await writer.write(csvLine(HEADER) + Array.from({ length: 5 }, (_unused, n) => csvLine(HEADER.map((column) => chatRow(n)[column]))).join(''));
+      try {
+        for (let attempt = 0; attempt < 200 && (await readdir(spillRoot)).length === 0; attempt += 1) await delay(25);
+        expect(await readdir(spillRoot)).toHaveLength(1);
+        for (let signal = 0; signal < signals; signal += 1) child.kill('SIGINT');
+        const stalled = delay(20_000).then(() => 'still running' as const);
+        const first = await Promise.race([exited, stalled]);
+        const beforeWriterClosed = first !== 'still running';
+        if (!beforeWriterClosed) child.kill('SIGKILL');
+        return { code: await exited, beforeWriterClosed };
+      } finally {
+        await writer.close().catch(() => undefined);
+      }
+    };
+    expect(await stopsAfter(1)).toEqual({ code: 130, beforeWriterClosed: true });
+    expect(await readdir(spillRoot)).toEqual([]);
+    expect(await readdir(directory)).toEqual(['in.csv', 'tmp']);
+    // Two at once: the second may come before the first's clean-up is done, and exits there and then.
+    expect(await stopsAfter(2)).toEqual({ code: 130, beforeWriterClosed: true });
+    expect(await readdir(spillRoot)).toEqual([]);
+    expect((await readdir(directory)).sort()).toEqual(['in.csv', 'tmp']);
+  });
+
   it('fails a Windows-1252 file by default naming line and offset, leaving nothing; imports it with --encoding windows-1252', async () => {
     const input = join(directory, 'in.csv');
     const output = join(directory, 'out.tar');

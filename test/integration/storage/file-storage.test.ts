@@ -1,7 +1,9 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { text } from 'node:stream/consumers';
+import { buffer, text } from 'node:stream/consumers';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openFileSink, openFileSource } from '../../../lib/storage/file-storage.ts';
 import { LocationError } from '../../../lib/storage/location.ts';
@@ -31,6 +33,43 @@ describe('openFileSource', () => {
 
   it('refuses a directory', async () => {
     await expect(openFileSource(directory)).rejects.toThrow(/is not a regular file/);
+  });
+
+  describe('a named pipe', () => {
+    const fifo = () => join(directory, 'in.csv');
+    beforeEach(async () => {
+      await promisify(execFile)('mkfifo', [fifo()]);
+    });
+
+    it('streams every byte its writer writes, of unknown size', async () => {
+      const pieces = Array.from({ length: 48 }, (_unused, index) => Buffer.alloc(65_537, 97 + (index % 26)));
+      const writing = (async () => {
+        const writer = await open(fifo(), 'w');
+        for (const piece of pieces) await writer.write(piece);
+        await writer.close();
+      })();
+      const source = await openFileSource(fifo());
+      const [read] = await Promise.all([buffer(source.stream), writing]);
+      expect(source.bytes).toBeUndefined();
+      expect(read.equals(Buffer.concat(pieces))).toBe(true);
+    });
+
+    it('stops a read waiting on a stalled writer as soon as the stream is destroyed', async () => {
+      const writer = open(fifo(), 'w');
+      const source = await openFileSource(fifo());
+      const held = await writer;
+      try {
+        await held.write('a,b\n');
+        const chunks = source.stream[Symbol.asyncIterator]();
+        expect(String((await chunks.next()).value)).toBe('a,b\n');
+        // Nothing more comes (the writer keeps the pipe open), until the reader is destroyed.
+        const waiting = chunks.next();
+        source.stream.destroy(new Error('stopped'));
+        await expect(waiting).rejects.toThrow('stopped');
+      } finally {
+        await held.close();
+      }
+    });
   });
 });
 
