@@ -33,7 +33,7 @@ import { buildDedupeKeys, type KeyCounts } from './import/dedupe-keys.ts';
  * import function's heap limit (bench/import/worst-case-keys.ts): its size, and its peak RSS against
  * the function's memory.
  *
- * Spill: a second export whose every row is a new ticket, comment and user (the most a row can spill)
+ * Spill: a second export whose every row is a new ticket, comment and user (the most that rows of the generated export spill)
  * is imported with the spill directory watched, giving the spill bytes per source byte that the
  * early size check uses (lib/import/spill-space.ts).
  */

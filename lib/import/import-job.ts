@@ -4,7 +4,7 @@ import { formatLocation, LocationError, sameLocation, type Location } from '../s
 import type { OpenSink, OpenSource, Sink } from '../storage/storage.ts';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from './import-pipeline.ts';
 import type { DestinationUsers } from './resolve-users.ts';
-import { checkSpillSpace } from './spill-space.ts';
+import { checkSpillSpace, makeSpillWatch, type SpillWatch } from './spill-space.ts';
 
 export type { DestinationUsers } from './resolve-users.ts';
 
@@ -69,7 +69,8 @@ const openSinks = async (openSink: OpenSink, locations: readonly (Location | und
 /**
  * The import job around the pipeline, all or nothing: the destination's user listing is read first
  * (a listing failure costs no I/O), then the source is opened and its size checked against the spill
- * space before any sink is opened (a missing or oversized source creates nothing), and any failure
+ * space before any sink is opened (a missing or oversized source creates nothing; the spill is
+ * watched against that space as it grows, spill-space.ts), and any failure
  * after the sinks exist aborts them all, so a failed run leaves nothing at the destination or the
  * rejects location. The archive and the rejects file appear together: if the second cannot be
  * committed, the first is removed again.
@@ -85,8 +86,9 @@ export const makeImportJob =
     const { stream: input, bytes: sourceBytes } = await deps.openSource(source);
     let archive: Sink | undefined;
     let rejectsSink: Sink | undefined;
+    let spillWatch: SpillWatch | undefined;
     try {
-      if (!dryRun) await checkSpillSpace(sourceBytes, deps.tmpDir ?? tmpdir());
+      if (!dryRun) spillWatch = makeSpillWatch(await checkSpillSpace(sourceBytes, deps.tmpDir ?? tmpdir()));
       signal?.throwIfAborted();
       [archive, rejectsSink] = await openSinks(deps.openSink, [dryRun ? undefined : destination, rejects]);
     } catch (error) {
@@ -113,6 +115,7 @@ export const makeImportJob =
         // Threads asked for are threads used, whatever the machine's default.
         worker: !singleThread && (readThreads !== undefined || (deps.worker ?? false)),
         readThreads,
+        spillWatch,
         onProgress: onProgress && ((progress) => onProgress({ ...progress, sourceBytes })),
       });
       signal?.throwIfAborted();

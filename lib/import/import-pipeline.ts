@@ -14,6 +14,7 @@ import type { VerdictVisitor } from './row-verdicts.ts';
 import { visitVerdicts } from './row-verdicts.ts';
 import { DEFAULT_ENCODING } from './source-encoding.ts';
 import { SpillReader, SpillWriter } from './spill-files.ts';
+import type { SpillWatch } from './spill-space.ts';
 import { makeTarWriter } from './tar-writer.ts';
 import type { TarWriter } from './tar-writer.ts';
 
@@ -42,6 +43,8 @@ export interface ImportPipelineOptions {
   readThreads?: number | undefined;
   /** With more than one reading thread: the source is cut between rows about this often (2 MiB by default). */
   segmentBytes?: number | undefined;
+  /** Told the spill's size after each batch (spill-space.ts makeSpillWatch); throws to stop the run. */
+  spillWatch?: SpillWatch | undefined;
 }
 
 export interface ImportSummary {
@@ -141,6 +144,7 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
       visitVerdicts(batch, taker);
       counts.rows += batch.rows;
       bytesRead = batch.bytesRead;
+      if (spill !== undefined) options.spillWatch?.(bytesRead, spill.tickets.bytes + spill.comments.bytes + spill.users.bytes);
       if (counts.rows - reportedRows >= PROGRESS_EVERY_ROWS) {
         reportedRows = counts.rows;
         options.onProgress?.({ rows: counts.rows, bytesRead });

@@ -106,6 +106,7 @@ const BLOCK_BYTES = 512 * 1024;
 export class SpillWriter {
   private readonly stream: WriteStream;
   private readonly queue: BlockQueue;
+  private appended = 0;
 
   constructor(path: string) {
     // Room for a couple of blocks in flight, so the CSV parsing goes on while the disk writes one.
@@ -121,6 +122,12 @@ export class SpillWriter {
     const queue = this.queue;
     const block = queue.room(end - start); // may start a new block: read `used` after it
     queue.used += data.copy(block, queue.used, start, end);
+    this.appended += end - start;
+  }
+
+  /** Bytes appended so far: what the file holds once flushed. */
+  get bytes(): number {
+    return this.appended;
   }
 
   /** Writes what is ready, honouring backpressure: awaited once per batch. */

@@ -2,33 +2,79 @@ import { statfs } from 'node:fs/promises';
 import { JobError } from '../errors.ts';
 
 /**
- * Spill bytes per source byte (docs/import.md, "Sizes"), measured with `npm run bench -- import` on
- * an export whose every row is a new ticket, comment and user (the most a row can spill: 1.43): each
- * row's cells come back as three JSON records with their keys, escapes and record headers. Exports
- * with repeated tickets and users (the usual case) spill less; bodies made of control characters
- * (each escaped as six bytes) could spill more, which the disk then refuses mid-run with its own error.
+ * Spill bytes per source byte of the generated export's rows (390 bytes) when every row is a new
+ * ticket, comment and user, measured with `npm run bench -- import` (1.43): the estimate the check
+ * before the run uses. An all-new row spills its cells again plus about 165 bytes of JSON keys and
+ * record headers, so shorter rows spill more per byte (rows of 80 bytes about 3×), and a `BODY` of
+ * control characters more still (six bytes each); repeated tickets and users spill less. No factor
+ * fits every export, so the spill is also watched while it is written (makeSpillWatch).
  */
 export const SPILL_BYTES_PER_SOURCE_BYTE = 1.45;
+
+/**
+ * The projection starts once this much of the source was read, or a hundredth of it if that is more:
+ * enough rows to speak for the rest, a second or two into a run.
+ */
+const SAMPLE_BYTES = 32 * 1024 * 1024;
 
 /** The source is too large for the temporary directory's free space. */
 export class SpillSpaceError extends JobError {}
 
-const GB = 1e9;
-const gb = (bytes: number): string => `${(bytes / GB).toFixed(1)} GB`;
+/** Decimal units, as disks are sold: GB with one decimal, MB below a GB. */
+const size = (bytes: number): string => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);
+const advice = 'split the export, or run it where the temporary directory has room';
+
+/** What the spill may take: the temporary directory's free space when the run started. */
+export interface SpillRoom {
+  tmpDir: string;
+  freeBytes: number;
+  /** The source's size where it is known (a file, an S3 object; not a pipe). */
+  sourceBytes: number | undefined;
+}
 
 /**
- * Fails at once, before hours of work, when a source of `sourceBytes` would spill more than the
- * free space of `tmpDir` (Lambda: 10 GB of /tmp at most); a source of unknown size (a pipe) passes.
+ * Fails at once, before any output, when a source of `sourceBytes` would spill more than the free
+ * space of `tmpDir` (Lambda: 10 GB of /tmp at most) at the estimated SPILL_BYTES_PER_SOURCE_BYTE; a
+ * source of unknown size (a pipe) passes. Returns the room for makeSpillWatch.
  */
-export const checkSpillSpace = async (sourceBytes: number | undefined, tmpDir: string): Promise<void> => {
-  if (sourceBytes === undefined) return;
-  const needed = sourceBytes * SPILL_BYTES_PER_SOURCE_BYTE;
+export const checkSpillSpace = async (sourceBytes: number | undefined, tmpDir: string): Promise<SpillRoom> => {
   const disk = await statfs(tmpDir);
-  const free = disk.bavail * disk.bsize;
-  if (needed > free) {
+  const freeBytes = disk.bavail * disk.bsize;
+  if (sourceBytes !== undefined && sourceBytes * SPILL_BYTES_PER_SOURCE_BYTE > freeBytes) {
     throw new SpillSpaceError(
-      `Source is ${gb(sourceBytes)}: its spill files need about ${gb(needed)} in ${tmpDir} ` +
-        `(${SPILL_BYTES_PER_SOURCE_BYTE} bytes per source byte) but only ${gb(free)} are free; split the export, or run it where the temporary directory has room`,
+      `Source is ${size(sourceBytes)}: its spill files need about ${size(sourceBytes * SPILL_BYTES_PER_SOURCE_BYTE)} in ${tmpDir} ` +
+        `(${SPILL_BYTES_PER_SOURCE_BYTE} bytes per source byte) but only ${size(freeBytes)} are free; ${advice}`,
     );
   }
+  return { tmpDir, freeBytes, sourceBytes };
 };
+
+/**
+ * Watches the spill as pass 1 writes it (called with the source bytes read and the spill bytes
+ * written so far) and fails the run early when it will not fit: from the first hundredth of a source
+ * of known size on, when the spill so far, scaled to the whole source, exceeds the free space; for
+ * any source, once the spill itself does (before the disk refuses a write). The projection takes the
+ * rest of the source to spill like the part read: an export whose later rows repeat far more than its
+ * first may be refused though it would have fitted.
+ */
+export const makeSpillWatch = (room: SpillRoom) => {
+  const { tmpDir, freeBytes, sourceBytes } = room;
+  const sampleBytes = sourceBytes === undefined ? Number.POSITIVE_INFINITY : Math.min(sourceBytes, Math.max(SAMPLE_BYTES, sourceBytes / 100));
+  return (bytesRead: number, spilledBytes: number): void => {
+    if (spilledBytes > freeBytes) {
+      throw new SpillSpaceError(`The spill files filled the ${size(freeBytes)} free in ${tmpDir} after ${size(bytesRead)} of the source; ${advice}`);
+    }
+    if (sourceBytes === undefined || bytesRead < sampleBytes || bytesRead === 0) return;
+    const projected = (spilledBytes / bytesRead) * sourceBytes;
+    if (projected > freeBytes) {
+      throw new SpillSpaceError(
+        `Source is ${size(sourceBytes)}: its first ${size(bytesRead)} spilled ${size(spilledBytes)} ` +
+          `(${(spilledBytes / bytesRead).toFixed(2)} bytes per source byte), so the whole would need about ${size(projected)} in ${tmpDir}, ` +
+          `but only ${size(freeBytes)} were free; ${advice}`,
+      );
+    }
+  };
+};
+
+/** Called during pass 1 with the source bytes read and the spill bytes written so far; throws to stop the run. */
+export type SpillWatch = ReturnType<typeof makeSpillWatch>;

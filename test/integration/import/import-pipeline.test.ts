@@ -5,6 +5,7 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { runImportPipeline } from '../../../lib/import/import-pipeline.ts';
+import { makeSpillWatch, SpillSpaceError } from '../../../lib/import/spill-space.ts';
 import type { ImportProgress, ImportSummary } from '../../../lib/import/import-pipeline.ts';
 import { chatCsv, fullRow, HEADER, importCsv, parseLossless, readArchive } from '../../support/chat-import.ts';
 
@@ -292,6 +293,32 @@ describe('runImport', () => {
     await expect(runImportPipeline({ input: Readable.from([chatCsv(rows)]), output, tmpDir })).rejects.toThrowError('disk full');
     expect(output.writableEnded).toBe(false);
     expect(await readdir(tmpDir)).toEqual([]);
+  });
+
+  it.each([false, true])('stops early, ending no output and leaving no temp files, once the spill outgrows its room (worker %s)', async (worker) => {
+    // Short all-new rows spill about three times their size.
+    const csv = Buffer.from(chatCsv(Array.from({ length: 40_000 }, (_unused, n) => fullRow(n + 1, { BODY: 'x', NAME: 'A', EMAIL: `${n}@x` }))));
+    const output = new PassThrough();
+    const progress: ImportProgress[] = [];
+    const freeBytes = 600_000;
+    const error = await runImportPipeline({
+      input: Readable.from([csv]),
+      output,
+      tmpDir,
+      worker,
+      spillWatch: makeSpillWatch({ tmpDir, freeBytes, sourceBytes: csv.length }),
+      onProgress: (seen) => void progress.push(seen),
+    }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error,
+    );
+    expect(error).toBeInstanceOf(SpillSpaceError);
+    expect(error?.message).toMatch(new RegExp(`^The spill files filled the 1 MB free in ${tmpDir} after \\d+ MB of the source`));
+    expect(csv.length).toBeGreaterThan(5 * freeBytes);
+    expect(output.writableEnded).toBe(false);
+    expect(output.read()).toBeNull();
+    expect(await readdir(tmpDir)).toEqual([]);
+    expect(progress.every((seen) => seen.bytesRead < csv.length)).toBe(true);
   });
 
   it('does not destroy the input it was given when it fails', async () => {
