@@ -1,3 +1,4 @@
+import { emailKey } from '../email-key.ts';
 import { Int64Set } from './int64-set.ts';
 import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from './parse-fields.ts';
 import type { ColumnMap, RequiredColumn } from './chat-columns.ts';
@@ -81,12 +82,12 @@ const commentOf = (parsed: ParsedRow): Comment | null =>
         created_at: parsed.commentCreatedAt,
       };
 
-/** Lower-cased email → whether the destination holds it; absent when resolution is disabled. */
-export type DestinationHolds = (lowerCaseEmail: string) => boolean;
+/** An email's key (email-key.ts) → whether the destination holds it; absent when resolution is disabled. */
+export type DestinationHolds = (key: string) => boolean;
 
 const userOf = (parsed: ParsedRow, destinationHolds?: DestinationHolds): UserRow | null =>
   parsed.name === null || parsed.email === null ||
-  (parsed.authorId === null && !(destinationHolds?.(parsed.email.toLowerCase()) ?? false))
+  (parsed.authorId === null && !(destinationHolds?.(emailKey(parsed.email)) ?? false))
     ? null
     : { author_id: parsed.authorId, name: parsed.name, email: parsed.email };
 
@@ -165,7 +166,7 @@ export const judgeRow = (row: CsvRow, columns: ColumnMap, destinationHolds?: Des
   const comment = commentOf(parsed);
   const user = userOf(parsed, destinationHolds);
   // Only a refused user needs to know whether the destination holds its email (which columns it lacks).
-  const held = (): boolean => parsed.email !== null && (destinationHolds?.(parsed.email.toLowerCase()) ?? false);
+  const held = (): boolean => parsed.email !== null && (destinationHolds?.(emailKey(parsed.email)) ?? false);
   return {
     ticket: ticket ?? faultOf(row, columns, TICKET_COLUMNS, parsed),
     comment: comment ?? faultOf(row, columns, COMMENT_COLUMNS, parsed),
@@ -185,7 +186,7 @@ export type Asset = 'tickets' | 'comments' | 'users';
 
 /**
  * "First complete row per key wins" for the three assets, row after row in file order. Holds only
- * the keys seen (ids in compact Int64Sets, lower-cased emails as bytes in a TextSet, both off the
+ * the keys seen (ids in compact Int64Sets, email keys (email-key.ts) as bytes in a TextSet, both off the
  * JavaScript heap) and the drop counts: the winning records go straight to the caller, who spills
  * them, so memory grows with distinct keys only.
  */
@@ -208,9 +209,9 @@ export class AssetDeduper {
     return this.commentIds.addHalves(high, low) || this.drop('comments', 'duplicate');
   }
 
-  /** A complete user keyed by its lower-cased email (users compare emails case-insensitively). */
-  takeUser(lowerCaseEmail: string): boolean {
-    return this.userEmails.add(lowerCaseEmail) || this.drop('users', 'duplicate');
+  /** A complete user by its email key (email-key.ts: users compare emails case-insensitively). */
+  takeUser(key: string): boolean {
+    return this.userEmails.add(key) || this.drop('users', 'duplicate');
   }
 
   /** Counts a candidate of `asset` whose key certainly won before (recent-keys.ts) as a duplicate. */

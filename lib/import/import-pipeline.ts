@@ -31,7 +31,7 @@ export interface ImportPipelineOptions {
   output?: Writable | undefined;
   /** The rejects CSV goes here (rejects-file.ts); the pipeline ends it on success. */
   rejects?: Writable | undefined;
-  /** lower-cased email → destination user id as exact decimal text; undefined = resolution disabled */
+  /** email key (email-key.ts) → destination user id as exact decimal text; undefined = resolution disabled */
   destinationUsers?: DestinationUsers | undefined;
   tmpDir?: string | undefined; // for spill files (default os.tmpdir()); always cleaned up
   onProgress?: ((progress: ImportProgress) => void) | undefined;

@@ -1,7 +1,7 @@
 import { hashHalves, ownedCopy } from './int64-set.ts';
 
 /**
- * Keys the read side saw lately as candidates (tickets by id, users by lower-cased email), so that
+ * Keys the read side saw lately as candidates (tickets by id, users by email key), so that
  * a later candidate with the same key is sent on as a repeat, without its record: it is certainly
  * a duplicate, because the earlier candidate comes first in file order and either took the key or
  * lost it to an even earlier one (first candidate per key wins, docs/import.md). In the generated
@@ -52,14 +52,14 @@ export class RecentEmails {
   }
 
   /** True when the email was seen (and is still remembered); otherwise remembers it and says false. */
-  repeat(lowerCaseEmail: string): boolean {
+  repeat(emailKey: string): boolean {
     // FNV-1a over the UTF-16 code units: cheaper here than a Set, whose lookups hash each new string natively
     // but then also copy it on insertion.
     let hash = 0x811c9dc5;
-    for (let index = 0; index < lowerCaseEmail.length; index += 1) hash = Math.imul(hash ^ lowerCaseEmail.charCodeAt(index), 0x01000193);
+    for (let index = 0; index < emailKey.length; index += 1) hash = Math.imul(hash ^ emailKey.charCodeAt(index), 0x01000193);
     const slot = (hash ^ (hash >>> 16)) & this.mask;
-    if (this.slots[slot] === lowerCaseEmail) return true;
-    this.slots[slot] = ownedCopy(lowerCaseEmail);
+    if (this.slots[slot] === emailKey) return true;
+    this.slots[slot] = ownedCopy(emailKey);
     return false;
   }
 }

@@ -13,13 +13,13 @@ import { canonicalInt64 } from '../int64.ts';
  * remapped when the batches are written, because a later user row can remap earlier comments.
  */
 
-/** Lower-cased email → the destination's user id (exact decimal text); undefined = resolution disabled. */
+/** Email key (email-key.ts) → the destination's user id (exact decimal text); undefined = resolution disabled. */
 export type DestinationUsers = ReadonlyMap<string, string>;
 
-/** The destination's id for `email` as canonical decimal text, or null where it holds none. */
-export const destinationUserId = (users: DestinationUsers | undefined, email: string): string | null => {
+/** The destination's id for an email (by its key, email-key.ts) as canonical decimal text, or null where it holds none. */
+export const destinationUserId = (users: DestinationUsers | undefined, key: string): string | null => {
   if (users === undefined) return null;
-  const raw = users.get(email.toLowerCase());
+  const raw = users.get(key);
   if (raw === undefined) return null;
   // Written as a bare JSON integer: anything else would corrupt the archive, so refuse it loudly.
   const id = canonicalInt64(raw);

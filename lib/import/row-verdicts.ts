@@ -1,3 +1,4 @@
+import { emailKey } from '../email-key.ts';
 import { FAULT_REASONS, isFault, judgeRow, type Asset, type FaultReason } from './asset-rules.ts';
 import { REQUIRED_COLUMNS, type ColumnMap, type RequiredColumn } from './chat-columns.ts';
 import { int64Halves } from './int64-set.ts';
@@ -17,13 +18,13 @@ import { maxUtf8Bytes, recordEnd, RecordBuffer } from './spill-files.ts';
  *   in row order; the take side copies the winners into their spills as they are;
  * - `verdicts`: per row, `u32 line`, then one verdict per asset (ticket, comment, user):
  *   - a candidate, `u8 0` and its key: tickets and comments `i32 high, i32 low` (int64Halves of
- *     the id); users `u32 n, n bytes` of the lower-cased email (UTF-8), `u8 n, n bytes` of the
+ *     the id); users `u32 n, n bytes` of the email key (email-key.ts, UTF-8), `u8 n, n bytes` of the
  *     AUTHOR_ID (0 when it has none), `u8 n, n bytes` of the destination's id (0 when none);
  *   - a fault, `u8 1 + reason` (FAULT_REASONS), `u8 column` (REQUIRED_COLUMNS), `u32 n, n bytes`
  *     of the cell as given (UTF-8);
  *   - a repeat (recent-keys.ts: a complete candidate whose key this read side saw before, so
  *     certainly a duplicate, sent without a record), `u8 REPEAT`, `u32 n, n bytes` of its key as
- *     the rejects file names a duplicate: a ticket's canonical id, a user's lower-cased email.
+ *     the rejects file names a duplicate: a ticket's canonical id, a user's email key.
  */
 export interface VerdictBatch {
   /** The batch's first data row, counted from 0 over the whole file. */
@@ -100,7 +101,7 @@ export class VerdictWriter {
   private readonly recentTickets = new RecentIds();
   private readonly recentUsers = new RecentEmails();
   private readonly destinationUsers: DestinationUsers | undefined;
-  private readonly holds: ((lowerCaseEmail: string) => boolean) | undefined;
+  private readonly holds: ((key: string) => boolean) | undefined;
   private firstRow = 0;
   private rows = 0;
   private readonly spares: SpareBuffers[] = [];
@@ -143,12 +144,12 @@ export class VerdictWriter {
     if (isFault(judged.user)) this.fault(row, columns, judged.user.reason, judged.user.column);
     else {
       const { author_id: authorId, name, email } = judged.user;
-      const key = email.toLowerCase();
+      const key = emailKey(email);
       if (this.recentUsers.repeat(key)) {
         verdicts.u8(REPEAT);
         verdicts.text(key, 4);
       } else {
-        const destinationId = destinationUserId(this.destinationUsers, email);
+        const destinationId = destinationUserId(this.destinationUsers, key);
         verdicts.u8(CANDIDATE);
         verdicts.text(key, 4);
         verdicts.text(authorId ?? '', 1);
@@ -255,7 +256,7 @@ export const visitVerdicts = (batch: VerdictBatch, visitor: VerdictVisitor): voi
       continue;
     }
     const emailLength = verdicts.readUInt32LE(at);
-    const emailKey = verdicts.toString('utf8', at + 4, at + 4 + emailLength);
+    const userKey = verdicts.toString('utf8', at + 4, at + 4 + emailLength);
     at += 4 + emailLength;
     const authorLength = verdicts[at]!;
     const authorId = authorLength === 0 ? null : verdicts.toString('latin1', at + 1, at + 1 + authorLength);
@@ -264,7 +265,7 @@ export const visitVerdicts = (batch: VerdictBatch, visitor: VerdictVisitor): voi
     const destinationId = destinationLength === 0 ? null : verdicts.toString('latin1', at + 1, at + 1 + destinationLength);
     at += 1 + destinationLength;
     const end = recordEnd(batch.users, userAt);
-    visitor.userCandidate(emailKey, authorId, destinationId, batch.users, userAt, end);
+    visitor.userCandidate(userKey, authorId, destinationId, batch.users, userAt, end);
     userAt = end;
   }
 };

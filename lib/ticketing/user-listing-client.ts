@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { emailKey } from '../email-key.ts';
 import { runBounded } from '../upstream/bounded-pool.ts';
 import { callUpstream, redactUrl, retryAfterMs, UpstreamCallError, type UpstreamResponse } from '../upstream/upstream-call.ts';
 import { TicketingListingError } from './ticketing-error.ts';
@@ -152,7 +153,7 @@ const followNextPages = async (first: UsersPage, baseUrl: string, maxPages: numb
 };
 
 /**
- * Every user the destination already holds, keyed by lower-cased email (the first listing entry of an
+ * Every user the destination already holds, keyed by email key (email-key.ts; the first listing entry of an
  * email wins). All pages or an error: a partial map would silently keep row ids the destination
  * would reject as duplicates.
  */
@@ -182,8 +183,9 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
   const users: DestinationUsers = new Map();
   for (const page of [first, ...rest]) {
     for (const user of page.users) {
-      const email = user.email?.trim().toLowerCase();
-      if (email && !users.has(email)) users.set(email, user.id);
+      const email = user.email?.trim();
+      const key = email ? emailKey(email) : undefined;
+      if (key !== undefined && !users.has(key)) users.set(key, user.id);
     }
   }
   return users;

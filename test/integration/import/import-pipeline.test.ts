@@ -96,6 +96,22 @@ describe('runImport', () => {
     expect(summary.dropped.users.duplicate).toBe(1);
   });
 
+  it('treats emails differing only in case beyond ASCII as one user (final sigma, sharp s), also against the destination', async () => {
+    const csv = chatCsv([
+      fullRow(1, { EMAIL: 'ΣΑΣ@x.gr' }),
+      fullRow(2, { EMAIL: 'σασ@x.gr' }),
+      fullRow(3, { EMAIL: 'STRASSE@x.de' }),
+      fullRow(4, { EMAIL: 'Straße@x.de' }),
+    ]);
+    const { summary, all, rejectsCsv } = await importCsv(csv, { tmpDir, rejects: true, destinationUsers: new Map([['σας@x.gr', '900']]) });
+    expect(all.users).toEqual([
+      { id: '900', name: 'User 1', email: 'ΣΑΣ@x.gr' },
+      { id: '2003', name: 'User 3', email: 'STRASSE@x.de' },
+    ]);
+    expect(summary).toMatchObject({ users_matched: 1, dropped: { users: { duplicate: 2 } } });
+    expect(rejectsCsv.split('\n').filter((line) => line.includes(',duplicate,'))).toEqual(['2,3,user,duplicate,,σας@x.gr', '4,5,user,duplicate,,strasse@x.de']);
+  });
+
   it('remaps comment authors and ticket requesters to destination ids, also for rows before the user row', async () => {
     const csv = chatCsv([
       fullRow(1, { TICKET_REQUESTER_ID: '42', AUTHOR_ID: '42', EMAIL: '' }),

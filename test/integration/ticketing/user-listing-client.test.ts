@@ -33,7 +33,7 @@ const failure = async (promise: Promise<unknown>): Promise<TicketingListingError
 };
 
 describe('fetchDestinationUsers', () => {
-  it('reads every page of 250 users (3 pages) into a map keyed by lower-cased email', async () => {
+  it('reads every page of 250 users (3 pages) into a map keyed by the email key (lower case)', async () => {
     const users = generateTicketingUsers(250);
     const server = await start({ users });
     const map = await fetchFrom(server);
@@ -93,10 +93,12 @@ describe('fetchDestinationUsers', () => {
         { id: '11', email: ' Jane.Doe@Example.COM ', name: 'Jane' },
         { id: '12', email: 'jane.doe@example.com', name: 'Jane again' },
         { id: '13', email: null, name: 'No email' },
+        { id: '14', email: 'STRASSE@x.de', name: 'Sharp s' },
+        { id: '15', email: 'straße@x.de', name: 'Sharp s again' },
       ],
     });
     const map = await fetchFrom(server);
-    expect([...map.entries()]).toEqual([['jane.doe@example.com', '11']]);
+    expect([...map.entries()]).toEqual([['jane.doe@example.com', '11'], ['strasse@x.de', '14']]);
   });
 
   it('waits for Retry-After on a 429 and then reads the page', async () => {

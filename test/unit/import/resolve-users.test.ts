@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { emailKey } from '../../../lib/email-key.ts';
 import { destinationUserId, UserResolver } from '../../../lib/import/resolve-users.ts';
 
 describe('destinationUserId', () => {
-  it('finds the destination id of an email whatever its case, canonically written', () => {
+  it('finds the destination id of an email by its key, whatever its case, canonically written', () => {
     const users = new Map([['ann@x.io', '0009223372036854775807']]);
-    expect(destinationUserId(users, 'ANN@x.io')).toBe('9223372036854775807');
+    expect(destinationUserId(users, emailKey('ANN@x.io'))).toBe('9223372036854775807');
     expect(destinationUserId(users, 'bob@x.io')).toBeNull();
     expect(destinationUserId(undefined, 'ann@x.io')).toBeNull();
   });
