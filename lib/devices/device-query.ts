@@ -84,10 +84,14 @@ const keyOf = (values: readonly (string | undefined)[], wanted: string): number 
 
 const tristate = (value: boolean): number => (value ? 1 : 0);
 
-/** The filters of a query in a fixed spelling (names compare case-insensitively): equal keys select the same devices. */
+/**
+ * The filters of a query in a fixed spelling (values compare case-insensitively): equal keys select
+ * the same devices. Values are escaped, so that no value can spell another filter (an `os_name` of
+ * `macOS&model_identifier=X` is not `macOS` filtered by model).
+ */
 export const filterKey = (query: DeviceQuery): string =>
   FILTERS.filter((name) => query[name] !== undefined)
-    .map((name) => `${name}=${String(query[name]).toLowerCase()}`)
+    .map((name) => `${name}=${encodeURIComponent(String(query[name]).toLowerCase())}`)
     .join('&');
 
 /**

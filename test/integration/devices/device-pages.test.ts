@@ -118,6 +118,23 @@ describe('GET /devices with paging, filters and conditional requests', () => {
     expect(accessLines(logs).slice(1).every((line) => line.cache_tier === 'memory')).toBe(true);
   });
 
+  it('keeps a filter value that spells another filter apart from those filters, in either order', async () => {
+    const model = all.find((device) => device.os_name === 'macOS' && device.model_identifier !== undefined)!.model_identifier!;
+    const real = `os_name=macOS&model_identifier=${encodeURIComponent(model)}`;
+    const spelled = `os_name=${encodeURIComponent(`macOS&model_identifier=${model}`)}`;
+    const expected = all.filter((device) => device.os_name === 'macOS' && device.model_identifier === model).map((device) => device.id);
+    expect(expected.length).toBeGreaterThan(0);
+    for (const order of [[spelled, real], [real, spelled]]) {
+      const container = await freshContainer();
+      const answers = new Map<string, APIGatewayProxyStructuredResultV2>();
+      for (const query of order) answers.set(query, await get(container, query));
+      expect(devicesOf(answers.get(real)!).map((device) => device.id)).toEqual(expected);
+      expect(answers.get(real)!.headers?.['X-Total-Count']).toBe(String(expected.length));
+      expect(answers.get(spelled)!.body).toBe('[]');
+      expect(answers.get(spelled)!.headers?.['X-Total-Count']).toBe('0');
+    }
+  });
+
   it('keeps the filters and the limit in the next link, with the cursor of the last device', async () => {
     const page = await get(handler, 'os_name=macOS&limit=3');
     const devices = devicesOf(page);
