@@ -96,7 +96,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const readInventory = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
     const abort = new AbortController();
     const signal = AbortSignal.any([deadline, abort.signal]);
-    const pageOf = withOneReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal });
+    const pageOf = withReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal });
 
     const first = await pageOf(0, pageSize);
     // Fewer records than asked while more exist: upstream clamped the page size; use its size.
@@ -147,38 +147,40 @@ interface ReauthenticationDeps {
 }
 
 /**
- * One read's token: fetched once, renewed at most once when upstream refuses it (a short-lived
- * token expiring mid-read), shared by concurrent pages so four simultaneous 401s renew it once.
- * A page refused again after the renewal fails the read.
+ * One read's token, renewed when upstream refuses it, shared by concurrent pages so four
+ * simultaneous 401s renew it once. A token that served a page and is then refused has expired (a
+ * long refresh outlives several short-lived tokens): it is renewed, as often as that happens, at most
+ * once per page served. The read's first token is renewed once even if it served nothing (it may
+ * have expired on its way); any later token refused before serving a page fails the read, since
+ * upstream then refuses the credentials themselves.
  */
-const withOneReauthentication = (deps: ReauthenticationDeps) => {
-  const tokens: Promise<string>[] = [];
+const withReauthentication = (deps: ReauthenticationDeps) => {
+  const tokens: { token: Promise<string>; served: boolean }[] = [];
   const issue = (): void => {
     const token = deps.authenticate(deps.signal);
     // Every page awaits the current token; this only keeps a failure from being "unhandled" meanwhile.
     token.catch(() => undefined);
-    tokens.push(token);
-  };
-  const reported = new Set<number>();
-  const report = (generation: number): void => {
-    if (reported.has(generation)) return;
-    reported.add(generation);
-    deps.onAuthFailure?.();
+    tokens.push({ token, served: false });
   };
   issue();
 
   return async (page: number, size: number): Promise<JamfPage> => {
-    let generation = tokens.length - 1;
-    let result = await deps.fetchPage(await tokens[generation]!, page, size, deps.signal);
-    if (result.kind === 'page') return result.page;
-    report(generation);
-    if (generation === 0) {
-      if (tokens.length === 1) issue();
-      generation = 1;
-      result = await deps.fetchPage(await tokens[generation]!, page, size, deps.signal);
-      if (result.kind === 'page') return result.page;
-      report(generation);
+    for (;;) {
+      const generation = tokens.length - 1;
+      const current = tokens[generation]!;
+      const result = await deps.fetchPage(await current.token, page, size, deps.signal);
+      if (result.kind === 'page') {
+        current.served = true;
+        return result.page;
+      }
+      // Reported once per refused token, however many pages it failed.
+      if (generation === tokens.length - 1) {
+        deps.onAuthFailure?.();
+        if (generation > 0 && !current.served) {
+          throw new UpstreamError(UpstreamFailure.CredentialsRejected, { detail: `token refused after re-authentication: ${result.detail}` });
+        }
+        issue();
+      }
     }
-    throw new UpstreamError(UpstreamFailure.CredentialsRejected, { detail: `token refused after re-authentication: ${result.detail}` });
   };
 };

@@ -91,9 +91,24 @@ describe('Jamf client against a Jamf-compatible server', () => {
     expect(jamf!.stats().rejectedTokens).toBe(4);
   });
 
-  it('fails with credentials-rejected when the renewed token is refused too', async () => {
+  it('renews a token each time it expires mid-read (each good for two pages here), reading every device once', async () => {
     let failures = 0;
-    const client = await setUp({ devices: generateJamfComputers(3000, 6), tokenMaxUses: 1 }, { onAuthFailure: () => (failures += 1) });
+    const fleet = generateJamfComputers(2_000, 9);
+    const client = await setUp({ devices: fleet, tokenMaxUses: 2 }, { pageSize: 100, onAuthFailure: () => (failures += 1) });
+    const records = await client.readInventory(longDeadline(), (record) => record);
+    expect(records).toHaveLength(fleet.length);
+    expect(new Set(records.map((record) => String(record.id))).size).toBe(fleet.length);
+    const { tokenRequests, inventoryRequests, rejectedTokens } = jamf!.stats();
+    // 20 pages at two per token: at least ten tokens; every refusal was retried.
+    expect(tokenRequests).toBeGreaterThanOrEqual(10);
+    expect(tokenRequests).toBeLessThanOrEqual(21);
+    expect(inventoryRequests - rejectedTokens).toBe(20);
+    expect(failures).toBe(tokenRequests - 1);
+  });
+
+  it('fails with credentials-rejected when the renewed token is refused before serving a page', async () => {
+    let failures = 0;
+    const client = await setUp({ devices: generateJamfComputers(3000, 6), tokenMaxUses: 0 }, { onAuthFailure: () => (failures += 1) });
     const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.CredentialsRejected);
     expect(jamf!.stats().tokenRequests).toBe(2);
