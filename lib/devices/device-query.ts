@@ -23,15 +23,21 @@ const FILTERS = ['os_is_latest', 'managed', 'supervised', 'os_name', 'model_iden
 const PARAMETERS = ['limit', ...FILTERS, 'after'] as const;
 const BOOLEANS = new Set(['os_is_latest', 'managed', 'supervised']);
 
+/** A time of day followed by a space and `HH:MM`: a `+` offset written bare in the URL, read as a space. */
+const SPACE_FOR_PLUS = /^(.+[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$/;
+
 /**
  * The URL's text typed for the schema: digits of `limit` as a number, `true`/`false` of the boolean
- * filters as booleans; anything else stays text, for the schema to refuse by name.
+ * filters as booleans; anything else stays text, for the schema to refuse by name. A query decodes
+ * `+` as a space, so `last_contact_before=…T10:00:00+01:00` typed into a URL arrives with a space
+ * where its offset's sign was: that space is read as the `+` it was (no instant holds a space there).
  */
 export const typeDeviceQuery = (parameters: Readonly<Record<string, string>>): Record<string, unknown> =>
   Object.fromEntries(
     Object.entries(parameters).map(([name, value]) => {
       if (name === 'limit' && /^\d{1,9}$/.test(value)) return [name, Number(value)];
       if (BOOLEANS.has(name) && (value === 'true' || value === 'false')) return [name, value === 'true'];
+      if (name === 'last_contact_before') return [name, value.replace(SPACE_FOR_PLUS, '$1+$2')];
       return [name, value];
     }),
   );

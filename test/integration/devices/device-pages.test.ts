@@ -94,6 +94,11 @@ describe('GET /devices with paging, filters and conditional requests', () => {
       'last_contact_before=2026-11-10T01:00:00%2B01:00',
       (device: DeviceJson) => device.last_contact_at === undefined || Date.parse(device.last_contact_at) < contactBefore,
     ],
+    [
+      'last_contact_before with its offset\'s + written bare',
+      'last_contact_before=2026-11-10T01:00:00+01:00',
+      (device: DeviceJson) => device.last_contact_at === undefined || Date.parse(device.last_contact_at) < contactBefore,
+    ],
     ['several filters', 'managed=true&supervised=true&os_is_latest=false', (device: DeviceJson) => device.managed === true && device.supervised === true && !device.os_is_latest],
   ])('walks the Link headers from the first page through every matching device exactly once, in id order: %s', async (_label, filter, keep) => {
     const expected = all.filter(keep).map((device) => device.id);

@@ -148,6 +148,13 @@ describe('the query schema (generated validator)', () => {
     expect(check({ limit: '1' }).valid).toBe(true);
   });
 
+  it('reads the space a bare + offset became in the URL as that +, and no other space', () => {
+    expect(check({ last_contact_before: '2026-11-01T10:00:00 01:00' })).toEqual({ valid: true, typed: { last_contact_before: '2026-11-01T10:00:00+01:00' } });
+    expect(check({ last_contact_before: '2026-11-01T10:00:00.25 01:00' })).toEqual({ valid: true, typed: { last_contact_before: '2026-11-01T10:00:00.25+01:00' } });
+    expect(check({ last_contact_before: '2026-11-01 10:00:00Z' }).valid).toBe(false);
+    expect(check({ last_contact_before: '2026-11-01T10:00:00  01:00' }).valid).toBe(false);
+  });
+
   it.each([
     [{ limit: '0' }, '/limit'],
     [{ limit: '5001' }, '/limit'],
