@@ -97,7 +97,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
     const client = await setUp({ devices: fleet, tokenMaxUses: 2 }, { pageSize: 100, onAuthFailure: () => (failures += 1) });
     const records = await client.readInventory(longDeadline(), (record) => record);
     expect(records).toHaveLength(fleet.length);
-    expect(new Set(records.map((record) => String(record.id))).size).toBe(fleet.length);
+    expect(new Set(records.map((record) => inventoryIdOf(record))).size).toBe(fleet.length);
     const { tokenRequests, inventoryRequests, rejectedTokens } = jamf!.stats();
     // 20 pages at two per token: at least ten tokens; every refusal was retried.
     expect(tokenRequests).toBeGreaterThanOrEqual(10);
