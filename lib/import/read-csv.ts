@@ -63,24 +63,29 @@ export class FieldCountError extends ImportInputError {
 }
 
 /**
- * A quoted field with more text after its closing quote (`"Hello" she said`): papaparse would read on
- * to the next quote that ends a field, taking the rows between into this cell, so the run stops here.
+ * Malformed CSV at a row, named by the row's number among the data rows and the line it starts on,
+ * so that it can be found in a large file: a quoted field with more text after its closing quote
+ * (`"Hello" she said`: papaparse would read on to the next quote that ends a field, taking the rows
+ * between into this cell), a quoted field that never closes, a row past the length limit.
  */
-export class MalformedQuoteError extends ImportInputError {
+export class CsvRowError extends ImportInputError {
   /** The row's number among the data rows (from 1). */
   readonly dataRow: number;
   /** The line of the file the row starts on (from 1). */
   readonly line: number;
+  /** What is wrong with it, completing "CSV data row N (line L) …". */
+  readonly problem: string;
 
-  constructor(dataRow: number, line: number) {
-    super(
-      `CSV data row ${dataRow} (line ${line}) has a quoted field with more text after its closing quote ` +
-        '(a quote inside a quoted field is written twice: "")',
-    );
+  constructor(dataRow: number, line: number, problem: string) {
+    super(`CSV data row ${dataRow} (line ${line}) ${problem}`);
     this.dataRow = dataRow;
     this.line = line;
+    this.problem = problem;
   }
 }
+
+const MALFORMED_QUOTE = 'has a quoted field with more text after its closing quote (a quote inside a quoted field is written twice: "")';
+const UNCLOSED_QUOTE = 'starts a quoted field that never closes: the file ends inside it';
 
 /** Reads a CSV a pushed chunk at a time (see makeCsvReader); `atRowStart` lets a caller end it early between rows. */
 export interface CsvReader {
@@ -194,18 +199,21 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
     };
     const malformed = malformedQuoteRow(results.errors, results.data.length, final);
     if (malformed !== -1) {
-      const error = malformedQuote(results.data, malformed, parsed);
+      const error = rowError(results.data, malformed, parsed, MALFORMED_QUOTE);
       if (error !== undefined) throw error;
     }
     if (final) {
-      if (results.errors.some((error) => error.code === 'MissingQuotes')) {
-        throw new ImportInputError('CSV ends inside a quoted field (a quote is never closed)');
-      }
+      // The unclosed row is the last one parsed. (Without an error here, an earlier row has more
+      // fields than the header: the field-count check below names it.)
+      const unclosed = results.errors.some((error) => error.code === 'MissingQuotes') ? rowError(results.data, results.data.length - 1, parsed, UNCLOSED_QUOTE) : undefined;
+      if (unclosed !== undefined) throw unclosed;
       pending = '';
     } else {
       pending = pending.slice(results.meta.cursor);
       if (pending.length > maxRowChars) {
-        throw new ImportInputError(`CSV row longer than ${maxRowChars} characters (a quote is never closed?)`);
+        // The unfinished row is all that is left: it starts after every row parsed.
+        const overlong = rowError(results.data, results.data.length, parsed, `is longer than ${maxRowChars} characters (a quote that never closes?)`);
+        if (overlong !== undefined) throw overlong;
       }
       parseAt = Math.max(chunkChars, Math.min(2 * pending.length, maxRowChars + 1));
     }
@@ -245,10 +253,11 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   };
 
   /**
-   * The error for `rows[index]` (parsed from `text`) holding a malformed quote, named by its data row
-   * and line: counted here, as only a failing run needs them.
+   * The error for `rows[index]` (parsed from `text`), named by its data row and line: counted here,
+   * as only a failing run needs them. Undefined when an earlier row has more fields than the header,
+   * the first fault, which the field-count check names.
    */
-  const malformedQuote = (rows: readonly (readonly string[])[], index: number, text: string): ImportInputError | undefined => {
+  const rowError = (rows: readonly (readonly string[])[], index: number, text: string, problem: string): ImportInputError | undefined => {
     let line = lineFeeds - countLineFeeds(text) + 1;
     let dataRow = dataRowsSeen;
     let headerFields = headerSeen ? columnCount : undefined;
@@ -257,12 +266,11 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
       line += linesOf(cells);
       if (isEmptyLine(cells)) continue;
       if (headerFields === undefined) headerFields = cells.length;
-      // An earlier row with too many fields is the first fault: the field-count check names it.
       else if (cells.length > headerFields) return undefined;
       else dataRow += 1;
     }
-    if (headerFields === undefined) return new ImportInputError(`CSV header (line ${line}) has a quoted field with more text after its closing quote`);
-    return new MalformedQuoteError(dataRow + 1, line);
+    if (headerFields === undefined) return new ImportInputError(`CSV header (line ${line}) ${problem}`);
+    return new CsvRowError(dataRow + 1, line, problem);
   };
 
   /** The error for the last slice's undecodable bytes, named by line and byte offset. */

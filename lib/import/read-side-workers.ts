@@ -3,7 +3,7 @@ import { setImmediate } from 'node:timers/promises';
 import { isMainThread, parentPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import { asError } from '../errors.ts';
 import { ImportInputError } from './import-input-error.ts';
-import { FieldCountError, MalformedQuoteError, type CsvShape, type CsvStart } from './read-csv.ts';
+import { CsvRowError, FieldCountError, type CsvShape, type CsvStart } from './read-csv.ts';
 import { makeReadSide, type OnBatch, type ReadSideOptions } from './read-side.ts';
 import { cutsApplyTo, RowCuts } from './row-cuts.ts';
 import { VerdictWriter, type VerdictBatch } from './row-verdicts.ts';
@@ -62,15 +62,15 @@ const batchesInFlight = (threads: number): number => (threads > 1 ? 8 : 3);
 /** What a field-count error says, crossing threads as plain data. */
 type FieldCount = Pick<FieldCountError, 'dataRow' | 'fields' | 'headerFields'>;
 
-/** What a malformed-quote error says, crossing threads as plain data. */
-type MalformedQuote = Pick<MalformedQuoteError, 'dataRow' | 'line'>;
+/** What a row's error says, crossing threads as plain data. */
+type RowFault = Pick<CsvRowError, 'dataRow' | 'line' | 'problem'>;
 
 /** An error as it crosses threads; a row count is numbered on when it is raised. */
 interface Failure {
   name: string;
   message: string;
   fieldCount?: FieldCount | undefined;
-  malformedQuote?: MalformedQuote | undefined;
+  rowFault?: RowFault | undefined;
 }
 
 type ToWorker =
@@ -111,16 +111,16 @@ const failureOf = (error: unknown): Failure => {
   if (error instanceof FieldCountError) {
     return { name, message, fieldCount: { dataRow: error.dataRow, fields: error.fields, headerFields: error.headerFields } };
   }
-  if (error instanceof MalformedQuoteError) return { name, message, malformedQuote: { dataRow: error.dataRow, line: error.line } };
+  if (error instanceof CsvRowError) return { name, message, rowFault: { dataRow: error.dataRow, line: error.line, problem: error.problem } };
   return { name, message };
 };
 
 /** The same error on this side, its data row counted from the file's first (`rowsBefore` precede the segment). */
 const rebuild = (failure: Failure, rowsBefore: number): Error => {
-  const { fieldCount, malformedQuote } = failure;
+  const { fieldCount, rowFault } = failure;
   if (fieldCount !== undefined) return new FieldCountError(rowsBefore + fieldCount.dataRow, fieldCount.fields, fieldCount.headerFields);
   // Its line is the file's already: a segment's reader counts lines from the segment's first.
-  if (malformedQuote !== undefined) return new MalformedQuoteError(rowsBefore + malformedQuote.dataRow, malformedQuote.line);
+  if (rowFault !== undefined) return new CsvRowError(rowsBefore + rowFault.dataRow, rowFault.line, rowFault.problem);
   if (failure.name === ImportInputError.name) return new ImportInputError(failure.message);
   const error = new Error(failure.message);
   error.name = failure.name;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from '../../../lib/import/chat-columns.ts';
-import { makeCsvReader, MalformedQuoteError, type CsvRow, type ReadCsvOptions } from '../../../lib/import/read-csv.ts';
+import { CsvRowError, makeCsvReader, type CsvRow, type ReadCsvOptions } from '../../../lib/import/read-csv.ts';
 
 /** A whole input through the reader, chunk by chunk, as the read side feeds it. */
 const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
@@ -181,9 +181,10 @@ describe('readCsv', () => {
     expect(delivered).toEqual([]);
   });
 
-  it('fails a file that ends inside a quoted field', async () => {
-    await expect(read([`${HEADER}\n1,2,3,4,5,"never closed,7,8,9,10\n1,2,3\n`])).rejects.toThrowError(
-      /ends inside a quoted field/,
+  it.each([1, 9, 4096])('fails a file that ends inside a quoted field, naming the row and line where it opens (pieces of %i bytes)', async (size) => {
+    const text = `${HEADER}\n1,2,3,4,5,"two\nlines",7,8,9,10\n1,2,3,4,5,"never closed,7,8,9,10\n1,2,3\n`;
+    await expect(read(byteChunks(text, size))).rejects.toThrowError(
+      new CsvRowError(2, 4, 'starts a quoted field that never closes: the file ends inside it'),
     );
   });
 
@@ -195,7 +196,7 @@ describe('readCsv', () => {
     it.each([1, 7, 64, text.length])('fails naming its data row and line, never merging rows (pieces of %i bytes)', async (size) => {
       const delivered: CsvRow[] = [];
       const error = await failureOf(readCsv(chunksOf(byteChunks(text, size)), { onRows: (batch) => void delivered.push(...batch), chunkChars: 16 }));
-      expect(error).toBeInstanceOf(MalformedQuoteError);
+      expect(error).toBeInstanceOf(CsvRowError);
       expect(error?.message).toBe('CSV data row 3 (line 6) has a quoted field with more text after its closing quote (a quote inside a quoted field is written twice: "")');
       expect(delivered.every((row) => row.length === 10 && !row[5]!.includes('Hello'))).toBe(true);
     });
@@ -219,10 +220,10 @@ describe('readCsv', () => {
   });
 
   it('fails a quoted field growing past the row limit instead of buffering the whole file', async () => {
-    const parts = [`${HEADER}\n1,2,3,4,5,"`, ...Array.from({ length: 20 }, () => 'x'.repeat(100))];
+    const parts = [`${HEADER}\n1,2,3,4,5,"a\nb",7,8,9,10\n\n1,2,3,4,5,"`, ...Array.from({ length: 20 }, () => 'x'.repeat(100))];
     await expect(
       readCsv(chunksOf(parts), { onRows: () => {}, chunkChars: 10, maxRowChars: 1000 }),
-    ).rejects.toThrowError(/longer than 1000 characters/);
+    ).rejects.toThrowError('CSV data row 2 (line 5) is longer than 1000 characters (a quote that never closes?)');
   });
 
   it('waits for an asynchronous consumer before reading on', async () => {
