@@ -3,7 +3,7 @@ import { loadDevicesConfig, once } from '../lib/config.ts';
 import { makeConfiguredDeviceList } from '../lib/devices/configured-devices.ts';
 import { typeDeviceQuery, type DeviceQuery } from '../lib/devices/device-query.ts';
 import { validate as validateDeviceQuery } from '../lib/devices/device-query.generated.ts';
-import { matchesIfNoneMatch } from '../lib/http/conditional-request.ts';
+import { notModifiedEtag } from '../lib/http/conditional-request.ts';
 import { headerValue } from '../lib/http/headers.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
@@ -33,11 +33,13 @@ export const handler = makeHttpHandler<undefined, DeviceQuery>({
     try {
       const page = await deviceList()(query, { remainingTimeMs });
       annotate({ cache_tier: cacheTierName(page.tier) });
-      if (matchesIfNoneMatch(headerValue(headers, 'if-none-match'), page.etag)) return { status: 304, headers: { ETag: page.etag } };
+      // Vary on every answer: a large page goes out gzip-compressed, under another tag, to clients that accept it.
+      const held = notModifiedEtag(headerValue(headers, 'if-none-match'), page.etag);
+      if (held !== undefined) return { status: 304, headers: { ETag: held, Vary: 'Accept-Encoding' } };
       return {
         status: 200,
         json: page.body(),
-        headers: { ETag: page.etag, 'X-Total-Count': String(page.total), ...(page.next === undefined ? {} : { Link: page.next }) },
+        headers: { ETag: page.etag, Vary: 'Accept-Encoding', 'X-Total-Count': String(page.total), ...(page.next === undefined ? {} : { Link: page.next }) },
       };
     } finally {
       // Only when something was counted, so a normal request writes its access line and nothing else.

@@ -1,12 +1,21 @@
+import { gzipEtag } from './response-encoder.ts';
+
+const weak = (tag: string): string => tag.replace(/^W\//, '');
+
 /**
- * Whether an `If-None-Match` header names `etag` (RFC 9110 §13.1.2: a list of entity tags or `*`,
- * compared weakly, so `W/"x"` matches `"x"`): the client's copy is current and gets 304.
+ * The entity tag a 304 answers with when an `If-None-Match` header names the body tagged `etag`
+ * (RFC 9110 §13.1.2: a list of entity tags or `*`, compared weakly, so `W/"x"` matches `"x"`): `etag`,
+ * or its gzip form (response-encoder.ts) when that is the copy the client holds. Undefined when the
+ * header names neither: the client's copy is not current, and gets a 200.
  */
-export const matchesIfNoneMatch = (header: string | undefined, etag: string): boolean => {
-  if (header === undefined) return false;
-  const wanted = etag.replace(/^W\//, '');
-  return header.split(',').some((tag) => {
-    const trimmed = tag.trim();
-    return trimmed === '*' || trimmed.replace(/^W\//, '') === wanted;
-  });
+export const notModifiedEtag = (header: string | undefined, etag: string): string | undefined => {
+  if (header === undefined) return undefined;
+  const plain = weak(etag);
+  const gzip = gzipEtag(plain);
+  for (const tag of header.split(',')) {
+    const named = weak(tag.trim());
+    if (named === '*' || named === plain) return etag;
+    if (named === gzip) return gzip;
+  }
+  return undefined;
 };

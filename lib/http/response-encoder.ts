@@ -27,6 +27,12 @@ const acceptsGzip = (header: string | undefined): boolean => {
   return gzip ?? wildcard;
 };
 
+/**
+ * The entity tag of a body's gzip form: another representation of it, so another strong tag
+ * (RFC 9110 §8.8.3), from which conditional-request.ts still recognises the body.
+ */
+export const gzipEtag = (etag: string): string => (etag.endsWith('"') ? `${etag.slice(0, -1)}-gzip"` : etag);
+
 interface Encoded {
   body: string;
   plainBytes: number;
@@ -71,6 +77,12 @@ export const makeResponseEncoder = (
     }
     encoded.gzipBase64 ??= gzip(body).toString('base64');
     if (encoded.gzipBase64.length > BODY_LIMIT_BYTES) throw new ResponseTooLargeError(encoded.plainBytes, true);
-    return { ...result, headers: { ...headers, 'Content-Encoding': 'gzip' }, body: encoded.gzipBase64, isBase64Encoded: true };
+    const etag = result.headers?.ETag;
+    return {
+      ...result,
+      headers: { ...headers, 'Content-Encoding': 'gzip', ...(typeof etag === 'string' ? { ETag: gzipEtag(etag) } : {}) },
+      body: encoded.gzipBase64,
+      isBase64Encoded: true,
+    };
   };
 };

@@ -171,6 +171,26 @@ describe('GET /devices with paging, filters and conditional requests', () => {
     expect((await get(handler, 'limit=51')).headers?.ETag).not.toBe(etag);
   });
 
+  it('tags a large page\'s gzip form apart from its plain form, and answers 304 to either copy with the tag it holds', async () => {
+    const gzip = { 'accept-encoding': 'gzip' };
+    const plain = await get(handler, 'limit=1000');
+    const compressed = await get(handler, 'limit=1000', gzip);
+    expect(compressed.headers?.['Content-Encoding']).toBe('gzip');
+    expect(plain.headers?.['Content-Encoding']).toBeUndefined();
+    const plainTag = plain.headers?.ETag as string;
+    const gzipTag = compressed.headers?.ETag as string;
+    expect(gzipTag).toBe(`${plainTag.slice(0, -1)}-gzip"`);
+    expect(plain.headers?.Vary).toBe('Accept-Encoding');
+    expect(compressed.headers?.Vary).toBe('Accept-Encoding');
+    for (const [held, headers] of [[plainTag, {}], [gzipTag, gzip], [`W/${gzipTag}`, gzip]] as const) {
+      const again = await get(handler, 'limit=1000', { ...headers, 'if-none-match': held });
+      expect(again.statusCode, held).toBe(304);
+      expect(again.headers).toEqual({ ETag: held.replace(/^W\//, ''), Vary: 'Accept-Encoding' });
+    }
+    // A small page is never compressed: one tag.
+    expect((await get(handler, 'limit=5', gzip)).headers?.ETag).toBe((await get(handler, 'limit=5')).headers?.ETag);
+  });
+
   it('gives a new ETag once the list changed upstream, and 200 to the old one', async () => {
     process.env.DEVICES_CACHE_TTL_SECONDS = '1';
     process.env.DEVICES_CACHE_STALE_SECONDS = '0';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ResponseTooLargeError } from '../../../lib/errors.ts';
-import { COMPRESS_MIN_BYTES, LAMBDA_RESPONSE_LIMIT_BYTES, makeResponseEncoder } from '../../../lib/http/response-encoder.ts';
+import { COMPRESS_MIN_BYTES, gzipEtag, LAMBDA_RESPONSE_LIMIT_BYTES, makeResponseEncoder } from '../../../lib/http/response-encoder.ts';
 
 const jsonResult = (body: string) => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body });
 /** A JSON array of at least `bytes` bytes that compresses well, like a device list. */
@@ -65,6 +65,15 @@ describe('makeResponseEncoder', () => {
     encode(jsonResult(bigJson(COMPRESS_MIN_BYTES + 99_000)), 'gzip');
     encode(jsonResult(pages[0]!), 'gzip');
     expect(compressed).toBe(18);
+  });
+
+  it('gives a large body\'s gzip form a tag of its own, and leaves a plain body\'s tag as it is', () => {
+    const body = bigJson(COMPRESS_MIN_BYTES);
+    const tagged = { ...jsonResult(body), headers: { 'Content-Type': 'application/json', ETag: '"abc"' } };
+    const encode = makeResponseEncoder();
+    expect(encode(tagged, 'gzip').headers?.ETag).toBe('"abc-gzip"');
+    expect(encode(tagged, undefined).headers?.ETag).toBe('"abc"');
+    expect(gzipEtag('"abc"')).toBe('"abc-gzip"');
   });
 
   it('sends a large body plainly, marked Vary, to a client that does not accept gzip', () => {
