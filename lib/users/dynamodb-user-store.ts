@@ -1,4 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { IDEMPOTENCY_KEEP_SECONDS } from '../http/idempotency-key.ts';
 import { emailKey } from './email-address.ts';
 import { EmailTakenError, UserStoreError } from './user-errors.ts';
 import type { User, UserStore } from './user.ts';
@@ -26,6 +27,12 @@ export interface DynamoDbUserStoreOptions {
  */
 export const STALE_LOCK_MS = 60_000;
 
+/**
+ * An origin is a caller's Idempotency-Key, which is forgotten once its outcome has been kept this
+ * long: a lock older than this names a request that is over, and a create with the same key is new.
+ */
+export const ORIGIN_RETENTION_MS = IDEMPOTENCY_KEEP_SECONDS * 1000;
+
 const isConditionFailure = (error: unknown): boolean =>
   (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
 
@@ -39,6 +46,13 @@ const toUser = (item: Record<string, unknown>): User => ({
   created: String(item.created),
   lastUpdated: String(item.lastUpdated),
 });
+
+/**
+ * Whether a create asks for the user `earlier` is: the email exactly as stored (emails are stored as
+ * sent, so another case is another body) and the same names.
+ */
+const asksForSameUser = (earlier: User, user: User): boolean =>
+  earlier.email === user.email && earlier.firstName === user.firstName && earlier.lastName === user.lastName;
 
 /**
  * Email uniqueness is decided by DynamoDB, never by a read: the lock is written first with
@@ -122,13 +136,20 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
       }),
     );
 
-  /** The user a create of `origin` made with this email, if the email's lock is of that origin and its user exists. */
-  const createdBy = async (email: string, origin: string): Promise<User | undefined> => {
+  /**
+   * The user an earlier create of `origin` made with this email, when `user` is a retry of that
+   * create: the email's lock is of that origin and younger than ORIGIN_RETENTION_MS, and `user` asks
+   * for the very same user. Anything else under the same key is another request, and the email is
+   * taken for it like for anyone else.
+   */
+  const createdBy = async (user: User, origin: string): Promise<User | undefined> => {
     try {
-      const { Item: lock } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: emailLockKey(email) }, ConsistentRead: true }));
-      if (lock?.origin !== origin) return undefined;
+      const { Item: lock } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: emailLockKey(user.email) }, ConsistentRead: true }));
+      if (lock?.origin !== origin || !(now() - Date.parse(String(lock.created)) < ORIGIN_RETENTION_MS)) return undefined;
       const { Item: owner } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: userItemKey(String(lock.userId)) }, ConsistentRead: true }));
-      return owner === undefined ? undefined : toUser(owner);
+      if (owner === undefined) return undefined;
+      const earlier = toUser(owner);
+      return asksForSameUser(earlier, user) ? earlier : undefined;
     } catch (error) {
       throw new UserStoreError('read the email lock of a repeated create', error);
     }
@@ -145,7 +166,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
-    const earlier = origin === undefined ? undefined : await createdBy(user.email, origin);
+    const earlier = origin === undefined ? undefined : await createdBy(user, origin);
     if (earlier !== undefined) return earlier;
     let reclaimed: boolean;
     try {

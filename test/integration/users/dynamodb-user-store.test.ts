@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../lib/errors.ts';
-import { makeDynamoDbUserStore, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
+import { makeDynamoDbUserStore, ORIGIN_RETENTION_MS, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
 import { UserStoreError } from '../../../lib/users/user-errors.ts';
 import type { User, UserStore } from '../../../lib/users/user.ts';
 import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
@@ -84,14 +84,42 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
 
   it('returns the user a create of the same origin made, writing nothing, and refuses another origin or none with a 409', async () => {
     const first = newUser('Origin@Example.com');
-    expect(await store.insert(first, 'origin-a')).toEqual(first);
+    const soon = makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(first.created) + 60_000 });
+    expect(await soon.insert(first, 'origin-a')).toEqual(first);
     const before = await items();
-    const retry = newUser('origin@example.com');
-    expect(await store.insert(retry, 'origin-a')).toEqual(first);
+    const retry = newUser('Origin@Example.com');
+    expect(await soon.insert(retry, 'origin-a')).toEqual(first);
     expect(await items()).toEqual(before);
-    await expect(store.insert(newUser('origin@example.com'), 'origin-b')).rejects.toBeInstanceOf(ConflictError);
-    await expect(store.insert(newUser('origin@example.com'))).rejects.toBeInstanceOf(ConflictError);
+    await expect(soon.insert(newUser('origin@example.com'), 'origin-b')).rejects.toBeInstanceOf(ConflictError);
+    await expect(soon.insert(newUser('origin@example.com'))).rejects.toBeInstanceOf(ConflictError);
     expect(await items()).toEqual(before);
+  });
+
+  it('returns the user of the same origin until the lock is as old as a key is kept (24 hours), then refuses with a 409', async () => {
+    const first = newUser('day@example.com');
+    const at = (ms: number) => makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(first.created) + ms });
+    await at(0).insert(first, 'origin-day');
+    const before = await items();
+    expect(ORIGIN_RETENTION_MS).toBe(24 * 60 * 60 * 1000);
+    expect(await at(ORIGIN_RETENTION_MS - 1).insert(newUser('day@example.com'), 'origin-day')).toEqual(first);
+    await expect(at(ORIGIN_RETENTION_MS).insert(newUser('day@example.com'), 'origin-day')).rejects.toBeInstanceOf(ConflictError);
+    await expect(at(ORIGIN_RETENTION_MS + 60_000).insert(newUser('DAY@example.com'), 'origin-day')).rejects.toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual(before);
+  });
+
+  it.each([
+    ['the email in another case', { email: 'Same@example.com' }],
+    ['another first name', { firstName: 'Janet' }],
+    ['another last name', { lastName: 'Roe' }],
+  ])('refuses a create of the same origin asking for another user (%s) with a 409, writing nothing', async (_label, change) => {
+    const first = newUser('same@example.com');
+    const soon = makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(first.created) + 60_000 });
+    await soon.insert(first, 'origin-same');
+    const before = await items();
+    const other = { ...newUser('same@example.com'), ...change };
+    await expect(soon.insert({ ...other, username: other.email }, 'origin-same')).rejects.toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual(before);
+    expect(await soon.insert(newUser('same@example.com'), 'origin-same')).toEqual(first);
   });
 
   it('refuses a create of the same origin whose user never landed (a create cut off mid-way) with a 409', async () => {

@@ -162,6 +162,22 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     expect(await users()).toHaveLength(2);
   });
 
+  it.each([
+    ['the email in another case', { email: 'AGAIN@example.com', firstName: 'Day', lastName: 'One' }],
+    ['other names', { email: 'again@example.com', firstName: 'Other', lastName: 'Names' }],
+  ])('answers a key reused after 24 hours with %s as a new request: 409 for the taken email, nothing changed', async (_label, body) => {
+    const first = await post({ email: 'again@example.com', firstName: 'Day', lastName: 'One' }, 'key-again');
+    expect(first.statusCode).toBe(201);
+    const stored = await users();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + DAY_MS + 60_000);
+    const later = await post(body, 'key-again');
+    expect(later.statusCode).toBe(409);
+    expect(envelopeOf(later).message).toBe('A user with this email already exists');
+    expect(replayedOf(later)).toBeUndefined();
+    expect(await users()).toEqual(stored);
+  });
+
   it('keeps a 409 (email taken) and replays it, marked', async () => {
     expect((await post({ email: 'taken@example.com', firstName: 'First', lastName: 'One' })).statusCode).toBe(201);
     const body = { email: 'Taken@example.com', firstName: 'Second', lastName: 'Two' };
