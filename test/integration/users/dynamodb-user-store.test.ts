@@ -122,10 +122,22 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     expect(await soon.insert(newUser('same@example.com'), 'origin-same')).toEqual(first);
   });
 
-  it('refuses a create of the same origin whose user never landed (a create cut off mid-way) with a 409', async () => {
+  it('reclaims at once a fresh lock of the same origin whose user never landed (its earlier attempt failed) and creates the user', async () => {
     const lock = { pk: 'EMAIL#halfway@example.com', userId: randomUUID(), created: new Date().toISOString(), origin: 'origin-c' };
     await direct.send(new PutCommand({ TableName: tableName, Item: lock }));
-    await expect(store.insert(newUser('halfway@example.com'), 'origin-c')).rejects.toBeInstanceOf(ConflictError);
+    const user = newUser('halfway@example.com');
+    expect(await store.insert(user, 'origin-c')).toEqual(user);
+    expect(await store.getById(user.id)).toEqual(user);
+    const stored = await items();
+    expect(stored.map((item) => String(item.pk)).sort()).toEqual(['EMAIL#halfway@example.com', `USER#${user.id}`]);
+    expect(stored.find((item) => item.pk === lock.pk)).toMatchObject({ userId: user.id, origin: 'origin-c' });
+  });
+
+  it('leaves a fresh lock of another origin or of none without its user alone (its create may still be running): 409', async () => {
+    const lock = { pk: 'EMAIL#other@example.com', userId: randomUUID(), created: new Date().toISOString(), origin: 'origin-d' };
+    await direct.send(new PutCommand({ TableName: tableName, Item: lock }));
+    await expect(store.insert(newUser('other@example.com'), 'origin-e')).rejects.toBeInstanceOf(ConflictError);
+    await expect(store.insert(newUser('other@example.com'))).rejects.toBeInstanceOf(ConflictError);
     expect(await items()).toEqual([lock]);
   });
 

@@ -243,6 +243,26 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     expect(await users()).toHaveLength(1);
   });
 
+  it('lets the retry with the key create the user after a 503 whose clean-up failed too (the email lock was left behind)', async () => {
+    onTable(tables.USERS_TABLE, (call) => {
+      if (call.operation === 'PutItem' && call.body.includes('"USER#')) return 'fail';
+      return call.operation === 'DeleteItem' && call.body.includes('"EMAIL#') ? 'fail' : 'pass';
+    });
+    const body = { email: 'leftover@example.com', firstName: 'Left', lastName: 'Over' };
+    const failed = await post(body, 'key-leftover');
+    expect(failed.statusCode).toBe(503);
+    const left = (await scanner.send(new ScanCommand({ TableName: tables.USERS_TABLE, ConsistentRead: true }))).Items ?? [];
+    expect(left.map((item) => String(item.pk))).toEqual(['EMAIL#leftover@example.com']);
+    proxy.decide(() => 'pass');
+    const retried = await post(body, 'key-leftover');
+    expect(retried.statusCode).toBe(201);
+    expect(JSON.parse(retried.body!)).toMatchObject(body);
+    expect(await users()).toEqual([expect.objectContaining({ id: JSON.parse(retried.body!).id, email: 'leftover@example.com' })]);
+    // The 201 is what the key keeps, and the email is now taken for any other create.
+    expect(replayedOf(await post(body, 'key-leftover'))).toBe('true');
+    expect((await post(body, 'another-key')).statusCode).toBe(409);
+  });
+
   it('answers 503 when the idempotency store fails, with nothing created and nothing said about why', async () => {
     onTable(tables.IDEMPOTENCY_TABLE, () => 'fail');
     const result = await post({ email: 'down@example.com', firstName: 'Down', lastName: 'Time' }, 'key-down');
