@@ -140,10 +140,8 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
   ])('refuses an adversarial email of %s under 64 KiB with 422', { timeout: 5_000 }, async (_label, email) => {
     const result = await post(JSON.stringify({ email, firstName: 'A', lastName: 'B' }));
     expect(result.statusCode).toBe(422);
-    expect(envelopeOf(result).error.details).toEqual([
-      { path: '/email', message: 'must NOT have more than 254 characters' },
-      { path: '/email', message: 'must be a valid email address' },
-    ]);
+    // The length alone: the address rule never runs its pattern on so long an input, and says nothing more.
+    expect(envelopeOf(result).error.details).toEqual([{ path: '/email', message: 'must NOT have more than 254 characters' }]);
   });
 
   it.each([
