@@ -107,8 +107,8 @@ const withBodyRules = ({ parameterName, normalize, validate }: BodySpec, operati
  * The one Middy chain of every HTTP Lambda, composed here and only here. Each middleware has one
  * concern: the access line (registered first, so it writes last and sees the final response), the
  * error envelope (the one place an error becomes a response), response encoding, the route guard
- * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415) and the
- * translation of its errors. Then the operation runs, behind the body's rules (withBodyRules) and
+ * (404/405), the query (422), and for a body the JSON limits (413/400), the parser and the
+ * translation of its errors (415 for JSON of another content type, 400 for a body that is not JSON). Then the operation runs, behind the body's rules (withBodyRules) and
  * the spec's wrapper, e.g. safe retries that answer a repeated Idempotency-Key from its kept
  * outcome. Every answer, replays included, leaves through the same middlewares: one access line
  * each. A request still running TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.

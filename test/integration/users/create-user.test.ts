@@ -171,6 +171,22 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
     expect(await items()).toEqual([]);
   });
 
+  it.each([
+    ['text/plain and a body that is not JSON', 'x', { 'content-type': 'text/plain' }],
+    ['no Content-Type and an empty body', '', { accept: 'application/json' }],
+  ])('answers 400 in the envelope, not 415, to %s, and creates nothing', async (_label, body, headers) => {
+    const result = await post(body, headers);
+    expect(result.statusCode).toBe(400);
+    expect(envelopeOf(result)).toEqual({ error: { message: 'Request body is not valid JSON', status: 400, httpMessage: 'Bad Request' } });
+    expect(await items()).toEqual([]);
+  });
+
+  it('answers 400 to a POST with neither a body nor a Content-Type', async () => {
+    const result = await handlers.createUser(httpEvent('POST', '/api/users'), lambdaContext());
+    expect(result.statusCode).toBe(400);
+    expect(envelopeOf(result).error).toMatchObject({ message: 'Request body is not valid JSON', status: 400 });
+  });
+
   it('answers 413 in the envelope to a 1 MB body', async () => {
     const result = await post(JSON.stringify({ email: 'a@example.com', firstName: 'x'.repeat(1_000_000), lastName: 'B' }));
     expect(result.statusCode).toBe(413);
