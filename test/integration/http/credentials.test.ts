@@ -123,6 +123,14 @@ describe('POST /credentials', () => {
     expect((await send('x')).statusCode).toBe(400);
   });
 
+  it.each(['CONTENT-TYPE', 'Content-type', 'content-Type'])('parses JSON whose %s header is named in any case', async (name) => {
+    const result = await post('{"client_id":"a","client_secret":"b"}', { [name]: 'application/json' });
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body!)).toEqual({ client_id: 'a', client_secret: 'b' });
+    expect((await post('{"client_id":', { [name]: 'application/json' })).statusCode).toBe(400);
+    expect((await post('{"a":1}', { [name]: 'text/plain' })).statusCode).toBe(415);
+  });
+
   it('returns 413 for a huge body without parsing it', async () => {
     const result = await post(JSON.stringify({ client_id: 'a', client_secret: 'x'.repeat(2_000_000) }));
     expect(result.statusCode).toBe(413);
