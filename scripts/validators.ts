@@ -62,7 +62,7 @@ export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
 /** Where a `require()` of the generated code is served from instead: a module of lib/, as a named import. */
 const REQUIRE_TARGETS: Record<string, { from: string; name: string }> = {
   'ajv/dist/runtime/ucs2length#default': { from: '../validators/ucs2length.ts', name: 'ucs2length' },
-  [`${EMAIL_CHECK_MODULE}#isEmailAddress`]: { from: EMAIL_CHECK_MODULE, name: 'isEmailAddress' },
+  [`${EMAIL_CHECK_MODULE}#meetsEmailRule`]: { from: EMAIL_CHECK_MODULE, name: 'meetsEmailRule' },
   [`${INSTANT_CHECK_MODULE}#isInstant`]: { from: INSTANT_CHECK_MODULE, name: 'isInstant' },
   [`${PLAIN_TEXT_CHECK_MODULE}#isPlainText`]: { from: PLAIN_TEXT_CHECK_MODULE, name: 'isPlainText' },
 };

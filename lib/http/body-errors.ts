@@ -1,6 +1,7 @@
 import { BadRequestError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts';
 import { toErrorDetails } from './error-details.ts';
-import type { HttpMiddleware } from './http-types.ts';
+import type { HttpEvent, HttpMiddleware } from './http-types.ts';
+import { bodyText } from './json-body-limits.ts';
 
 const PARSER = '@middy/http-json-body-parser';
 const VALIDATOR = '@middy/validator';
@@ -14,17 +15,33 @@ const middyError = (error: unknown): { status: number; package: unknown; data: u
 };
 
 /**
+ * Whether a body the parser refused for its content type, and so never read, is JSON text. It is
+ * parsed here once, and only here: json-body-limits has already refused one above the size limit.
+ */
+const isJsonText = (event: HttpEvent): boolean => {
+  if (typeof event.body !== 'string') return false;
+  try {
+    JSON.parse(bodyText(event));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
  * Turns the body parser's and the validator's errors into the project's own, recognised by the
- * package that raised them and their status, never their wording: the parser's 415 (not a JSON
- * content type) and 422 (a `__proto__` or `constructor.prototype` key; json-body-limits has already
- * refused text that is not JSON), and the validator's 400 (the schema failed), each schema failure
- * a 422 naming `parameterName` with details.
+ * package that raised them and their status, never their wording:
+ * - the parser's 415 (a content type that is not JSON, or none): a 415 only for a body that is JSON;
+ *   any other body, no body included, is a 400 whatever its label, since the body itself is wrong;
+ * - the parser's 422: a `__proto__` or `constructor.prototype` key (json-body-limits has already
+ *   refused JSON-typed text that is not JSON);
+ * - the validator's 400 (the schema failed): a 422 naming `parameterName`, a detail per failure.
  */
 export const bodyErrors = (parameterName: string): HttpMiddleware => ({
   onError: (request) => {
     const error = middyError(request.error);
     if (error?.package === PARSER && error.status === 415) {
-      request.error = new UnsupportedMediaTypeError();
+      request.error = isJsonText(request.event) ? new UnsupportedMediaTypeError() : new BadRequestError(undefined, request.error);
     } else if (error?.package === PARSER && error.status === 422) {
       request.error = FORBIDDEN_KEYS.has(String(error.data))
         ? new ValidationError(parameterName, [{ path: `/${String(error.data)}`, message: 'must NOT have additional properties' }])

@@ -5,6 +5,14 @@ import type { HttpEvent } from './http-types.ts';
 
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
+/**
+ * How long a key keeps its outcome (docs/api.md#safe-retries); after that the key is forgotten and a
+ * request with it is new. Kept here, with the key and the origin, rather than with the Powertools
+ * lifecycle, so that what an origin names (a user store's lock) can expire with it without loading
+ * Powertools.
+ */
+export const IDEMPOTENCY_KEEP_SECONDS = 24 * 60 * 60;
+
 /** 1 to 255 printable ASCII characters (space included), as docs/api.md#safe-retries says. */
 const WELL_FORMED_KEY = /^[\x20-\x7e]{1,255}$/;
 

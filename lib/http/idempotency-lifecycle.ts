@@ -11,7 +11,7 @@ import { AppError, describeError, type ErrorDetail } from '../errors.ts';
 import type { Context } from 'aws-lambda';
 import { addAccessLogFields } from './access-log.ts';
 import type { HttpEvent, HttpOperation, HttpResult } from './http-types.ts';
-import { callerOf } from './idempotency-key.ts';
+import { callerOf, IDEMPOTENCY_KEEP_SECONDS } from './idempotency-key.ts';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, IdempotencyStoreError, REPLAYED_HEADER, ReplayedOutcomeError } from './idempotency-errors.ts';
 
 export interface IdempotentRequestsOptions {
@@ -25,9 +25,6 @@ export interface IdempotentRequestsOptions {
 
 /** One request with a key, through the lifecycle. */
 export type IdempotencyLifecycle = (event: HttpEvent, context: Context, operation: HttpOperation, key: string) => Promise<HttpResult>;
-
-/** How long a key keeps its outcome (docs/api.md#safe-retries); the table's TTL removes it later. */
-const IDEMPOTENCY_KEEP_SECONDS = 24 * 60 * 60;
 
 /**
  * The failures a retry would only meet again, kept like a response: a taken email (409) and a body
@@ -89,6 +86,7 @@ export const makeIdempotencyLifecycle = ({ persistenceStore, keyPrefix, canonica
     eventKeyJmesPath: '[caller, key]',
     payloadValidationJmesPath: 'request',
     throwOnNoIdempotencyKey: true,
+    // Powertools treats a record past it as absent; the table's TTL removes it later.
     expiresAfterSeconds: IDEMPOTENCY_KEEP_SECONDS,
     hashFunction: 'sha256',
     // Powertools hands a kept outcome back through this hook only: the mark tells a replay from a first answer.

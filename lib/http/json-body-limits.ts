@@ -15,7 +15,8 @@ const bodyBytes = (event: HttpEvent): number => {
   return event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : Buffer.byteLength(event.body);
 };
 
-const bodyText = (event: HttpEvent): string =>
+/** The body as text, decoded when API Gateway passed it base64-encoded. */
+export const bodyText = (event: HttpEvent): string =>
   event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
 
 /**
@@ -23,8 +24,8 @@ const bodyText = (event: HttpEvent): string =>
  * (400) nested no deeper than MAX_JSON_DEPTH (a 422 naming `parameterName`). The parser's own
  * prototype guard walks the parsed value recursively and would overflow the stack on deep input.
  * Checking the syntax here also leaves the parser one reason to refuse a JSON body: a forbidden
- * key (see body-errors.ts). Bodies of another content type are the
- * parser's to refuse (415).
+ * key (see body-errors.ts). Bodies of another content type are the parser's to refuse, and
+ * body-errors.ts then tells a JSON body (415) from one that is not JSON (400).
  */
 export const jsonBodyLimits = (parameterName: string): HttpMiddleware => ({
   before: ({ event }) => {

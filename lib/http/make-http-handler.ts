@@ -81,6 +81,23 @@ const routeLogFields = (fields: Record<string, unknown>): HttpMiddleware => ({
   before: (request) => addAccessLogFields(request.context, fields),
 });
 
+/**
+ * Gives the Content-Type header the name Middy's JSON parser looks up. The parser reads only
+ * `content-type` and `Content-Type`, but header names are case-insensitive (headers.ts): API Gateway
+ * lower-cases them, another caller of the handler (a sample event, a test) may send `CONTENT-TYPE`,
+ * and its JSON would otherwise be refused as another content type.
+ */
+const contentTypeName = (): HttpMiddleware => ({
+  before: ({ event }) => {
+    const headers = event.headers ?? {};
+    if (Object.hasOwn(headers, 'content-type') || Object.hasOwn(headers, 'Content-Type')) return;
+    const name = Object.keys(headers).find((candidate) => candidate.toLowerCase() === 'content-type');
+    if (name === undefined) return;
+    headers['content-type'] = headers[name];
+    delete headers[name];
+  },
+});
+
 /** Runs `normalize` on the parsed body, between parsing and validation. */
 const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware => ({
   before: (request) => {
@@ -107,8 +124,9 @@ const withBodyRules = ({ parameterName, normalize, validate }: BodySpec, operati
  * The one Middy chain of every HTTP Lambda, composed here and only here. Each middleware has one
  * concern: the access line (registered first, so it writes last and sees the final response), the
  * error envelope (the one place an error becomes a response), response encoding, the route guard
- * (404/405), the query (422), and for a body the JSON limits (413/400), the parser (415) and the
- * translation of its errors. Then the operation runs, behind the body's rules (withBodyRules) and
+ * (404/405), the query (422), and for a body the JSON limits (413/400), the Content-Type's name,
+ * the parser and the translation of its errors (415 for JSON of another content type, 400 for a
+ * body that is not JSON). Then the operation runs, behind the body's rules (withBodyRules) and
  * the spec's wrapper, e.g. safe retries that answer a repeated Idempotency-Key from its kept
  * outcome. Every answer, replays included, leaves through the same middlewares: one access line
  * each. A request still running TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.
@@ -144,7 +162,7 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
   };
   if (spec.body) {
     const { parameterName } = spec.body;
-    chain.use(jsonBodyLimits(parameterName)).use(httpJsonBodyParser()).use(bodyErrors(parameterName));
+    chain.use(jsonBodyLimits(parameterName)).use(contentTypeName()).use(httpJsonBodyParser()).use(bodyErrors(parameterName));
     operation = withBodyRules(spec.body, operation);
   }
   if (spec.wrapOperation) operation = spec.wrapOperation(operation);

@@ -1,4 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { IDEMPOTENCY_KEEP_SECONDS } from '../http/idempotency-key.ts';
 import { emailKey } from './email-address.ts';
 import { EmailTakenError, UserStoreError } from './user-errors.ts';
 import type { User, UserStore } from './user.ts';
@@ -26,6 +27,12 @@ export interface DynamoDbUserStoreOptions {
  */
 export const STALE_LOCK_MS = 60_000;
 
+/**
+ * An origin is a caller's Idempotency-Key, which is forgotten once its outcome has been kept this
+ * long: a lock older than this names a request that is over, and a create with the same key is new.
+ */
+export const ORIGIN_RETENTION_MS = IDEMPOTENCY_KEEP_SECONDS * 1000;
+
 const isConditionFailure = (error: unknown): boolean =>
   (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
 
@@ -41,13 +48,21 @@ const toUser = (item: Record<string, unknown>): User => ({
 });
 
 /**
+ * Whether a create asks for the user `earlier` is: the email exactly as stored (emails are stored as
+ * sent, so another case is another body) and the same names.
+ */
+const asksForSameUser = (earlier: User, user: User): boolean =>
+  earlier.email === user.email && earlier.firstName === user.firstName && earlier.lastName === user.lastName;
+
+/**
  * Email uniqueness is decided by DynamoDB, never by a read: the lock is written first with
  * `attribute_not_exists`, then the user. Local DynamoDB emulators lack TransactWriteItems, so a failed
  * second write is compensated instead: the user item is deleted (its write may have landed unseen),
- * then the lock. If deleting the user fails the lock stays, so a failure can reserve an email but
- * never leave two users with one; such a stale lock (old, its user absent) is reclaimed by the next
- * create of that email. Both writes also accept finding their own earlier attempt, so an SDK retry of
- * a write whose answer was lost is not mistaken for a conflict.
+ * then the lock. If the clean-up fails the lock stays, so a failure can reserve an email but never
+ * leave two users with one; a lock without its user is freed at once by a retry of the same origin,
+ * and by any create of that email once it is older than STALE_LOCK_MS. Both writes also accept
+ * finding their own earlier attempt, so an SDK retry of a write whose answer was lost is not mistaken
+ * for a conflict.
  */
 export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: DynamoDbUserStoreOptions): UserStore => {
   const deleteLock = async (user: User): Promise<void> => {
@@ -83,18 +98,11 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     throw new UserStoreError(`${step}${note}`, cause);
   };
 
-  /**
-   * Frees the email of a lock that a failed create left behind: older than STALE_LOCK_MS and its user
-   * item absent. The delete is conditional on the very lock read, so a lock taken meanwhile stays.
-   * True when the email may be tried again.
-   */
-  const reclaimStaleLock = async (email: string): Promise<boolean> => {
-    const { Item: lock } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: emailLockKey(email) }, ConsistentRead: true }));
-    if (lock === undefined) return true;
-    const age = now() - Date.parse(String(lock.created));
-    if (!(age > STALE_LOCK_MS)) return false;
-    const { Item: owner } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: userItemKey(String(lock.userId)) }, ConsistentRead: true }));
-    if (owner !== undefined) return false;
+  const readItem = async (pk: string): Promise<Record<string, unknown> | undefined> =>
+    (await client.send(new GetCommand({ TableName: tableName, Key: { pk }, ConsistentRead: true }))).Item;
+
+  /** Deletes the email's lock if it is still the very lock read: a lock taken meanwhile stays. True when it went. */
+  const releaseLock = async (email: string, lock: Record<string, unknown>): Promise<boolean> => {
     try {
       await client.send(
         new DeleteCommand({
@@ -111,6 +119,28 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     }
   };
 
+  /**
+   * What refused the email lock of `user`, read from the lock itself:
+   * - the user an earlier create of the same `origin` made, when `user` is a retry of it: the lock is
+   *   younger than ORIGIN_RETENTION_MS and `user` asks for that very user. Anything else under the
+   *   same key is another request, and the email is taken for it like for anyone else;
+   * - `free` when no lock is left, or when one without its user was freed: a lock of the same origin
+   *   at once (it is what this key's earlier, failed attempt left, and that attempt is over, since no
+   *   two requests with one key run at the same time), another one once older than STALE_LOCK_MS;
+   * - `taken` otherwise.
+   */
+  const meetLock = async (user: User, origin: string | undefined): Promise<User | 'free' | 'taken'> => {
+    const lock = await readItem(emailLockKey(user.email));
+    if (lock === undefined) return 'free';
+    const age = now() - Date.parse(String(lock.created));
+    const sameOrigin = origin !== undefined && lock.origin === origin;
+    if (!sameOrigin && !(age > STALE_LOCK_MS)) return 'taken';
+    const owner = await readItem(userItemKey(String(lock.userId)));
+    if (owner === undefined) return (await releaseLock(user.email, lock)) ? 'free' : 'taken';
+    const earlier = toUser(owner);
+    return sameOrigin && age < ORIGIN_RETENTION_MS && asksForSameUser(earlier, user) ? earlier : 'taken';
+  };
+
   const writeLock = (user: User, origin: string | undefined) =>
     client.send(
       new PutCommand({
@@ -122,21 +152,9 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
       }),
     );
 
-  /** The user a create of `origin` made with this email, if the email's lock is of that origin and its user exists. */
-  const createdBy = async (email: string, origin: string): Promise<User | undefined> => {
-    try {
-      const { Item: lock } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: emailLockKey(email) }, ConsistentRead: true }));
-      if (lock?.origin !== origin) return undefined;
-      const { Item: owner } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: userItemKey(String(lock.userId)) }, ConsistentRead: true }));
-      return owner === undefined ? undefined : toUser(owner);
-    } catch (error) {
-      throw new UserStoreError('read the email lock of a repeated create', error);
-    }
-  };
-
   /**
-   * The email lock, taken once more after freeing a stale one; EmailTakenError when the email is in
-   * use, or the user of the same origin when a create of it took the email (returned, nothing written).
+   * The email lock, taken once more after freeing a lock left without its user; EmailTakenError when
+   * the email is in use, or the user a create of the same origin made (returned, nothing written).
    */
   const takeLock = async (user: User, origin: string | undefined): Promise<User | undefined> => {
     try {
@@ -145,15 +163,14 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
-    const earlier = origin === undefined ? undefined : await createdBy(user.email, origin);
-    if (earlier !== undefined) return earlier;
-    let reclaimed: boolean;
+    let met: User | 'free' | 'taken';
     try {
-      reclaimed = await reclaimStaleLock(user.email);
+      met = await meetLock(user, origin);
     } catch (error) {
-      throw new UserStoreError('reclaim a stale email lock', error);
+      throw new UserStoreError('check a refused email lock', error);
     }
-    if (!reclaimed) throw new EmailTakenError();
+    if (met === 'taken') throw new EmailTakenError();
+    if (met !== 'free') return met;
     try {
       await writeLock(user, origin);
     } catch (error) {

@@ -1,8 +1,20 @@
+import { ucs2length } from '../validators/ucs2length.ts';
+
 /** How strictly `email` is checked (`USER_EMAIL_PATTERN`, docs/configuration.md). */
 export type EmailMode = 'strict' | 'off';
 
-/** RFC 5321 caps a forward path at 256 octets including the angle brackets. */
+/**
+ * RFC 5321 caps a forward path at 256 octets including the angle brackets, hence 254. The API
+ * counts it in characters (code points), like every length it states and like the schema's
+ * `maxLength`: a character outside the BMP (an emoji) counts once, not as its two UTF-16 units.
+ */
 export const MAX_EMAIL_LENGTH = 254;
+
+/**
+ * Whether `value` has more than MAX_EMAIL_LENGTH characters. A string has at least as many UTF-16
+ * units as code points, so only one with more units than the cap needs counting.
+ */
+const isTooLong = (value: string): boolean => value.length > MAX_EMAIL_LENGTH && ucs2length(value) > MAX_EMAIL_LENGTH;
 
 /** The documented pattern (docs/api.md), character for character (JavaScript, no `u` flag). */
 export const STRICT_EMAIL_SOURCE = String.raw`^(([^<>()\[\]\\.,;:\s@"]+(\.[^<>()\[\]\\.,;:\s@"]+)*)|(".+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$`;
@@ -28,9 +40,16 @@ const isLooseEmail = (value: string): boolean => {
  * MAX_EMAIL_LENGTH characters whatever the caller sends.
  */
 export const isEmailAddress = (value: string, mode: EmailMode): boolean => {
-  if (value.length === 0 || value.length > MAX_EMAIL_LENGTH) return false;
+  if (value.length === 0 || isTooLong(value)) return false;
   return mode === 'strict' ? STRICT_EMAIL_PATTERN.test(value) : isLooseEmail(value);
 };
+
+/**
+ * The check of the schema's `emailAddress` keyword, which sits beside `maxLength`: an address over
+ * MAX_EMAIL_LENGTH passes it, since `maxLength` already reports that failure and a second detail
+ * would only repeat it (the pattern is still never run on it); anything else is isEmailAddress.
+ */
+export const meetsEmailRule = (value: string, mode: EmailMode): boolean => isTooLong(value) || isEmailAddress(value, mode);
 
 /** The key uniqueness is decided on: addresses are compared case-insensitively. */
 export const emailKey = (email: string): string => email.toLowerCase();

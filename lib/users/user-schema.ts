@@ -1,5 +1,5 @@
 import { _, type Ajv, type KeywordCxt } from 'ajv';
-import { isEmailAddress, MAX_EMAIL_LENGTH, type EmailMode } from './email-address.ts';
+import { MAX_EMAIL_LENGTH, meetsEmailRule, type EmailMode } from './email-address.ts';
 import { isPlainText } from './plain-text.ts';
 
 const NAME_MAX_LENGTH = 100;
@@ -36,7 +36,7 @@ export const PLAIN_TEXT_CHECK_MODULE = './plain-text.ts';
 
 /**
  * Registers the `emailAddress` keyword; its failure names the rule, not the whole regex. It emits
- * code calling `isEmailAddress`, so the keyword also works in standalone (pre-generated) validators.
+ * code calling `meetsEmailRule`, so the keyword also works in standalone (pre-generated) validators.
  */
 const addEmailKeyword = (ajv: Ajv): Ajv =>
   ajv.addKeyword({
@@ -46,7 +46,7 @@ const addEmailKeyword = (ajv: Ajv): Ajv =>
     metaSchema: { enum: ['strict', 'off'] },
     error: { message: EMAIL_MESSAGE, params: ({ schema }) => _`{mode: ${schema as string}}` },
     code: (cxt: KeywordCxt) => {
-      const check = cxt.gen.scopeValue('func', { ref: isEmailAddress, code: _`require(${EMAIL_CHECK_MODULE}).isEmailAddress` });
+      const check = cxt.gen.scopeValue('func', { ref: meetsEmailRule, code: _`require(${EMAIL_CHECK_MODULE}).meetsEmailRule` });
       cxt.fail(_`!${check}(${cxt.data}, ${cxt.schema as string})`);
     },
   });

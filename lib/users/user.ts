@@ -23,8 +23,12 @@ export interface UserStore {
   /**
    * Stores a new user and returns it; throws ConflictError when the email is taken and writes
    * nothing then. `origin` names the request that creates it (a caller's Idempotency-Key): when the
-   * email was taken by a create of the same origin, that user is returned instead, so a retry whose
-   * first outcome was never kept gets its own user back, not a conflict.
+   * email was taken by a create of the same origin less than a key's retention ago, and `user` asks
+   * for that same user (email exactly as stored, same names), that user is returned instead, so a
+   * retry whose first outcome was never kept gets its own user back, not a conflict. An email lock
+   * the same origin left without its user (an earlier attempt whose clean-up failed) is freed at
+   * once: callers pass an origin only where no two creates of it run at the same time (safe retries
+   * answer a repeat 409 while the first request with the key runs).
    */
   insert: (user: User, origin?: string) => Promise<User>;
   getById: (id: string) => Promise<User | undefined>;

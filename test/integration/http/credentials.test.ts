@@ -84,6 +84,53 @@ describe('POST /credentials', () => {
     expect(JSON.parse(result.body!).error.httpMessage).toBe('Unsupported Media Type');
   });
 
+  it.each([
+    ['text that is not JSON under text/plain', 'x', { 'content-type': 'text/plain' }],
+    ['half a JSON object under text/plain', '{"client_id":', { 'content-type': 'text/plain' }],
+    ['an empty body without a Content-Type', '', {}],
+    ['text that is not JSON without a Content-Type', 'client_id=a', {}],
+  ])('returns 400 "not valid JSON", not 415, for %s', async (_label, body, headers) => {
+    const result = await post(body, headers);
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body!)).toEqual({ error: { message: 'Request body is not valid JSON', status: 400, httpMessage: 'Bad Request' } });
+  });
+
+  it('returns 400 for a POST without a body or a Content-Type', async () => {
+    const result = await handler(httpEvent('POST', '/credentials'), lambdaContext());
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body!).error.message).toBe('Request body is not valid JSON');
+  });
+
+  it.each([
+    ['an object under text/plain', '{"a":1}', { 'content-type': 'text/plain' }],
+    ['an object without a Content-Type', '{"client_id":"a","client_secret":"b"}', {}],
+    ['a bare JSON string under application/x-www-form-urlencoded', '"client"', { 'content-type': 'application/x-www-form-urlencoded' }],
+  ])('returns 415 for JSON sent as %s', async (_label, body, headers) => {
+    const result = await post(body, headers);
+    expect(result.statusCode).toBe(415);
+    expect(JSON.parse(result.body!)).toEqual({
+      error: { message: 'Content-Type must be application/json', status: 415, httpMessage: 'Unsupported Media Type' },
+    });
+  });
+
+  it('tells JSON from text in a base64-encoded body of another content type', async () => {
+    const send = (text: string) =>
+      handler(
+        { ...httpEvent('POST', '/credentials', { body: Buffer.from(text).toString('base64'), headers: { 'content-type': 'text/plain' } }), isBase64Encoded: true },
+        lambdaContext(),
+      );
+    expect((await send('{"a":1}')).statusCode).toBe(415);
+    expect((await send('x')).statusCode).toBe(400);
+  });
+
+  it.each(['CONTENT-TYPE', 'Content-type', 'content-Type'])('parses JSON whose %s header is named in any case', async (name) => {
+    const result = await post('{"client_id":"a","client_secret":"b"}', { [name]: 'application/json' });
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body!)).toEqual({ client_id: 'a', client_secret: 'b' });
+    expect((await post('{"client_id":', { [name]: 'application/json' })).statusCode).toBe(400);
+    expect((await post('{"a":1}', { [name]: 'text/plain' })).statusCode).toBe(415);
+  });
+
   it('returns 413 for a huge body without parsing it', async () => {
     const result = await post(JSON.stringify({ client_id: 'a', client_secret: 'x'.repeat(2_000_000) }));
     expect(result.statusCode).toBe(413);

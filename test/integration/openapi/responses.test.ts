@@ -132,6 +132,7 @@ describe('openapi.yaml', () => {
     it('answers 400, 415 and 413 as documented', async () => {
       const cases = [
         [400, await post('{"client_id":')],
+        [400, await post('x', { 'content-type': 'text/plain' })],
         [415, await post('{"client_id":"a","client_secret":"b"}', { 'content-type': 'text/plain' })],
         [413, await post(JSON.stringify({ client_id: 'a', client_secret: 'x'.repeat(70_000) }))],
       ] as const;

@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../lib/errors.ts';
-import { makeDynamoDbUserStore, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
+import { makeDynamoDbUserStore, ORIGIN_RETENTION_MS, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
 import { UserStoreError } from '../../../lib/users/user-errors.ts';
 import type { User, UserStore } from '../../../lib/users/user.ts';
 import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
@@ -84,20 +84,60 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
 
   it('returns the user a create of the same origin made, writing nothing, and refuses another origin or none with a 409', async () => {
     const first = newUser('Origin@Example.com');
-    expect(await store.insert(first, 'origin-a')).toEqual(first);
+    const soon = makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(first.created) + 60_000 });
+    expect(await soon.insert(first, 'origin-a')).toEqual(first);
     const before = await items();
-    const retry = newUser('origin@example.com');
-    expect(await store.insert(retry, 'origin-a')).toEqual(first);
+    const retry = newUser('Origin@Example.com');
+    expect(await soon.insert(retry, 'origin-a')).toEqual(first);
     expect(await items()).toEqual(before);
-    await expect(store.insert(newUser('origin@example.com'), 'origin-b')).rejects.toBeInstanceOf(ConflictError);
-    await expect(store.insert(newUser('origin@example.com'))).rejects.toBeInstanceOf(ConflictError);
+    await expect(soon.insert(newUser('origin@example.com'), 'origin-b')).rejects.toBeInstanceOf(ConflictError);
+    await expect(soon.insert(newUser('origin@example.com'))).rejects.toBeInstanceOf(ConflictError);
     expect(await items()).toEqual(before);
   });
 
-  it('refuses a create of the same origin whose user never landed (a create cut off mid-way) with a 409', async () => {
+  it('returns the user of the same origin until the lock is as old as a key is kept (24 hours), then refuses with a 409', async () => {
+    const first = newUser('day@example.com');
+    const at = (ms: number) => makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(first.created) + ms });
+    await at(0).insert(first, 'origin-day');
+    const before = await items();
+    expect(ORIGIN_RETENTION_MS).toBe(24 * 60 * 60 * 1000);
+    expect(await at(ORIGIN_RETENTION_MS - 1).insert(newUser('day@example.com'), 'origin-day')).toEqual(first);
+    await expect(at(ORIGIN_RETENTION_MS).insert(newUser('day@example.com'), 'origin-day')).rejects.toBeInstanceOf(ConflictError);
+    await expect(at(ORIGIN_RETENTION_MS + 60_000).insert(newUser('DAY@example.com'), 'origin-day')).rejects.toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual(before);
+  });
+
+  it.each([
+    ['the email in another case', { email: 'Same@example.com' }],
+    ['another first name', { firstName: 'Janet' }],
+    ['another last name', { lastName: 'Roe' }],
+  ])('refuses a create of the same origin asking for another user (%s) with a 409, writing nothing', async (_label, change) => {
+    const first = newUser('same@example.com');
+    const soon = makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(first.created) + 60_000 });
+    await soon.insert(first, 'origin-same');
+    const before = await items();
+    const other = { ...newUser('same@example.com'), ...change };
+    await expect(soon.insert({ ...other, username: other.email }, 'origin-same')).rejects.toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual(before);
+    expect(await soon.insert(newUser('same@example.com'), 'origin-same')).toEqual(first);
+  });
+
+  it('reclaims at once a fresh lock of the same origin whose user never landed (its earlier attempt failed) and creates the user', async () => {
     const lock = { pk: 'EMAIL#halfway@example.com', userId: randomUUID(), created: new Date().toISOString(), origin: 'origin-c' };
     await direct.send(new PutCommand({ TableName: tableName, Item: lock }));
-    await expect(store.insert(newUser('halfway@example.com'), 'origin-c')).rejects.toBeInstanceOf(ConflictError);
+    const user = newUser('halfway@example.com');
+    expect(await store.insert(user, 'origin-c')).toEqual(user);
+    expect(await store.getById(user.id)).toEqual(user);
+    const stored = await items();
+    expect(stored.map((item) => String(item.pk)).sort()).toEqual(['EMAIL#halfway@example.com', `USER#${user.id}`]);
+    expect(stored.find((item) => item.pk === lock.pk)).toMatchObject({ userId: user.id, origin: 'origin-c' });
+  });
+
+  it('leaves a fresh lock of another origin or of none without its user alone (its create may still be running): 409', async () => {
+    const lock = { pk: 'EMAIL#other@example.com', userId: randomUUID(), created: new Date().toISOString(), origin: 'origin-d' };
+    await direct.send(new PutCommand({ TableName: tableName, Item: lock }));
+    await expect(store.insert(newUser('other@example.com'), 'origin-e')).rejects.toBeInstanceOf(ConflictError);
+    await expect(store.insert(newUser('other@example.com'))).rejects.toBeInstanceOf(ConflictError);
     expect(await items()).toEqual([lock]);
   });
 

@@ -162,6 +162,22 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     expect(await users()).toHaveLength(2);
   });
 
+  it.each([
+    ['the email in another case', { email: 'AGAIN@example.com', firstName: 'Day', lastName: 'One' }],
+    ['other names', { email: 'again@example.com', firstName: 'Other', lastName: 'Names' }],
+  ])('answers a key reused after 24 hours with %s as a new request: 409 for the taken email, nothing changed', async (_label, body) => {
+    const first = await post({ email: 'again@example.com', firstName: 'Day', lastName: 'One' }, 'key-again');
+    expect(first.statusCode).toBe(201);
+    const stored = await users();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + DAY_MS + 60_000);
+    const later = await post(body, 'key-again');
+    expect(later.statusCode).toBe(409);
+    expect(envelopeOf(later).message).toBe('A user with this email already exists');
+    expect(replayedOf(later)).toBeUndefined();
+    expect(await users()).toEqual(stored);
+  });
+
   it('keeps a 409 (email taken) and replays it, marked', async () => {
     expect((await post({ email: 'taken@example.com', firstName: 'First', lastName: 'One' })).statusCode).toBe(201);
     const body = { email: 'Taken@example.com', firstName: 'Second', lastName: 'Two' };
@@ -225,6 +241,26 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     expect(retried.statusCode).toBe(201);
     expect(replayedOf(retried)).toBeUndefined();
     expect(await users()).toHaveLength(1);
+  });
+
+  it('lets the retry with the key create the user after a 503 whose clean-up failed too (the email lock was left behind)', async () => {
+    onTable(tables.USERS_TABLE, (call) => {
+      if (call.operation === 'PutItem' && call.body.includes('"USER#')) return 'fail';
+      return call.operation === 'DeleteItem' && call.body.includes('"EMAIL#') ? 'fail' : 'pass';
+    });
+    const body = { email: 'leftover@example.com', firstName: 'Left', lastName: 'Over' };
+    const failed = await post(body, 'key-leftover');
+    expect(failed.statusCode).toBe(503);
+    const left = (await scanner.send(new ScanCommand({ TableName: tables.USERS_TABLE, ConsistentRead: true }))).Items ?? [];
+    expect(left.map((item) => String(item.pk))).toEqual(['EMAIL#leftover@example.com']);
+    proxy.decide(() => 'pass');
+    const retried = await post(body, 'key-leftover');
+    expect(retried.statusCode).toBe(201);
+    expect(JSON.parse(retried.body!)).toMatchObject(body);
+    expect(await users()).toEqual([expect.objectContaining({ id: JSON.parse(retried.body!).id, email: 'leftover@example.com' })]);
+    // The 201 is what the key keeps, and the email is now taken for any other create.
+    expect(replayedOf(await post(body, 'key-leftover'))).toBe('true');
+    expect((await post(body, 'another-key')).statusCode).toBe(409);
   });
 
   it('answers 503 when the idempotency store fails, with nothing created and nothing said about why', async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { emailKey, isEmailAddress, MAX_EMAIL_LENGTH, STRICT_EMAIL_PATTERN, STRICT_EMAIL_SOURCE } from '../../../lib/users/email-address.ts';
+import { emailKey, isEmailAddress, MAX_EMAIL_LENGTH, meetsEmailRule, STRICT_EMAIL_PATTERN, STRICT_EMAIL_SOURCE } from '../../../lib/users/email-address.ts';
 
 // Copied from docs/api.md so a drift between the documented pattern and the code's copy fails here.
 const DOCUMENTED_PATTERN =
@@ -106,6 +106,19 @@ describe('isEmailAddress', () => {
     expect(isEmailAddress(`a${at254}`, 'off')).toBe(false);
   });
 
+  it('counts characters, not UTF-16 units: a character outside the BMP counts once', () => {
+    const emoji = `${'a'.repeat(100)}${'😀'.repeat(100)}@example.com`;
+    expect([...emoji]).toHaveLength(212);
+    expect(isEmailAddress(emoji, 'strict')).toBe(true);
+    expect(isEmailAddress(emoji, 'off')).toBe(true);
+    const at254 = `${'😀'.repeat(MAX_EMAIL_LENGTH - '@example.com'.length)}@example.com`;
+    expect([...at254]).toHaveLength(254);
+    expect(isEmailAddress(at254, 'strict')).toBe(true);
+    expect(isEmailAddress(at254, 'off')).toBe(true);
+    expect(isEmailAddress(`😀${at254}`, 'strict')).toBe(false);
+    expect(isEmailAddress(`😀${at254}`, 'off')).toBe(false);
+  });
+
   it.each(ADVERSARIAL)(
     'refuses %s of tens of KB without ever running the pattern on it',
     { timeout: 5_000 },
@@ -126,5 +139,30 @@ describe('isEmailAddress', () => {
   it('compares emails case-insensitively through their key', () => {
     expect(emailKey('Jane.Doe@Example.COM')).toBe(emailKey('jane.doe@example.com'));
     expect(emailKey('jane@example.com')).not.toBe(emailKey('john@example.com'));
+  });
+});
+
+describe('meetsEmailRule (the schema keyword beside maxLength)', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('leaves an address over 254 characters to maxLength, without running the pattern on it', () => {
+    const test = vi.spyOn(STRICT_EMAIL_PATTERN, 'test');
+    for (const email of [`${'a'.repeat(243)}@example.com`, `${'😀'.repeat(243)}@example.com`, ...ADVERSARIAL.map(([, text]) => text)]) {
+      expect(meetsEmailRule(email, 'strict')).toBe(true);
+      expect(meetsEmailRule(email, 'off')).toBe(true);
+    }
+    expect(test).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['a valid address', 'jdoe@example.com'],
+    ['a single-label domain', 'jdoe@intranet'],
+    ['the empty string', ''],
+    ['an @ at the very end after another', 'a@b@'],
+    ['254 characters of which 242 are emoji', `${'😀'.repeat(242)}@example.com`],
+  ])('agrees with isEmailAddress on %s', (_label, email) => {
+    for (const mode of ['strict', 'off'] as const) expect(meetsEmailRule(email, mode)).toBe(isEmailAddress(email, mode));
   });
 });
