@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { emailKey } from '../email-key.ts';
 import { IDEMPOTENCY_KEEP_SECONDS } from '../http/idempotency-key.ts';
-import { emailKey } from './email-address.ts';
 import { EmailTakenError, UserStoreError } from './user-errors.ts';
 import type { User, UserStore } from './user.ts';
 

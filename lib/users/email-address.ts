@@ -50,6 +50,3 @@ export const isEmailAddress = (value: string, mode: EmailMode): boolean => {
  * would only repeat it (the pattern is still never run on it); anything else is isEmailAddress.
  */
 export const meetsEmailRule = (value: string, mode: EmailMode): boolean => isTooLong(value) || isEmailAddress(value, mode);
-
-/** The key uniqueness is decided on: addresses are compared case-insensitively. */
-export const emailKey = (email: string): string => email.toLowerCase();

@@ -82,6 +82,17 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     expect(await store.getById(duplicate.id)).toBeUndefined();
   });
 
+  it.each([
+    ['straße@example.de', 'STRASSE@example.de'],
+    ['ΣΑΣ@example.gr', 'σασ@example.gr'],
+  ])('refuses %s after %s, equal but for case beyond ASCII, with a 409 and writes nothing', async (first, second) => {
+    await store.insert(newUser(first));
+    const before = await items();
+    const failure = await store.insert(newUser(second)).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual(before);
+  });
+
   it('returns the user a create of the same origin made, writing nothing, and refuses another origin or none with a 409', async () => {
     const first = newUser('Origin@Example.com');
     const soon = makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(first.created) + 60_000 });
