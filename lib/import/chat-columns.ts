@@ -29,7 +29,12 @@ export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
   });
   const missing = REQUIRED_COLUMNS.filter((column) => !positions.has(column));
   if (missing.length > 0) {
-    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}`);
+    // UTF-16 read as UTF-8 decodes without an error (ASCII letters each with a NUL beside them), and
+    // then only its column names come out wrong: say what the file probably is.
+    const utf16 = header.some((name) => name.includes('\u0000'))
+      ? '; the header holds NUL characters, as UTF-16 text read as UTF-8 does: name its encoding with --encoding (command line) or "encoding" (event): utf-16le or utf-16be'
+      : '';
+    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}${utf16}`);
   }
   return Object.fromEntries(REQUIRED_COLUMNS.map((column) => [column, positions.get(column)!])) as ColumnMap;
 };

@@ -52,6 +52,27 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(entries.map((entry) => entry.name)).toEqual(['backup_tickets_100.json', 'backup_tickets_200.json']);
   });
 
+  it.each([[[]], [['--read-threads', '2']]])('imports from a named pipe the same archive as from the file (%j)', async (flags: string[]) => {
+    const file = join(directory, 'in.csv');
+    // About 4 MB, so that two reading threads cut it into several segments.
+    await writeFile(file, chatCsv(Array.from({ length: 12_000 }, (_unused, n) => ({ ...chatRow(n), BODY: `<p>row ${n}, "quoted"\nand on</p>` }))));
+    const fromFile = await runCli([...flags, file, join(directory, 'from-file.tar')]);
+    expect(fromFile.code).toBe(0);
+    const fifo = join(directory, 'pipe.csv');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const writing = (async () => {
+      const writer = await open(fifo, 'w');
+      await writer.write(await readFile(file));
+      await writer.close();
+    })();
+    const fromPipe = await runCli([...flags, fifo, join(directory, 'from-pipe.tar')]);
+    await writing;
+    expect(fromPipe.code).toBe(0);
+    expect(fromPipe.stdout).toBe(fromFile.stdout);
+    const entries = async (name: string) => (await readArchive(await readFile(join(directory, name)))).map((entry) => [entry.name, entry.text]);
+    expect(await entries('from-pipe.tar')).toEqual(await entries('from-file.tar'));
+  });
+
   it('exits non-zero with one clear line and no output file when a column is missing', async () => {
     const input = join(directory, 'in.csv');
     await writeFile(input, chatCsv([chatRow(0)], { columns: HEADER.filter((column) => column !== 'COMMENT_PUBLIC') }));

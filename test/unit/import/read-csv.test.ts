@@ -67,6 +67,13 @@ describe('columnMapFromHeader', () => {
     );
   });
 
+  it('says a header read with NUL characters is probably UTF-16, naming the option', () => {
+    const header = Buffer.from(`${REQUIRED_COLUMNS.join(',')}`, 'utf16le').toString('utf8').split(',');
+    expect(() => columnMapFromHeader(header)).toThrowError(
+      `CSV header is missing required column(s): ${REQUIRED_COLUMNS.join(', ')}; the header holds NUL characters, as UTF-16 text read as UTF-8 does: name its encoding with --encoding (command line) or "encoding" (event): utf-16le or utf-16be`,
+    );
+  });
+
   it('tolerates whitespace around header names', () => {
     const columns = columnMapFromHeader(REQUIRED_COLUMNS.map((column) => ` ${column} `));
     expect(columns.NAME).toBe(REQUIRED_COLUMNS.indexOf('NAME'));
