@@ -7,6 +7,7 @@ import { makeConfiguredImport } from '../lib/import/configured-import.ts';
 import { importDeadline, parseImportEvent } from '../lib/import/import-event.ts';
 import type { ImportSummary } from '../lib/import/import-pipeline.ts';
 import { progressFigures, throttleProgress } from '../lib/import/import-progress.ts';
+import { checkConfigAtStartup } from '../lib/startup.ts';
 import { formatLocation } from '../lib/storage/location.ts';
 
 const logger = makeLogger('importTickets');
@@ -14,8 +15,10 @@ const PROGRESS_EVERY_MS = 15_000;
 /** Stop this long before the Lambda timeout, so the multipart upload is still aborted cleanly. */
 const DEADLINE_MARGIN_MS = 10_000;
 
-// Built on the first invocation, so a missing variable is a logged ConfigError naming it.
+// Built once per container; tried at start so a missing or invalid variable is logged by name
+// then, and each run meets the same ConfigError.
 const configuredImport = once(() => makeConfiguredImport(loadImportConfig(), { tmpDir: tmpdir() }));
+checkConfigAtStartup(logger, configuredImport);
 
 /** `{ source, destination, rejects?, dry_run?, encoding? }` (direct or from the EventBridge schedule's input) → the import summary. */
 export const handler = async (event: unknown, context?: Context): Promise<ImportSummary> => {

@@ -36,6 +36,9 @@ const encodingOf = (event: Record<string, unknown>): string | undefined => {
   return encoding;
 };
 
+/** The keys an event may have. */
+const EVENT_KEYS = new Set(['source', 'destination', 'rejects', 'dry_run', 'encoding']);
+
 export interface ImportEvent {
   source: Location;
   /** Absent only in a dry run. */
@@ -54,7 +57,14 @@ export const parseImportEvent = (event: unknown): ImportEvent => {
     throw new InvalidImportEventError('Invalid import event: expected {"source": "s3://…", "destination": "s3://…"}');
   }
   const record = event as Record<string, unknown>;
-  const dryRun = record.dry_run ?? false;
+  // A misspelt key ("dryRun", "reject") would otherwise be ignored and a real run start in its place.
+  const unknown = Object.keys(record).filter((key) => !EVENT_KEYS.has(key));
+  if (unknown.length > 0) {
+    throw new InvalidImportEventError(
+      `Invalid import event: unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => JSON.stringify(key)).join(', ')} (expected ${[...EVENT_KEYS].map((key) => `"${key}"`).join(', ')})`,
+    );
+  }
+  const dryRun = record.dry_run === undefined ? false : record.dry_run;
   if (typeof dryRun !== 'boolean') throw new InvalidImportEventError(`Invalid import event: "dry_run" must be true or false, got ${JSON.stringify(dryRun)}`);
   return {
     source: s3Location(record, 'source'),

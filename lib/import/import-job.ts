@@ -55,10 +55,10 @@ const checkDistinct = (locations: readonly (Location | undefined)[]): void => {
 };
 
 /** Opens the sinks one after another; if one fails, those already open are aborted. */
-const openSinks = async (openSink: OpenSink, locations: readonly (Location | undefined)[]): Promise<(Sink | undefined)[]> => {
+const openSinks = async (openSink: OpenSink, locations: readonly { location: Location | undefined; contentType: string }[]): Promise<(Sink | undefined)[]> => {
   const sinks: (Sink | undefined)[] = [];
   try {
-    for (const location of locations) sinks.push(location === undefined ? undefined : await openSink(location));
+    for (const { location, contentType } of locations) sinks.push(location === undefined ? undefined : await openSink(location, contentType));
     return sinks;
   } catch (error) {
     await Promise.all(sinks.map((sink) => sink?.abort(error)));
@@ -83,14 +83,17 @@ export const makeImportJob =
     signal?.throwIfAborted();
     const destinationUsers = deps.fetchDestinationUsers ? await deps.fetchDestinationUsers(signal) : undefined;
     signal?.throwIfAborted();
-    const { stream: input, bytes: sourceBytes } = await deps.openSource(source);
+    const { stream: input, bytes: sourceBytes } = await deps.openSource(source, signal);
     let archive: Sink | undefined;
     let rejectsSink: Sink | undefined;
     let spillWatch: SpillWatch | undefined;
     try {
       if (!dryRun) spillWatch = makeSpillWatch(await checkSpillSpace(sourceBytes, deps.tmpDir ?? tmpdir()));
       signal?.throwIfAborted();
-      [archive, rejectsSink] = await openSinks(deps.openSink, [dryRun ? undefined : destination, rejects]);
+      [archive, rejectsSink] = await openSinks(deps.openSink, [
+        { location: dryRun ? undefined : destination, contentType: 'application/x-tar' },
+        { location: rejects, contentType: 'text/csv; charset=utf-8' },
+      ]);
     } catch (error) {
       input.destroy();
       throw error;

@@ -9,14 +9,14 @@ import type { OpenSink, OpenSource } from './storage.ts';
  * the one client the caller shares between sources and sinks.
  */
 export const makeLocationOpeners = (deps: { s3: () => S3Client | Promise<S3Client>; s3Sink?: S3SinkOptions }): { openSource: OpenSource; openSink: OpenSink } => ({
-  openSource: async (location) => {
+  openSource: async (location, signal) => {
     if (location.kind === 'file') return openFileSource(location.path);
     const { openS3Source } = await import('./s3-storage.ts');
-    return openS3Source(await deps.s3(), location);
+    return openS3Source(await deps.s3(), location, signal);
   },
-  openSink: async (location) => {
+  openSink: async (location, contentType) => {
     if (location.kind === 'file') return openFileSink(location.path);
     const { openS3Sink } = await import('./s3-storage.ts');
-    return openS3Sink(await deps.s3(), location, deps.s3Sink);
+    return openS3Sink(await deps.s3(), location, contentType, deps.s3Sink);
   },
 });

@@ -1,6 +1,15 @@
-import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { PassThrough, Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  UploadPartCommand,
+  type CompletedPart,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { PassThrough, Readable, Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { formatLocation, LocationError } from './location.ts';
 import { asError, describeError } from '../errors.ts';
 import { StorageError, type Sink, type Source } from './storage.ts';
@@ -11,14 +20,21 @@ export interface S3Object {
 }
 
 export interface S3SinkOptions {
-  /** Multipart part size; S3's minimum is 5 MiB. Memory held ≈ partSizeBytes × queueSize. */
+  /** Multipart part size; S3's minimum is 5 MiB (but for the last part). Memory held ≈ partSizeBytes × (queueSize + 1). */
   partSizeBytes?: number;
+  /** Parts uploading at once. */
   queueSize?: number;
-  contentType?: string;
 }
 
 const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
 const DEFAULT_QUEUE_SIZE = 4;
+/** S3 numbers a multipart upload's parts 1 to 10,000: 80 GB at the default part size. */
+const MAX_PARTS = 10_000;
+/**
+ * How long clean-up calls (aborting the upload, deleting a completed object) may take: a run stopped
+ * by its deadline has a few seconds left, and a hung call must not spend them.
+ */
+const CLEAN_UP_MS = 5_000;
 
 const errorName = (error: unknown): string | undefined => (error as { name?: string } | undefined)?.name;
 const statusCode = (error: unknown): number | undefined =>
@@ -26,13 +42,18 @@ const statusCode = (error: unknown): number | undefined =>
 
 const shown = (object: S3Object) => formatLocation({ kind: 's3', ...object });
 
-/** Streams the object's body; a missing bucket or key fails here, before anything is written. */
-export const openS3Source = async (client: S3Client, object: S3Object): Promise<Source> => {
+/**
+ * Streams the object's body; a missing bucket or key fails here, before anything is written. The
+ * request stops when `signal` aborts (a run's deadline), and an error while the body is read names
+ * the object (the SDK's own says no more than "aborted").
+ */
+export const openS3Source = async (client: S3Client, object: S3Object, signal?: AbortSignal): Promise<Source> => {
   let body: unknown;
   let bytes: number | undefined;
   try {
-    ({ Body: body, ContentLength: bytes } = await client.send(new GetObjectCommand({ Bucket: object.bucket, Key: object.key })));
+    ({ Body: body, ContentLength: bytes } = await client.send(new GetObjectCommand({ Bucket: object.bucket, Key: object.key }), { abortSignal: signal }));
   } catch (error) {
+    if (signal?.aborted) throw signal.reason;
     const name = errorName(error);
     if (name === 'NoSuchKey' || name === 'NotFound') throw new LocationError(`Source object ${shown(object)} does not exist`);
     if (name === 'NoSuchBucket') throw new LocationError(`Source bucket ${object.bucket} does not exist`);
@@ -40,76 +61,147 @@ export const openS3Source = async (client: S3Client, object: S3Object): Promise<
     throw new StorageError(`Could not read source object ${shown(object)} (${name ?? 'unknown error'})`, error);
   }
   if (!(body instanceof Readable)) throw new StorageError(`Source object ${shown(object)} has no readable body`);
-  return { stream: body, bytes };
+  const named = new PassThrough({ highWaterMark: 1024 * 1024 });
+  body.on('error', (error: unknown) => {
+    named.destroy(new StorageError(`Reading source object ${shown(object)} failed (${describeError(error).slice(0, 300)})`, error));
+  });
+  // The reader may stop early (a failed run): the connection goes with it.
+  named.on('close', () => body.destroy());
+  body.pipe(named);
+  return { stream: named, bytes };
+};
+
+/** What refused to create the upload: a missing bucket or denied access is the location's fault. */
+const createFailed = (object: S3Object, error: unknown): Error => {
+  const name = errorName(error);
+  if (name === 'NoSuchBucket') return new LocationError(`Bucket ${object.bucket} of ${shown(object)} does not exist`);
+  if (name === 'AccessDenied' || statusCode(error) === 403) return new LocationError(`Access to ${shown(object)} is denied`);
+  return new StorageError(`Could not start the upload to ${shown(object)} (${name ?? 'unknown error'})`, error);
 };
 
 /**
- * A client whose every failed call also fails `body`: lib-storage's other part uploaders would
- * otherwise keep draining the archive after one part failed, and the writer would only learn of it
- * at the very end.
+ * Streams into a multipart upload whose completion waits for `commit`: the upload is created when the
+ * sink is opened (a missing bucket or denied access fails before any work), parts of
+ * `partSizeBytes` go up as the writer fills them, at most `queueSize` at once (memory stays bounded
+ * whatever the size), and only `commit` completes the upload, so nothing appears at the key, nor
+ * replaces an object already there, until the run has succeeded: ending the stream is not enough.
+ * A failed part fails the writer at once; `abort` cancels the parts in flight and aborts the upload
+ * (undoing a `commit` deletes the object), each clean-up call bounded in time.
  */
-const failingFast = (client: S3Client, fail: (error: unknown) => void): S3Client =>
-  new Proxy(client, {
-    get: (target, property, receiver) => {
-      if (property !== 'send') return Reflect.get(target, property, receiver) as unknown;
-      return (...args: Parameters<S3Client['send']>) =>
-        (target.send as (...a: unknown[]) => Promise<unknown>).apply(target, args).catch((error: unknown) => {
-          fail(error);
-          throw error;
-        });
-    },
-  });
-
-/**
- * Streams into a multipart upload (`@aws-sdk/lib-storage`): parts of `partSizeBytes`, at most
- * `queueSize` in flight, so memory stays bounded whatever the archive size. Any failure aborts the
- * multipart upload, so no partial object is ever created; the object appears only when the writer
- * ends the stream and S3 completes the upload.
- */
-export const openS3Sink = async (client: S3Client, object: S3Object, options: S3SinkOptions = {}): Promise<Sink> => {
-  const body = new PassThrough({ highWaterMark: 1024 * 1024 });
+export const openS3Sink = async (client: S3Client, object: S3Object, contentType: string, options: S3SinkOptions = {}): Promise<Sink> => {
+  const partBytes = options.partSizeBytes ?? DEFAULT_PART_BYTES;
+  const queueSize = options.queueSize ?? DEFAULT_QUEUE_SIZE;
+  const target = { Bucket: object.bucket, Key: object.key };
+  let uploadId: string | undefined;
+  try {
+    ({ UploadId: uploadId } = await client.send(new CreateMultipartUploadCommand({ ...target, ContentType: contentType })));
+  } catch (error) {
+    throw createFailed(object, error);
+  }
+  if (uploadId === undefined) throw new StorageError(`S3 started no upload to ${shown(object)}`);
+  const upload = { ...target, UploadId: uploadId };
   // The writer sees one clear error naming the object, with the SDK's error as its cause.
-  const uploadFailed = (error: unknown) => {
-    const detail = describeError(error).slice(0, 300);
-    return new StorageError(`Upload to ${shown(object)} failed (${detail})`, error);
+  const uploadFailed = (error: unknown) => new StorageError(`Upload to ${shown(object)} failed (${describeError(error).slice(0, 300)})`, error);
+  const cancel = new AbortController();
+  const uploaded: CompletedPart[] = [];
+  const uploading = new Set<Promise<void>>();
+  // Part buffers whose upload finished, filled again rather than allocated anew.
+  const spare: Buffer[] = [];
+  let nextPart = 1;
+  let part: Buffer = Buffer.allocUnsafe(partBytes);
+  let filled = 0;
+  let failure: Error | undefined;
+
+  const send = (bytes: Buffer, length: number): void => {
+    const partNumber = nextPart++;
+    if (partNumber > MAX_PARTS) throw new StorageError(`Upload to ${shown(object)} needs more than ${MAX_PARTS} parts of ${partBytes} bytes`);
+    const sending = client
+      .send(new UploadPartCommand({ ...upload, PartNumber: partNumber, Body: bytes.subarray(0, length), ContentLength: length }), { abortSignal: cancel.signal })
+      .then(({ ETag }) => {
+        uploaded.push({ PartNumber: partNumber, ETag });
+        spare.push(bytes);
+      })
+      .catch((error: unknown) => {
+        failure ??= uploadFailed(error);
+        stream.destroy(failure);
+      })
+      .finally(() => uploading.delete(sending));
+    uploading.add(sending);
   };
-  // Failures surface through the writer's pipeline and `commit`; this listener only prevents a crash.
-  body.on('error', () => undefined);
-  const upload = new Upload({
-    client: failingFast(client, (error) => body.destroy(uploadFailed(error))),
-    params: { Bucket: object.bucket, Key: object.key, Body: body, ContentType: options.contentType ?? 'application/x-tar' },
-    partSize: options.partSizeBytes ?? DEFAULT_PART_BYTES,
-    queueSize: options.queueSize ?? DEFAULT_QUEUE_SIZE,
-    leavePartsOnError: false,
-  });
-  // done() settles only after every part uploader has stopped and, on failure, after
-  // AbortMultipartUpload was sent; a rejection also fails the writer instead of stalling it.
-  const outcome = upload.done().then(
-    () => ({ ok: true as const }),
-    (error: unknown) => {
-      body.destroy(uploadFailed(error));
-      return { ok: false as const, error };
+  /** Waits until fewer than `count` parts are uploading (their promises never reject). */
+  const inFlightBelow = async (count: number): Promise<void> => {
+    while (uploading.size >= count) await Promise.race(uploading);
+    if (failure !== undefined) throw failure;
+  };
+
+  const stream = new Writable({
+    highWaterMark: 1024 * 1024,
+    write(chunk: Buffer, _encoding, callback) {
+      (async () => {
+        for (let at = 0; at < chunk.length; ) {
+          const copied = chunk.copy(part, filled, at);
+          filled += copied;
+          at += copied;
+          if (filled < partBytes) continue;
+          await inFlightBelow(queueSize);
+          send(part, filled);
+          part = spare.pop() ?? Buffer.allocUnsafe(partBytes);
+          filled = 0;
+        }
+      })().then(() => callback(), callback);
     },
-  );
-  let committed = false;
+    final(callback) {
+      (async () => {
+        // The last part may be short; an empty object is one empty part.
+        if (filled > 0 || nextPart === 1) {
+          await inFlightBelow(queueSize);
+          send(part, filled);
+          filled = 0;
+        }
+        await inFlightBelow(1);
+      })().then(() => callback(), callback);
+    },
+    destroy(error, callback) {
+      cancel.abort(error ?? new Error('upload stopped'));
+      callback(error);
+    },
+  });
+  // Failures surface through the writer's pipeline and `commit`; this listener only prevents a crash.
+  stream.on('error', () => undefined);
+  let completed = false;
+  let aborted = false;
 
   return {
-    stream: body,
+    stream,
     commit: async () => {
-      if (!body.writableEnded) throw new StorageError(`Archive for ${shown(object)} was committed before it was complete`);
-      const result = await outcome;
-      if (!result.ok) throw uploadFailed(result.error);
-      committed = true;
+      if (!stream.writableEnded) throw new StorageError(`Archive for ${shown(object)} was committed before it was complete`);
+      try {
+        await finished(stream);
+      } catch (error) {
+        throw failure ?? uploadFailed(error);
+      }
+      const parts = [...uploaded].sort((a, b) => a.PartNumber! - b.PartNumber!);
+      try {
+        await client.send(new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: parts } }));
+      } catch (error) {
+        throw uploadFailed(error);
+      }
+      completed = true;
     },
     abort: async (reason) => {
-      if (!committed && !body.destroyed) body.destroy(asError(reason));
-      const result = await outcome;
-      // The writer may have ended the stream (so the upload completed) before the job failed, or the
-      // job undoes a commit because the other file of the run failed.
-      committed = false;
-      if (result.ok) {
-        await client.send(new DeleteObjectCommand({ Bucket: object.bucket, Key: object.key })).catch(() => undefined);
+      const bounded = { abortSignal: AbortSignal.timeout(CLEAN_UP_MS) };
+      if (completed) {
+        // The other file of the run failed after this one was completed: take it away again.
+        completed = false;
+        await client.send(new DeleteObjectCommand(target), bounded).catch(() => undefined);
+        return;
       }
+      if (aborted) return;
+      aborted = true;
+      if (!stream.destroyed) stream.destroy(asError(reason));
+      // Parts still on their way were cancelled; S3 drops the ones it has with the upload. A failed
+      // abort leaves parts that the bucket's lifecycle rule for incomplete uploads removes.
+      await client.send(new AbortMultipartUploadCommand(upload), bounded).catch(() => undefined);
     },
   };
 };

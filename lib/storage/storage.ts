@@ -21,8 +21,10 @@ export interface Source {
   bytes: number | undefined;
 }
 
-export type OpenSource = (location: Location) => Promise<Source>;
-export type OpenSink = (location: Location) => Promise<Sink>;
+/** Opens a source; `signal` stops a request that has not answered (a run's deadline). */
+export type OpenSource = (location: Location, signal?: AbortSignal) => Promise<Source>;
+/** Opens a sink for content of `contentType` (stored with an S3 object; a file has none). */
+export type OpenSink = (location: Location, contentType: string) => Promise<Sink>;
 
 /** Reading or writing a location failed (after it was opened, or for a reason other than a bad name). */
 export class StorageError extends JobError {

@@ -138,7 +138,8 @@ describe('import job', () => {
       }),
     );
     expect(error?.message).toBe('source connection reset');
-    expect(sent).toEqual([]);
+    // The upload was started when the run opened its destination, then aborted: no part was sent.
+    expect(sent).toEqual(['CreateMultipartUploadCommand', 'AbortMultipartUploadCommand']);
     expect(await exists('source-breaks.tar')).toBe(false);
   });
 
@@ -168,9 +169,9 @@ describe('import job', () => {
         opened += 1;
         return openers.openSource(location);
       },
-      openSink: async (location) => {
+      openSink: async (location, contentType) => {
         opened += 1;
-        return openers.openSink(location);
+        return openers.openSink(location, contentType);
       },
       fetchDestinationUsers: async () => {
         throw new TicketingListingError('Ticketing credentials rejected by http://127.0.0.1/ (HTTP 401)');
@@ -301,7 +302,7 @@ describe('import job: the source encoding', () => {
       expect(await exists('big-utf8.tar')).toBe(true);
     });
 
-    it('fails on one stray byte past the first MB, naming line and offset, and leaves no object and no upload', async () => {
+    it('fails on one stray byte past the first MB, naming line and offset, and leaves no object and no part sent', async () => {
       const csv = bigCsv();
       const at = csv.indexOf('\n', 2 * 1024 * 1024) + 5;
       const broken = Buffer.concat([csv.subarray(0, at), Buffer.from([0xfe]), csv.subarray(at)]);
@@ -310,8 +311,8 @@ describe('import job: the source encoding', () => {
       const error = await failureOf(jobOn(real)({ source: s3('stray-byte.csv'), destination: s3('stray-byte.tar') }));
       const line = 1 + csv.subarray(0, at).filter((byte) => byte === 10).length;
       expect(error?.message).toContain(`undecodable bytes on line ${line}, at byte offset ${at} (from 0)`);
-      // Pass 1 fails before the archive's first part: the upload never started.
-      expect(sent).toEqual(['GetObjectCommand']);
+      // Pass 1 fails before the archive's first part: the upload started with the run is aborted, no part sent.
+      expect(sent).toEqual(['GetObjectCommand', 'CreateMultipartUploadCommand', 'AbortMultipartUploadCommand']);
       expect(await exists('stray-byte.tar')).toBe(false);
     });
   });

@@ -1,7 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { handler } from '../../../functions/import-tickets.ts';
+import type { handler as ImportTicketsHandler } from '../../../functions/import-tickets.ts';
 import { InvalidImportEventError } from '../../../lib/import/import-event.ts';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { ImportCancelledError } from '../../../lib/import/import-job.ts';
@@ -11,6 +11,7 @@ import { lambdaContext } from '../../support/http-events.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { chatCsv, chatRow, HEADER, readArchive } from '../../support/chat-import.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
+import { startS3FaultProxy, type S3Fault, type S3FaultProxy, type S3Request } from '../../support/s3-fault-proxy.ts';
 
 const BUCKET = 'import-local';
 const PASSWORD = 'Ticketing-Pa55word!';
@@ -21,7 +22,11 @@ type ImportEvent = { source: string; destination: string };
 const loadImportEvent = async (scenario: string): Promise<ImportEvent> =>
   JSON.parse(await readFile(new URL(`../../../events/importTickets/${scenario}.json`, import.meta.url), 'utf8')) as ImportEvent;
 
+let handler: typeof ImportTicketsHandler;
+
 let s3Server: S3Server;
+// In front of the S3 server for the handler: it passes everything unless a test stalls a request.
+let proxy: S3FaultProxy;
 let ticketing: FakeTicketing;
 let s3: S3Client;
 let logs: CapturedLogs;
@@ -44,6 +49,7 @@ const failureOf = (promise: Promise<unknown>) =>
 beforeAll(async () => {
   s3Server = await startS3Server();
   await createBucket({ endpoint: s3Server.endpoint, bucket: BUCKET });
+  proxy = await startS3FaultProxy(s3Server.endpoint);
   // 250 other users put the two matching ones on pages 1 and 3.
   ticketing = await startFakeTicketing({
     users: [
@@ -53,19 +59,21 @@ beforeAll(async () => {
     ],
     password: PASSWORD,
   });
-  // The handler reads its configuration on the first invocation, exactly as in AWS.
   Object.assign(process.env, {
-    AWS_ENDPOINT_URL_S3: s3Server.endpoint,
+    AWS_ENDPOINT_URL_S3: proxy.endpoint,
     ...LOCAL_AWS_ENV,
     TICKETING_URL: ticketing.url,
     TICKETING_USERNAME: ticketing.username,
     TICKETING_PASSWORD: PASSWORD,
   });
   s3 = localS3Client(s3Server.endpoint);
+  // The module reads its configuration when it loads, so only now that the environment is set.
+  ({ handler } = await import('../../../functions/import-tickets.ts'));
 });
 afterAll(async () => {
   s3.destroy();
   await ticketing.close();
+  await proxy.close();
   await s3Server.stop();
   process.env = savedEnv;
 });
@@ -172,12 +180,36 @@ describe('importTickets handler', () => {
     for (const [event, message] of [
       [{ source, rejects: '/tmp/rejects.csv', destination: `s3://${BUCKET}/output/x.tar` }, /"rejects" must be an s3:\/\/bucket\/key URL/],
       [{ source, destination: `s3://${BUCKET}/output/x.tar`, dry_run: 'yes' }, /^Invalid import event: "dry_run" must be true or false, got "yes"$/],
+      [{ source, destination: `s3://${BUCKET}/output/x.tar`, dry_run: null }, /^Invalid import event: "dry_run" must be true or false, got null$/],
+      [{ source, destination: `s3://${BUCKET}/output/x.tar`, dryRun: true }, /^Invalid import event: unknown key "dryRun" \(expected "source", "destination", "rejects", "dry_run", "encoding"\)$/],
+      [{ source, destination: `s3://${BUCKET}/output/x.tar`, reject: 'x', Encoding: 'latin1' }, /^Invalid import event: unknown keys "reject", "Encoding" /],
       [{ source }, /"destination" must be an s3:\/\/bucket\/key string/],
     ] as const) {
       const error = await failureOf(handler(event, lambdaContext()));
       expect(error).toBeInstanceOf(InvalidImportEventError);
       expect(error?.message).toMatch(message);
     }
+    expect(await exists('output/x.tar')).toBe(false);
+  });
+
+  it.each([
+    ['the source request', (key: string) => (request: S3Request) => (request.method === 'GET' && request.path.endsWith(key) ? 'hang' : 'pass')],
+    ['an archive part', () => (request: S3Request) => (request.method === 'PUT' && request.query.has('partNumber') ? 'hang' : 'pass')],
+  ] as const)('stops at its deadline while S3 does not answer %s, aborting the upload and leaving nothing', async (_label, stall) => {
+    const key = `input/stalled-${_label.length}.csv`;
+    await put(key, chatCsv(Array.from({ length: 30 }, (_unused, n) => chatRow(n))));
+    const destination = `s3://${BUCKET}/output/stalled-${_label.length}.tar`;
+    proxy.decide(stall(key) as (request: S3Request) => S3Fault);
+    try {
+      const started = performance.now();
+      // 12 s left: the run stops itself 10 s before the timeout, so 2 s in.
+      const error = await failureOf(handler({ source: `s3://${BUCKET}/${key}`, destination }, lambdaContext(12_000)));
+      expect(error).toBeInstanceOf(ImportCancelledError);
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      proxy.decide(() => 'pass');
+    }
+    expect(await exists(keyOf(destination))).toBe(false);
   });
 
   it('fails naming the missing columns and leaves no object at the destination', async () => {

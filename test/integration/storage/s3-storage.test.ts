@@ -11,12 +11,14 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocationError } from '../../../lib/storage/location.ts';
 import { openS3Sink, openS3Source } from '../../../lib/storage/s3-storage.ts';
 import { StorageError } from '../../../lib/storage/storage.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
+import { startS3FaultProxy, type S3FaultProxy } from '../../support/s3-fault-proxy.ts';
 
 const BUCKET = 'storage-test';
 const MiB = 1024 * 1024;
@@ -62,10 +64,12 @@ const exists = async (key: string) =>
     (error: { name?: string }) => (error.name === 'NotFound' ? false : Promise.reject(error)),
   );
 
+const TAR = 'application/x-tar';
+
 describe('openS3Source', () => {
   it('streams an object written by the sink back byte for byte', async () => {
     freshClient();
-    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'round/trip.bin' }, { partSizeBytes: PART });
+    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'round/trip.bin' }, TAR, { partSizeBytes: PART });
     await pipeline(megabytes(12), sink.stream);
     await sink.commit();
     const body = await buffer((await openS3Source(client, { bucket: BUCKET, key: 'round/trip.bin' })).stream);
@@ -86,21 +90,104 @@ describe('openS3Source', () => {
     freshClient();
     await expect(openS3Source(client, { bucket: 'no-such-bucket', key: 'a.csv' })).rejects.toThrow(LocationError);
   });
+
+  describe('over a network that fails', () => {
+    let proxy: S3FaultProxy;
+    beforeAll(async () => {
+      proxy = await startS3FaultProxy(server.endpoint);
+      const writer = localS3Client(server.endpoint);
+      await writer.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'network/source.csv', Body: Buffer.alloc(4 * MiB, 97) }));
+      writer.destroy();
+    });
+    afterAll(async () => {
+      await proxy.close();
+    });
+    const throughProxy = () => {
+      const proxied = localS3Client(proxy.endpoint);
+      clients.push(proxied);
+      return proxied;
+    };
+
+    it('names the object when the connection breaks while its body is read', async () => {
+      proxy.decide(() => ({ cutAfterBytes: MiB }));
+      const source = await openS3Source(throughProxy(), { bucket: BUCKET, key: 'network/source.csv' });
+      expect(source.bytes).toBe(4 * MiB);
+      const failure = await buffer(source.stream).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(StorageError);
+      expect((failure as Error).message).toMatch(new RegExp(`^Reading source object s3://${BUCKET}/network/source\\.csv failed \\(`));
+    });
+
+    it('gives up a request that does not answer as soon as the signal aborts, with its reason', async () => {
+      proxy.decide(() => 'hang');
+      const deadline = new AbortController();
+      const opening = openS3Source(throughProxy(), { bucket: BUCKET, key: 'network/source.csv' }, deadline.signal).catch((error: unknown) => error);
+      await delay(200);
+      const reason = new Error('deadline');
+      deadline.abort(reason);
+      expect(await opening).toBe(reason);
+    });
+
+    it('aborts an upload whose part never answers, cancelling it, without waiting for it', async () => {
+      proxy.decide((request) => (request.method === 'PUT' && request.query.has('partNumber') ? 'hang' : 'pass'));
+      const sink = await openS3Sink(throughProxy(), { bucket: BUCKET, key: 'network/hung.tar' }, TAR, { partSizeBytes: PART, queueSize: 1 });
+      const writing = pipeline(megabytes(30), sink.stream).catch((error: unknown) => error);
+      for (let wait = 0; wait < 100 && !proxy.requests.some((request) => request.query.has('partNumber')); wait += 1) await delay(20);
+      const started = performance.now();
+      await sink.abort(new Error('deadline'));
+      // Bounded by the clean-up limit rather than by the hung part (which would never end).
+      expect(performance.now() - started).toBeLessThan(10_000);
+      expect(await writing).toBeInstanceOf(Error);
+      expect(proxy.requests.some((request) => request.method === 'DELETE' && request.query.has('uploadId'))).toBe(true);
+      expect(await exists('network/hung.tar')).toBe(false);
+    });
+  });
 });
 
 describe('openS3Sink', () => {
-  it('writes a small archive with a single PutObject on commit', async () => {
+  it('shows nothing at the key once the stream has ended, until commit, and keeps the object there meanwhile', async () => {
     freshClient();
-    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'small.tar' }, { partSizeBytes: PART });
-    sink.stream.end(Buffer.from('tiny archive'));
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept.tar', Body: 'the archive of an earlier run' }));
+    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'kept.tar' }, TAR, { partSizeBytes: PART });
+    await pipeline(megabytes(7), sink.stream);
+    const read = async () => (await buffer((await openS3Source(client, { bucket: BUCKET, key: 'kept.tar' })).stream)).toString('latin1', 0, 29);
+    expect(await read()).toBe('the archive of an earlier run');
     await sink.commit();
-    expect((await buffer((await openS3Source(client, { bucket: BUCKET, key: 'small.tar' })).stream)).toString()).toBe('tiny archive');
-    expect(sent).toEqual(['PutObjectCommand', 'GetObjectCommand']);
+    expect((await buffer((await openS3Source(client, { bucket: BUCKET, key: 'kept.tar' })).stream)).equals(await buffer(megabytes(7)))).toBe(true);
+  });
+
+  it('leaves the object an earlier run wrote when a run fails after its stream ended', async () => {
+    freshClient();
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'earlier.tar', Body: 'the archive of an earlier run' }));
+    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'earlier.tar' }, TAR, { partSizeBytes: PART });
+    await pipeline(megabytes(1), sink.stream);
+    await sink.abort(new Error('the rejects file failed'));
+    expect((await buffer((await openS3Source(client, { bucket: BUCKET, key: 'earlier.tar' })).stream)).toString()).toBe('the archive of an earlier run');
+    expect(sent).toContain('AbortMultipartUploadCommand');
+    expect(sent).not.toContain('CompleteMultipartUploadCommand');
+  });
+
+  it('writes a small object, and an empty one, with its content type', async () => {
+    freshClient();
+    for (const [key, bytes] of [['small.csv', 'row,line\n'], ['empty.csv', '']] as const) {
+      const sink = await openS3Sink(client, { bucket: BUCKET, key }, 'text/csv; charset=utf-8', { partSizeBytes: PART });
+      sink.stream.end(Buffer.from(bytes));
+      await sink.commit();
+      const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
+      expect(head.ContentType).toBe('text/csv; charset=utf-8');
+      expect((await buffer((await openS3Source(client, { bucket: BUCKET, key })).stream)).toString()).toBe(bytes);
+    }
+  });
+
+  it('fails to open with a LocationError, before any data, when the bucket does not exist', async () => {
+    freshClient();
+    await expect(openS3Sink(client, { bucket: 'no-such-bucket', key: 'out.tar' }, TAR)).rejects.toThrow(
+      new LocationError('Bucket no-such-bucket of s3://no-such-bucket/out.tar does not exist'),
+    );
   });
 
   it('aborts the multipart upload when the writer fails after several parts, leaving no object', async () => {
     freshClient();
-    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'broken/source.tar' }, { partSizeBytes: PART });
+    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'broken/source.tar' }, TAR, { partSizeBytes: PART });
     const failure = await pipeline(megabytes(20, 14), sink.stream).catch((error: unknown) => error);
     expect((failure as Error).message).toBe('source broke mid-stream');
     await sink.abort(failure);
@@ -111,26 +198,28 @@ describe('openS3Sink', () => {
     expect(await exists('broken/source.tar')).toBe(false);
   });
 
-  it('sends nothing to S3 when aborted before the first part is full', async () => {
+  it('uploads no part when aborted before the first part is full, and aborts the upload', async () => {
     freshClient();
-    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'early.tar' }, { partSizeBytes: PART });
+    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'early.tar' }, TAR, { partSizeBytes: PART });
     sink.stream.write(Buffer.alloc(MiB));
     await sink.abort(new Error('failed early'));
-    expect(sent).toEqual([]);
+    expect(sent).toEqual(['CreateMultipartUploadCommand', 'AbortMultipartUploadCommand']);
     expect(await exists('early.tar')).toBe(false);
   });
 
-  it('deletes an object whose upload completed when the run fails before commit', async () => {
+  it('deletes the object again when aborted after commit (the run\'s other file failed)', async () => {
     freshClient();
-    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'late.tar' }, { partSizeBytes: PART });
+    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'late.tar' }, TAR, { partSizeBytes: PART });
     await pipeline(megabytes(1), sink.stream);
-    await sink.abort(new Error('failed after the archive was written'));
+    await sink.commit();
+    expect(await exists('late.tar')).toBe(true);
+    await sink.abort(new Error('the rejects file failed'));
     expect(await exists('late.tar')).toBe(false);
   });
 
   it('refuses to commit an archive the writer never ended', async () => {
     freshClient();
-    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'unended.tar' }, { partSizeBytes: PART });
+    const sink = await openS3Sink(client, { bucket: BUCKET, key: 'unended.tar' }, TAR, { partSizeBytes: PART });
     sink.stream.write(Buffer.alloc(10));
     await expect(sink.commit()).rejects.toThrow(StorageError);
     await sink.abort(new Error('unended'));
@@ -146,14 +235,13 @@ describe('openS3Sink', () => {
     mock.on(CreateMultipartUploadCommand).callsFake((input) => real.send(new CreateMultipartUploadCommand(input)));
     mock.on(CompleteMultipartUploadCommand).callsFake((input) => real.send(new CompleteMultipartUploadCommand(input)));
     mock.on(AbortMultipartUploadCommand).callsFake((input) => real.send(new AbortMultipartUploadCommand(input)));
-    mock.on(PutObjectCommand).callsFake((input) => real.send(new PutObjectCommand(input)));
     let parts = 0;
     mock.on(UploadPartCommand).callsFake(async (input) => {
       parts += 1;
       if (parts === 2) throw Object.assign(new Error('We encountered an internal error. Please try again.'), { name: 'InternalError' });
       return real.send(new UploadPartCommand(input));
     });
-    const sink = await openS3Sink(faulty, { bucket: BUCKET, key: 'part-failure.tar' }, { partSizeBytes: PART, queueSize: 1 });
+    const sink = await openS3Sink(faulty, { bucket: BUCKET, key: 'part-failure.tar' }, TAR, { partSizeBytes: PART, queueSize: 1 });
     let produced = 0;
     const source = Readable.from(
       (function* () {
