@@ -38,7 +38,7 @@ export class RecentIds {
 }
 
 /**
- * Lower-cased emails in a direct-mapped table, by a hash of their characters: a slot keeps the last
+ * Email keys (email-key.ts) in a direct-mapped table, by a hash of their characters: a slot keeps the last
  * email that hashed to it, compared in full before it counts as seen. Each kept email is a copy of
  * its own: a substring would pin the whole parsed chunk it came from.
  */

@@ -30,7 +30,7 @@ export interface FetchDestinationUsersOptions {
   signal?: AbortSignal;
 }
 
-/** Lower-cased, trimmed email → the destination's id as exact decimal text. */
+/** A trimmed email's key (email-key.ts) → the destination's id as exact decimal text. */
 export type DestinationUsers = Map<string, string>;
 
 const RATE_LIMIT_ATTEMPTS_PER_PAGE = 20;

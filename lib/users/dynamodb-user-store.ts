@@ -7,12 +7,18 @@ import type { User, UserStore } from './user.ts';
 /**
  * Single-table layout (see infra/users-table.yml, hash key `pk`):
  * - `USER#<id>`: the user record, read by GET /api/users/{id};
- * - `EMAIL#<lower-cased email>`: the email lock, `{ userId, created, origin? }`, which makes DynamoDB
- *   itself refuse a second user with the same email through a conditional write; `origin` names the
- *   request that took it (UserStore.insert).
+ * - `EMAIL#<email key>`: the email lock (the key: email-key.ts), `{ userId, created, origin? }`, which
+ *   makes DynamoDB itself refuse a second user with the same email through a conditional write;
+ *   `origin` names the request that took it (UserStore.insert).
  */
 const userItemKey = (id: string): string => `USER#${id}`;
 const emailLockKey = (email: string): string => `EMAIL#${emailKey(email)}`;
+/**
+ * Where a lock taken before emails were keyed by email-key.ts sits: under the address merely
+ * lower-cased. It differs from the key only beyond ASCII (`ß`, `ς`, `ẞ`, ligatures), and such a lock
+ * still holds its email (docs/api.md, creating users).
+ */
+const olderEmailLockKey = (email: string): string => `EMAIL#${email.toLowerCase()}`;
 
 export interface DynamoDbUserStoreOptions {
   client: DynamoDBDocumentClient;
@@ -141,6 +147,14 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     return sameOrigin && age < ORIGIN_RETENTION_MS && asksForSameUser(earlier, user) ? earlier : 'taken';
   };
 
+  /** Whether a lock of the older keying holds `email` (its user exists): only looked up where the keys differ. */
+  const heldByOlderLock = async (email: string): Promise<boolean> => {
+    const olderKey = olderEmailLockKey(email);
+    if (olderKey === emailLockKey(email)) return false;
+    const lock = await readItem(olderKey);
+    return lock !== undefined && (await readItem(userItemKey(String(lock.userId)))) !== undefined;
+  };
+
   const writeLock = (user: User, origin: string | undefined) =>
     client.send(
       new PutCommand({
@@ -157,6 +171,13 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
    * the email is in use, or the user a create of the same origin made (returned, nothing written).
    */
   const takeLock = async (user: User, origin: string | undefined): Promise<User | undefined> => {
+    let older: boolean;
+    try {
+      older = await heldByOlderLock(user.email);
+    } catch (error) {
+      throw new UserStoreError('check an older email lock', error);
+    }
+    if (older) throw new EmailTakenError();
     try {
       await writeLock(user, origin);
       return undefined;

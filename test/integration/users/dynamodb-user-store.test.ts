@@ -133,6 +133,19 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     expect(await soon.insert(newUser('same@example.com'), 'origin-same')).toEqual(first);
   });
 
+  it('refuses an address an older lock holds under its merely lower-cased form (before the email key), with a 409', async () => {
+    const earlier = newUser('Straße@example.de');
+    await direct.send(new PutCommand({ TableName: tableName, Item: { pk: `USER#${earlier.id}`, ...earlier, emailKey: 'straße@example.de' } }));
+    await direct.send(new PutCommand({ TableName: tableName, Item: { pk: 'EMAIL#straße@example.de', userId: earlier.id, created: earlier.created } }));
+    const before = await items();
+    await expect(store.insert(newUser('straße@example.de'))).rejects.toBeInstanceOf(ConflictError);
+    expect(await items()).toEqual(before);
+    // An older lock whose user never landed holds nothing.
+    await direct.send(new PutCommand({ TableName: tableName, Item: { pk: 'EMAIL#ﬀ@example.de', userId: randomUUID(), created: earlier.created } }));
+    const user = newUser('ﬀ@example.de');
+    expect(await store.insert(user)).toEqual(user);
+  });
+
   it('reclaims at once a fresh lock of the same origin whose user never landed (its earlier attempt failed) and creates the user', async () => {
     const lock = { pk: 'EMAIL#halfway@example.com', userId: randomUUID(), created: new Date().toISOString(), origin: 'origin-c' };
     await direct.send(new PutCommand({ TableName: tableName, Item: lock }));
