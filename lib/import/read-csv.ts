@@ -124,12 +124,14 @@ const malformedQuoteRow = (errors: readonly ParseError[], rowsParsed: number, fi
  * Lines ending in CR alone (the classic Mac OS convention, which Excel still offers as "CSV
  * (Macintosh)") would read as one endless header row and no data: refused, naming the cure. Seen in
  * the header row, before its first LF; a CR last in the text so far may still be followed by an LF
- * (or end a header-only file).
+ * (or end a header-only file). A NUL before it is UTF-16 read as one byte a character (its CR LF
+ * reads CR NUL LF): the header check says that, naming the option.
  */
 const refuseBareCarriageReturns = (text: string): void => {
   const lf = text.indexOf('\n');
   const cr = text.indexOf('\r');
   if (cr === -1 || (lf === -1 ? cr === text.length - 1 : cr >= lf - 1)) return;
+  if (text.lastIndexOf('\u0000', cr) !== -1) return;
   throw new ImportInputError('CSV lines end in CR alone (classic Mac OS line endings): save or convert the file with LF or CRLF line endings');
 };
 
@@ -280,6 +282,14 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
     // (at the end of the file that part was decoded and counted already, so count from the slice's start).
     const before = new TextDecoder(encoding).decode(lastSlice!.subarray(0, Math.max(0, offset - lastSliceOffset)));
     const line = 1 + lineFeedsBeforeSlice + countLineFeeds(before);
+    const first = lastSlice![0];
+    const second = lastSlice![1];
+    if (offset === 0 && ((first === 0xff && second === 0xfe) || (first === 0xfe && second === 0xff))) {
+      return new ImportInputError(
+        `CSV starts with a UTF-16 byte-order mark but is read as ${encodingName(encoding)}: name its encoding with --encoding (command line) or "encoding" (event): ` +
+          (first === 0xff ? 'utf-16le' : 'utf-16be'),
+      );
+    }
     return new ImportInputError(
       `CSV is not valid ${encodingName(encoding)}: undecodable bytes on line ${line}, at byte offset ${offset} (from 0); ` +
         'name the file\'s encoding with --encoding (command line) or "encoding" (event), e.g. windows-1252',

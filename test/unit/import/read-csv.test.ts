@@ -67,6 +67,26 @@ describe('columnMapFromHeader', () => {
     );
   });
 
+  it.each([
+    ['LF', '\n'],
+    ['CRLF', '\r\n'],
+  ])('says a UTF-16 file without a byte-order mark, read as UTF-8, is probably UTF-16 (%s lines)', async (_label, newline) => {
+    const bytes = Buffer.from(`${HEADER}${newline}1,2,3,4,5,6,7,8,9,10${newline}`, 'utf16le');
+    await expect(readCsv(chunksOf(byteChunks(bytes, 7)), { onRows: () => {} })).rejects.toThrowError(
+      /^CSV header is missing required column\(s\): .*; the header holds NUL characters, as UTF-16 text read as UTF-8 does: name its encoding with --encoding/,
+    );
+  });
+
+  it.each([
+    ['utf16le', 0xff, 0xfe, 'utf-16le'],
+    ['utf16be', 0xfe, 0xff, 'utf-16be'],
+  ] as const)('says a file starting with a UTF-16 byte-order mark (%s), read as UTF-8, is UTF-16', async (_label, first, second, name) => {
+    const bytes = Buffer.concat([Buffer.from([first, second]), Buffer.from(`${HEADER}\n`, 'utf16le')]);
+    await expect(readCsv(chunksOf([bytes]), { onRows: () => {} })).rejects.toThrowError(
+      `CSV starts with a UTF-16 byte-order mark but is read as UTF-8: name its encoding with --encoding (command line) or "encoding" (event): ${name}`,
+    );
+  });
+
   it('says a header read with NUL characters is probably UTF-16, naming the option', () => {
     const header = Buffer.from(`${REQUIRED_COLUMNS.join(',')}`, 'utf16le').toString('utf8').split(',');
     expect(() => columnMapFromHeader(header)).toThrowError(
