@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { close as closeCallback, createReadStream, fstat as fstatCallback, open as openCallback } from 'node:fs';
+import { close as closeCallback, constants, createReadStream, fstat as fstatCallback, open as openCallback } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
@@ -20,21 +20,32 @@ const closeDescriptor = promisify(closeCallback);
 
 /**
  * Opens the file first, so a missing or unreadable source fails before anything is written. A named
- * pipe is welcome too (`npm run import -- <(zcat export.csv.gz) out.tar`): opening it waits for its
- * writer (in libuv's thread pool, the event loop free), and it is then read as a socket, without
- * blocking reads. A blocking read of a pipe whose writer stalled would hold a pool thread, and with
- * it the process's exit, until the writer wrote or closed, so Ctrl-C could not stop the run.
+ * pipe is welcome too (`npm run import -- <(zcat export.csv.gz) out.tar`): it is opened without
+ * blocking and read as a socket, so neither a writer that has not come yet nor one that stalled holds
+ * the run. A blocking open or read would hold one of libuv's pool threads, and with it the process's
+ * exit, until the writer came, wrote or closed, so Ctrl-C could not stop the run.
  */
 export const openFileSource = async (path: string): Promise<Source> => {
+  const failed = (error: unknown): Error => {
+    if (code(error) === 'ENOENT') return new LocationError(`Source file ${path} does not exist`);
+    if (code(error) === 'EACCES') return new LocationError(`Source file ${path} is not readable`);
+    return new StorageError(`Could not open source file ${path}`, error);
+  };
   let fd: number;
   try {
-    fd = await openDescriptor(path, 'r');
+    const pipe = (await stat(path)).isFIFO();
+    fd = await openDescriptor(path, pipe ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_RDONLY);
   } catch (error) {
-    if (code(error) === 'ENOENT') throw new LocationError(`Source file ${path} does not exist`);
-    if (code(error) === 'EACCES') throw new LocationError(`Source file ${path} is not readable`);
-    throw new StorageError(`Could not open source file ${path}`, error);
+    throw failed(error);
   }
-  const kind = await statDescriptor(fd);
+  let kind;
+  try {
+    kind = await statDescriptor(fd);
+  } catch (error) {
+    await closeDescriptor(fd).catch(() => undefined);
+    throw failed(error);
+  }
+  // Until a writer has come, the pipe reports nothing to read (no end either): the socket waits.
   if (kind.isFIFO()) return { stream: new Socket({ fd, readable: true, writable: false }), bytes: undefined };
   if (!kind.isFile()) {
     await closeDescriptor(fd);

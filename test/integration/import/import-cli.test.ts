@@ -168,6 +168,23 @@ describe('npm run import (scripts/import.ts)', () => {
     expect((await readdir(directory)).sort()).toEqual(['in.csv', 'tmp']);
   });
 
+  it('stops on Ctrl-C while the source pipe has no writer yet', async () => {
+    const fifo = join(directory, 'in.csv');
+    await promisify(execFile)('mkfifo', [fifo]);
+    const child = spawn(NODE, ['scripts/import.ts', fifo, join(directory, 'out.tar')], { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Started, waiting on the pipe: its temporary archive exists.
+    for (let attempt = 0; attempt < 200 && !(await readdir(directory)).some((name) => name.endsWith('.partial')); attempt += 1) await delay(25);
+    child.kill('SIGINT');
+    const outcome = await Promise.race([exited, delay(15_000).then(() => 'still running' as const)]);
+    if (outcome === 'still running') child.kill('SIGKILL');
+    expect(outcome).toBe(130);
+    expect(stderr.trim()).toBe('import failed: interrupted by SIGINT; nothing was written');
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
   it('fails a Windows-1252 file by default naming line and offset, leaving nothing; imports it with --encoding windows-1252', async () => {
     const input = join(directory, 'in.csv');
     const output = join(directory, 'out.tar');
