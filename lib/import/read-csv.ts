@@ -158,8 +158,10 @@ const linesOf = (row: readonly string[]): number => {
  * parsed a chunk at a time, and the unfinished last row is
  * carried into the next chunk. Blank lines are not rows. No view of a chunk is kept once `push`
  * settled, so the caller may fill its memory again. Throws ImportInputError for an empty input,
- * a header lacking required columns, a quoted field that never closes, a row with more fields than
- * the header, or bytes that are not valid in the encoding.
+ * a header lacking required columns, lines ending in CR alone, bytes that are not valid in the
+ * encoding, and (CsvRowError, FieldCountError: named by data row) a quoted field that never closes
+ * or has text after its closing quote, a row past the length limit, a row with more fields than the
+ * header.
  */
 export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;

@@ -3,9 +3,9 @@ import { JobError } from '../errors.ts';
 
 /**
  * Spill bytes per source byte of the generated export's rows (390 bytes) when every row is a new
- * ticket, comment and user, measured with `npm run bench -- import` (1.43): the estimate the check
- * before the run uses. An all-new row spills its cells again plus about 165 bytes of JSON keys and
- * record headers, so shorter rows spill more per byte (rows of 80 bytes about 3×), and a `BODY` of
+ * ticket, comment and user, measured with `npm run bench -- import` (1.43), rounded up: the estimate
+ * the check before the run uses. An all-new row spills its cells again plus about 160 bytes of JSON
+ * keys and record headers, so shorter rows spill more per byte (rows of 80 bytes about 2.9), and a `BODY` of
  * control characters more still (six bytes each); repeated tickets and users spill less. No factor
  * fits every export, so the spill is also watched while it is written (makeSpillWatch).
  */
