@@ -37,7 +37,7 @@ export const STALE_LOCK_MS = 60_000;
  * An origin is a caller's Idempotency-Key, which is forgotten once its outcome has been kept this
  * long: a lock older than this names a request that is over, and a create with the same key is new.
  */
-export const ORIGIN_RETENTION_MS = IDEMPOTENCY_KEEP_SECONDS * 1000;
+const ORIGIN_RETENTION_MS = IDEMPOTENCY_KEEP_SECONDS * 1000;
 
 const isConditionFailure = (error: unknown): boolean =>
   (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';

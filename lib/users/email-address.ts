@@ -39,7 +39,7 @@ const isLooseEmail = (value: string): boolean => {
  * The length is checked before any pattern runs, so a backtracking regex never sees more than
  * MAX_EMAIL_LENGTH characters whatever the caller sends.
  */
-export const isEmailAddress = (value: string, mode: EmailMode): boolean => {
+const isEmailAddress = (value: string, mode: EmailMode): boolean => {
   if (value.length === 0 || isTooLong(value)) return false;
   return mode === 'strict' ? STRICT_EMAIL_PATTERN.test(value) : isLooseEmail(value);
 };

@@ -3,7 +3,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../lib/errors.ts';
-import { makeDynamoDbUserStore, ORIGIN_RETENTION_MS, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
+import { IDEMPOTENCY_KEEP_SECONDS } from '../../../lib/http/idempotency-key.ts';
+import { makeDynamoDbUserStore, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
 import { UserStoreError } from '../../../lib/users/user-errors.ts';
 import type { User, UserStore } from '../../../lib/users/user.ts';
 import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
@@ -111,6 +112,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     const at = (ms: number) => makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse(first.created) + ms });
     await at(0).insert(first, 'origin-day');
     const before = await items();
+    const ORIGIN_RETENTION_MS = IDEMPOTENCY_KEEP_SECONDS * 1000;
     expect(ORIGIN_RETENTION_MS).toBe(24 * 60 * 60 * 1000);
     expect(await at(ORIGIN_RETENTION_MS - 1).insert(newUser('day@example.com'), 'origin-day')).toEqual(first);
     await expect(at(ORIGIN_RETENTION_MS).insert(newUser('day@example.com'), 'origin-day')).rejects.toBeInstanceOf(ConflictError);

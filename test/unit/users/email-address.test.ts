@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isEmailAddress, MAX_EMAIL_LENGTH, meetsEmailRule, STRICT_EMAIL_PATTERN, STRICT_EMAIL_SOURCE } from '../../../lib/users/email-address.ts';
+import { MAX_EMAIL_LENGTH, meetsEmailRule, STRICT_EMAIL_PATTERN, STRICT_EMAIL_SOURCE } from '../../../lib/users/email-address.ts';
 
 // Copied from docs/api.md so a drift between the documented pattern and the code's copy fails here.
 const DOCUMENTED_PATTERN =
@@ -14,7 +14,7 @@ const ADVERSARIAL = [
   ['a long run of labels ending badly', `a@${'aa.'.repeat(20_000)}-`],
 ] as const;
 
-describe('isEmailAddress', () => {
+describe('meetsEmailRule: the address rule, within 254 characters', () => {
   afterEach(() => {
     vi.restoreAllMocks();
   });
@@ -34,7 +34,7 @@ describe('isEmailAddress', () => {
     'jdoe@[192.168.0.1]',
     'j+tag@ex-ample.io',
   ])('accepts %s under the strict pattern', (email) => {
-    expect(isEmailAddress(email, 'strict')).toBe(true);
+    expect(meetsEmailRule(email, 'strict')).toBe(true);
   });
 
   it.each([
@@ -51,11 +51,11 @@ describe('isEmailAddress', () => {
     ['an IPv4 literal without brackets', 'jdoe@192.168.0.1'],
     ['the empty string', ''],
   ])('refuses %s under the strict pattern', (_label, email) => {
-    expect(isEmailAddress(email, 'strict')).toBe(false);
+    expect(meetsEmailRule(email, 'strict')).toBe(false);
   });
 
   it.each(['jdoe@intranet', 'jdoe@example.com', 'j doe@local host', 'x@y', '"john@doe"@intranet'])('accepts %s with the pattern off', (email) => {
-    expect(isEmailAddress(email, 'off')).toBe(true);
+    expect(meetsEmailRule(email, 'off')).toBe(true);
   });
 
   it.each([
@@ -70,7 +70,7 @@ describe('isEmailAddress', () => {
     ['a leading blank', ' JDOE@intranet'],
     ['a trailing newline', 'jdoe@intranet\n'],
   ])('refuses %s with the pattern off', (_label, email) => {
-    expect(isEmailAddress(email, 'off')).toBe(false);
+    expect(meetsEmailRule(email, 'off')).toBe(false);
   });
 
   it('admits with the pattern off every address the strict pattern admits', () => {
@@ -85,59 +85,44 @@ describe('isEmailAddress', () => {
     fc.assert(
       fc.property(local, domain, (localPart, domainPart) => {
         const email = `${localPart}@${domainPart}`;
-        if (isEmailAddress(email, 'strict')) expect(isEmailAddress(email, 'off')).toBe(true);
+        if (meetsEmailRule(email, 'strict')) expect(meetsEmailRule(email, 'off')).toBe(true);
       }),
       { numRuns: 500 },
     );
     fc.assert(
       fc.property(fc.string({ maxLength: 300 }), (text) => {
-        if (isEmailAddress(text, 'strict')) expect(isEmailAddress(text, 'off')).toBe(true);
+        if (meetsEmailRule(text, 'strict')) expect(meetsEmailRule(text, 'off')).toBe(true);
       }),
       { numRuns: 500 },
     );
   });
 
-  it('accepts exactly 254 characters and refuses 255 in both modes', () => {
+  it('accepts exactly 254 characters in both modes (one more is left to maxLength, below)', () => {
     const at254 = `${'a'.repeat(MAX_EMAIL_LENGTH - '@example.com'.length)}@example.com`;
     expect(at254).toHaveLength(254);
-    expect(isEmailAddress(at254, 'strict')).toBe(true);
-    expect(isEmailAddress(at254, 'off')).toBe(true);
-    expect(isEmailAddress(`a${at254}`, 'strict')).toBe(false);
-    expect(isEmailAddress(`a${at254}`, 'off')).toBe(false);
+    expect(meetsEmailRule(at254, 'strict')).toBe(true);
+    expect(meetsEmailRule(at254, 'off')).toBe(true);
   });
 
   it('counts characters, not UTF-16 units: a character outside the BMP counts once', () => {
     const emoji = `${'a'.repeat(100)}${'😀'.repeat(100)}@example.com`;
     expect([...emoji]).toHaveLength(212);
-    expect(isEmailAddress(emoji, 'strict')).toBe(true);
-    expect(isEmailAddress(emoji, 'off')).toBe(true);
+    expect(meetsEmailRule(emoji, 'strict')).toBe(true);
+    expect(meetsEmailRule(emoji, 'off')).toBe(true);
     const at254 = `${'😀'.repeat(MAX_EMAIL_LENGTH - '@example.com'.length)}@example.com`;
     expect([...at254]).toHaveLength(254);
-    expect(isEmailAddress(at254, 'strict')).toBe(true);
-    expect(isEmailAddress(at254, 'off')).toBe(true);
-    expect(isEmailAddress(`😀${at254}`, 'strict')).toBe(false);
-    expect(isEmailAddress(`😀${at254}`, 'off')).toBe(false);
+    expect(meetsEmailRule(at254, 'strict')).toBe(true);
+    expect(meetsEmailRule(at254, 'off')).toBe(true);
   });
-
-  it.each(ADVERSARIAL)(
-    'refuses %s of tens of KB without ever running the pattern on it',
-    { timeout: 5_000 },
-    (_label, email) => {
-      const test = vi.spyOn(STRICT_EMAIL_PATTERN, 'test');
-      expect(isEmailAddress(email, 'strict')).toBe(false);
-      expect(isEmailAddress(email, 'off')).toBe(false);
-      expect(test).not.toHaveBeenCalled();
-    },
-  );
 
   it('runs the pattern on inputs within the cap', () => {
     const test = vi.spyOn(STRICT_EMAIL_PATTERN, 'test');
-    expect(isEmailAddress('a.'.repeat(100), 'strict')).toBe(false);
+    expect(meetsEmailRule('a.'.repeat(100), 'strict')).toBe(false);
     expect(test).toHaveBeenCalledTimes(1);
   });
 });
 
-describe('meetsEmailRule (the schema keyword beside maxLength)', () => {
+describe('meetsEmailRule beside maxLength', () => {
   afterEach(() => {
     vi.restoreAllMocks();
   });
@@ -150,14 +135,5 @@ describe('meetsEmailRule (the schema keyword beside maxLength)', () => {
     }
     expect(test).not.toHaveBeenCalled();
   });
-
-  it.each([
-    ['a valid address', 'jdoe@example.com'],
-    ['a single-label domain', 'jdoe@intranet'],
-    ['the empty string', ''],
-    ['an @ at the very end after another', 'a@b@'],
-    ['254 characters of which 242 are emoji', `${'😀'.repeat(242)}@example.com`],
-  ])('agrees with isEmailAddress on %s', (_label, email) => {
-    for (const mode of ['strict', 'off'] as const) expect(meetsEmailRule(email, mode)).toBe(isEmailAddress(email, mode));
-  });
 });
+
