@@ -1,6 +1,7 @@
 import { gzipEtag } from './response-encoder.ts';
 
-const weak = (tag: string): string => tag.replace(/^W\//, '');
+/** An entity tag without its weakness mark (`W/`): If-None-Match compares tags weakly. */
+const opaqueTag = (tag: string): string => tag.replace(/^W\//, '');
 
 /**
  * The entity tag a 304 answers with when an `If-None-Match` header names the body tagged `etag`
@@ -10,10 +11,10 @@ const weak = (tag: string): string => tag.replace(/^W\//, '');
  */
 export const notModifiedEtag = (header: string | undefined, etag: string): string | undefined => {
   if (header === undefined) return undefined;
-  const plain = weak(etag);
+  const plain = opaqueTag(etag);
   const gzip = gzipEtag(plain);
   for (const tag of header.split(',')) {
-    const named = weak(tag.trim());
+    const named = opaqueTag(tag.trim());
     if (named === '*' || named === plain) return etag;
     if (named === gzip) return gzip;
   }

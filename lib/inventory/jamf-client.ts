@@ -149,10 +149,10 @@ interface ReauthenticationDeps {
 /**
  * One read's token, renewed when upstream refuses it, shared by concurrent pages so four
  * simultaneous 401s renew it once. A token that served a page and is then refused has expired (a
- * long refresh outlives several short-lived tokens): it is renewed, as often as that happens, at most
- * once per page served. The read's first token is renewed once even if it served nothing (it may
- * have expired on its way); any later token refused before serving a page fails the read, since
- * upstream then refuses the credentials themselves.
+ * long refresh outlives several short-lived tokens): it is renewed, as often as that happens. Two
+ * tokens in a row refused before either served a page fail the read, since upstream then refuses the
+ * credentials themselves; one alone may have expired on its way, or been refused for a page while
+ * another page it served was still being answered. So renewals stay below two per page served.
  */
 const withReauthentication = (deps: ReauthenticationDeps) => {
   const tokens: { token: Promise<string>; served: boolean }[] = [];
@@ -176,7 +176,7 @@ const withReauthentication = (deps: ReauthenticationDeps) => {
       // Reported once per refused token, however many pages it failed.
       if (generation === tokens.length - 1) {
         deps.onAuthFailure?.();
-        if (generation > 0 && !current.served) {
+        if (generation > 0 && !current.served && !tokens[generation - 1]!.served) {
           throw new UpstreamError(UpstreamFailure.CredentialsRejected, { detail: `token refused after re-authentication: ${result.detail}` });
         }
         issue();
