@@ -203,7 +203,10 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
     };
     const malformed = malformedQuoteRow(results.errors, results.data.length, final);
     if (malformed !== -1) {
-      const error = rowError(results.data, malformed, parsed, MALFORMED_QUOTE);
+      // Under a CRLF header, a quoted last field of an LF row closes before a bare LF, which reads as
+      // text after the quote: the row runs on into the next, which is the real fault.
+      const mixed = newline === '\r\n' && results.data[malformed]!.some((cell) => cell.includes('"\n'));
+      const error = rowError(results.data, malformed, parsed, mixed ? `${MALFORMED_QUOTE}; or rows with mixed line endings (LF rows under a CRLF header)` : MALFORMED_QUOTE);
       if (error !== undefined) throw error;
     }
     if (final) {

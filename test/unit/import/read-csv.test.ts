@@ -163,6 +163,13 @@ describe('readCsv', () => {
     );
   });
 
+  it('names mixed line endings when an LF row under a CRLF header ends in a quoted field', async () => {
+    const rows = Array.from({ length: 3 }, (_, index) => `${index},2,3,4,5,6,7,8,9,"ten"`).join('\n');
+    await expect(read([`${HEADER}\r\n${rows}\n`])).rejects.toThrowError(
+      /^CSV data row 1 \(line 2\) has a quoted field with more text after its closing quote .*; or rows with mixed line endings \(LF rows under a CRLF header\)$/,
+    );
+  });
+
   it('fails rather than merge rows when LF rows follow a CRLF header', async () => {
     const rows = Array.from({ length: 3 }, (_, index) => `${index},2,3,4,5,6,7,8,9,10`).join('\n');
     await expect(read([`${HEADER}\r\n${rows}\n`])).rejects.toThrow(/mixed line endings/);
