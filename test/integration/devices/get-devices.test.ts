@@ -175,7 +175,9 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     const result = await getDevices(handler);
     expect(result.statusCode).toBe(502);
     expect(errorOf(result)).toMatchObject({ status: 502, httpMessage: 'Bad Gateway' });
-    expect(jamf!.stats().tokenRequests).toBe(2);
+    // The first token served page 0, so its refusal is an expiry: renewed; then two fresh tokens in a
+    // row are refused before serving anything, which is the credentials, not time.
+    expect(jamf!.stats().tokenRequests).toBe(3);
     expect(metricLines()).toHaveLength(1);
     const line = expectOneAccessLine(502, { metric: true });
     expect(JSON.stringify(line.error)).toContain('credentials-rejected');
