@@ -55,10 +55,14 @@ const checkDistinct = (locations: readonly (Location | undefined)[]): void => {
 };
 
 /** Opens the sinks one after another; if one fails, those already open are aborted. */
-const openSinks = async (openSink: OpenSink, locations: readonly { location: Location | undefined; contentType: string }[]): Promise<(Sink | undefined)[]> => {
+const openSinks = async (
+  openSink: OpenSink,
+  locations: readonly { location: Location | undefined; contentType: string }[],
+  signal: AbortSignal | undefined,
+): Promise<(Sink | undefined)[]> => {
   const sinks: (Sink | undefined)[] = [];
   try {
-    for (const { location, contentType } of locations) sinks.push(location === undefined ? undefined : await openSink(location, contentType));
+    for (const { location, contentType } of locations) sinks.push(location === undefined ? undefined : await openSink(location, contentType, signal));
     return sinks;
   } catch (error) {
     await Promise.all(sinks.map((sink) => sink?.abort(error)));
@@ -93,7 +97,7 @@ export const makeImportJob =
       [archive, rejectsSink] = await openSinks(deps.openSink, [
         { location: dryRun ? undefined : destination, contentType: 'application/x-tar' },
         { location: rejects, contentType: 'text/csv; charset=utf-8' },
-      ]);
+      ], signal);
     } catch (error) {
       input.destroy();
       throw error;

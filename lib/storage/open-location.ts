@@ -14,9 +14,9 @@ export const makeLocationOpeners = (deps: { s3: () => S3Client | Promise<S3Clien
     const { openS3Source } = await import('./s3-storage.ts');
     return openS3Source(await deps.s3(), location, signal);
   },
-  openSink: async (location, contentType) => {
+  openSink: async (location, contentType, signal) => {
     if (location.kind === 'file') return openFileSink(location.path);
     const { openS3Sink } = await import('./s3-storage.ts');
-    return openS3Sink(await deps.s3(), location, contentType, deps.s3Sink);
+    return openS3Sink(await deps.s3(), location, contentType, { ...deps.s3Sink, signal });
   },
 });

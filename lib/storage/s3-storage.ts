@@ -24,6 +24,11 @@ export interface S3SinkOptions {
   partSizeBytes?: number;
   /** Parts uploading at once. */
   queueSize?: number;
+  /**
+   * Stops the calls that start and complete the upload when they have not answered (a run's
+   * deadline); the parts are stopped by destroying the stream.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
@@ -65,6 +70,9 @@ export const openS3Source = async (client: S3Client, object: S3Object, signal?: 
   body.on('error', (error: unknown) => {
     named.destroy(new StorageError(`Reading source object ${shown(object)} failed (${describeError(error).slice(0, 300)})`, error));
   });
+  // The run may still be opening its destinations when the body breaks (or its deadline destroys
+  // the request): the error waits for the reader, and must not crash the process meanwhile.
+  named.on('error', () => undefined);
   // The reader may stop early (a failed run): the connection goes with it.
   named.on('close', () => body.destroy());
   body.pipe(named);
@@ -94,8 +102,9 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   const target = { Bucket: object.bucket, Key: object.key };
   let uploadId: string | undefined;
   try {
-    ({ UploadId: uploadId } = await client.send(new CreateMultipartUploadCommand({ ...target, ContentType: contentType })));
+    ({ UploadId: uploadId } = await client.send(new CreateMultipartUploadCommand({ ...target, ContentType: contentType }), { abortSignal: options.signal }));
   } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason;
     throw createFailed(object, error);
   }
   if (uploadId === undefined) throw new StorageError(`S3 started no upload to ${shown(object)}`);
@@ -182,8 +191,14 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
       }
       const parts = [...uploaded].sort((a, b) => a.PartNumber! - b.PartNumber!);
       try {
-        await client.send(new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: parts } }));
+        await client.send(new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: parts } }), { abortSignal: options.signal });
       } catch (error) {
+        // Stopped while S3 may still complete it: treated as completed, so that the abort that
+        // follows deletes whatever came of it (and aborts the upload too, for when nothing did).
+        if (options.signal?.aborted) {
+          completed = true;
+          throw options.signal.reason;
+        }
         throw uploadFailed(error);
       }
       completed = true;
@@ -191,9 +206,14 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
     abort: async (reason) => {
       const bounded = { abortSignal: AbortSignal.timeout(CLEAN_UP_MS) };
       if (completed) {
-        // The other file of the run failed after this one was completed: take it away again.
+        // The other file of the run failed after this one was completed (or the completion was cut
+        // short, and may have happened): take it away again.
         completed = false;
-        await client.send(new DeleteObjectCommand(target), bounded).catch(() => undefined);
+        aborted = true;
+        await Promise.all([
+          client.send(new DeleteObjectCommand(target), bounded).catch(() => undefined),
+          client.send(new AbortMultipartUploadCommand(upload), bounded).catch(() => undefined),
+        ]);
         return;
       }
       if (aborted) return;

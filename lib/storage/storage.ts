@@ -23,8 +23,11 @@ export interface Source {
 
 /** Opens a source; `signal` stops a request that has not answered (a run's deadline). */
 export type OpenSource = (location: Location, signal?: AbortSignal) => Promise<Source>;
-/** Opens a sink for content of `contentType` (stored with an S3 object; a file has none). */
-export type OpenSink = (location: Location, contentType: string) => Promise<Sink>;
+/**
+ * Opens a sink for content of `contentType` (stored with an S3 object; a file has none); `signal`
+ * stops a request that has not answered, now or when the sink commits (a run's deadline).
+ */
+export type OpenSink = (location: Location, contentType: string, signal?: AbortSignal) => Promise<Sink>;
 
 /** Reading or writing a location failed (after it was opened, or for a reason other than a bad name). */
 export class StorageError extends JobError {

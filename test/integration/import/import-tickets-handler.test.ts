@@ -195,6 +195,8 @@ describe('importTickets handler', () => {
   it.each([
     ['the source request', (key: string) => (request: S3Request) => (request.method === 'GET' && request.path.endsWith(key) ? 'hang' : 'pass')],
     ['an archive part', () => (request: S3Request) => (request.method === 'PUT' && request.query.has('partNumber') ? 'hang' : 'pass')],
+    ['the start of an upload', () => (request: S3Request) => (request.method === 'POST' && request.query.has('uploads') ? 'hang' : 'pass')],
+    ['the completion of the upload', () => (request: S3Request) => (request.method === 'POST' && request.query.has('uploadId') ? 'hang' : 'pass')],
   ] as const)('stops at its deadline while S3 does not answer %s, aborting the upload and leaving nothing', async (_label, stall) => {
     const key = `input/stalled-${_label.length}.csv`;
     await put(key, chatCsv(Array.from({ length: 30 }, (_unused, n) => chatRow(n))));

@@ -117,6 +117,16 @@ describe('openS3Source', () => {
       expect((failure as Error).message).toMatch(new RegExp(`^Reading source object s3://${BUCKET}/network/source\\.csv failed \\(`));
     });
 
+    it('keeps a body that breaks before anyone reads it for its reader, without crashing the process', async () => {
+      proxy.decide(() => ({ cutAfterBytes: 64 * 1024 }));
+      const source = await openS3Source(throughProxy(), { bucket: BUCKET, key: 'network/source.csv' });
+      // The run is still opening its destinations: nobody reads yet while the connection breaks.
+      await delay(300);
+      const failure = await buffer(source.stream).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(StorageError);
+      expect((failure as Error).message).toMatch(/^Reading source object s3:\/\/storage-test\/network\/source\.csv failed/);
+    });
+
     it('gives up a request that does not answer as soon as the signal aborts, with its reason', async () => {
       proxy.decide(() => 'hang');
       const deadline = new AbortController();
