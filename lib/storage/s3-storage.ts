@@ -33,6 +33,12 @@ export interface S3SinkOptions {
 
 const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
 const DEFAULT_QUEUE_SIZE = 4;
+/**
+ * Every part carries a CRC32 that S3 checks, and the upload is created for it (the SDK adds such a
+ * checksum to each part by default, and S3 then wants the upload to say so and the completion to
+ * list each part's).
+ */
+const CHECKSUM = 'CRC32';
 /** S3 numbers a multipart upload's parts 1 to 10,000: 80 GB at the default part size. */
 const MAX_PARTS = 10_000;
 /**
@@ -102,7 +108,9 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   const target = { Bucket: object.bucket, Key: object.key };
   let uploadId: string | undefined;
   try {
-    ({ UploadId: uploadId } = await client.send(new CreateMultipartUploadCommand({ ...target, ContentType: contentType }), { abortSignal: options.signal }));
+    ({ UploadId: uploadId } = await client.send(new CreateMultipartUploadCommand({ ...target, ContentType: contentType, ChecksumAlgorithm: CHECKSUM }), {
+      abortSignal: options.signal,
+    }));
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
     throw createFailed(object, error);
@@ -125,9 +133,11 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
     const partNumber = nextPart++;
     if (partNumber > MAX_PARTS) throw new StorageError(`Upload to ${shown(object)} needs more than ${MAX_PARTS} parts of ${partBytes} bytes`);
     const sending = client
-      .send(new UploadPartCommand({ ...upload, PartNumber: partNumber, Body: bytes.subarray(0, length), ContentLength: length }), { abortSignal: cancel.signal })
-      .then(({ ETag }) => {
-        uploaded.push({ PartNumber: partNumber, ETag });
+      .send(new UploadPartCommand({ ...upload, PartNumber: partNumber, Body: bytes.subarray(0, length), ContentLength: length, ChecksumAlgorithm: CHECKSUM }), {
+        abortSignal: cancel.signal,
+      })
+      .then(({ ETag, ChecksumCRC32 }) => {
+        uploaded.push({ PartNumber: partNumber, ETag, ChecksumCRC32 });
         spare.push(bytes);
       })
       .catch((error: unknown) => {

@@ -5,6 +5,7 @@ import {
   HeadObjectCommand,
   PutObjectCommand,
   UploadPartCommand,
+  type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -234,6 +235,38 @@ describe('openS3Sink', () => {
     await expect(sink.commit()).rejects.toThrow(StorageError);
     await sink.abort(new Error('unended'));
     expect(await exists('unended.tar')).toBe(false);
+  });
+
+  it('creates the upload for CRC32 part checksums and completes it listing each part\'s, as S3 requires', async () => {
+    const real = freshClient();
+    const checked = localS3Client(server.endpoint);
+    clients.push(checked);
+    const mock = mockClient(checked);
+    // The local server checks no part checksum and answers none; S3 answers each part's CRC32 (here a
+    // stand-in per part) and refuses a completion that leaves them out.
+    const created: unknown[] = [];
+    const completed: unknown[] = [];
+    mock.on(CreateMultipartUploadCommand).callsFake((input) => {
+      created.push(input.ChecksumAlgorithm);
+      return real.send(new CreateMultipartUploadCommand(input));
+    });
+    mock.on(UploadPartCommand).callsFake(async (input) => ({
+      ...(await real.send(new UploadPartCommand(input))),
+      ChecksumCRC32: `crc-of-part-${input.PartNumber}`,
+    }));
+    mock.on(CompleteMultipartUploadCommand).callsFake((input) => {
+      completed.push(input.MultipartUpload?.Parts);
+      const { Parts = [] } = input.MultipartUpload ?? {};
+      return real.send(new CompleteMultipartUploadCommand({ ...input, MultipartUpload: { Parts: Parts.map((part: CompletedPart) => ({ PartNumber: part.PartNumber, ETag: part.ETag })) } }));
+    });
+    const sink = await openS3Sink(checked, { bucket: BUCKET, key: 'checksums.tar' }, TAR, { partSizeBytes: PART });
+    await pipeline(megabytes(12), sink.stream);
+    await sink.commit();
+    expect(created).toEqual(['CRC32']);
+    expect(completed).toEqual([
+      [1, 2, 3].map((number) => ({ PartNumber: number, ETag: expect.any(String), ChecksumCRC32: `crc-of-part-${number}` })),
+    ]);
+    expect(await exists('checksums.tar')).toBe(true);
   });
 
   it('fails the writer promptly and aborts the upload when S3 rejects a part', async () => {
