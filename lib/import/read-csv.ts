@@ -283,10 +283,6 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   /** The error for the last slice's undecodable bytes, named by line and byte offset. */
   const invalidBytes = (final: boolean): ImportInputError => {
     const offset = locateInvalidBytes(encoding, previousSlice, lastSlice!, lastSliceOffset, final);
-    // Lines before the slice were counted as decoded; those in its valid part are decoded again here
-    // (at the end of the file that part was decoded and counted already, so count from the slice's start).
-    const before = new TextDecoder(encoding).decode(lastSlice!.subarray(0, Math.max(0, offset - lastSliceOffset)));
-    const line = 1 + lineFeedsBeforeSlice + countLineFeeds(before);
     const first = lastSlice![0];
     const second = lastSlice![1];
     if (offset === 0 && ((first === 0xff && second === 0xfe) || (first === 0xfe && second === 0xff))) {
@@ -295,6 +291,10 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
           (first === 0xff ? 'utf-16le' : 'utf-16be'),
       );
     }
+    // Lines before the slice were counted as decoded; those in its valid part are decoded again here
+    // (at the end of the file that part was decoded and counted already, so count from the slice's start).
+    const before = new TextDecoder(encoding).decode(lastSlice!.subarray(0, Math.max(0, offset - lastSliceOffset)));
+    const line = 1 + lineFeedsBeforeSlice + countLineFeeds(before);
     return new ImportInputError(
       `CSV is not valid ${encodingName(encoding)}: undecodable bytes on line ${line}, at byte offset ${offset} (from 0); ` +
         'name the file\'s encoding with --encoding (command line) or "encoding" (event), e.g. windows-1252',
@@ -308,10 +308,11 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
       started = true;
       if (pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
     }
-    // The newline is guessed from the header row, so wait until it is complete.
-    if (parser === undefined && start === undefined) {
+    // The newline is guessed from the header row, so wait until it is complete. Lines ending in CR
+    // alone never complete it: refused while waiting (the first parse checks the header it reads).
+    if (parser === undefined && start === undefined && !pending.includes('\n') && pending.length <= maxRowChars) {
       refuseBareCarriageReturns(pending);
-      if (!pending.includes('\n') && pending.length <= maxRowChars) return;
+      return;
     }
     if (pending.length >= parseAt || (parser === undefined && pending.includes('\n'))) {
       await parseAvailable(false);
