@@ -1,4 +1,5 @@
 import { ImportInputError } from './import-input-error.ts';
+import { ENCODING_OPTION } from './source-encoding.ts';
 
 /** The columns every chat CSV must have (any order, extra columns ignored). */
 export const REQUIRED_COLUMNS = [
@@ -32,7 +33,7 @@ export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
     // UTF-16 read as UTF-8 decodes without an error (ASCII letters each with a NUL beside them), and
     // then only its column names come out wrong: say what the file probably is.
     const utf16 = header.some((name) => name.includes('\u0000'))
-      ? '; the header holds NUL characters, as UTF-16 text read as UTF-8 does: name its encoding with --encoding (command line) or "encoding" (event): utf-16le or utf-16be'
+      ? `; the header holds NUL characters, as UTF-16 text read as UTF-8 does: name its encoding with ${ENCODING_OPTION}: utf-16le or utf-16be`
       : '';
     throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}${utf16}`);
   }

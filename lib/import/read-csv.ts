@@ -1,7 +1,7 @@
 import Papa from 'papaparse';
 import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from './chat-columns.ts';
 import { ImportInputError } from './import-input-error.ts';
-import { countLineFeeds, DEFAULT_ENCODING, locateInvalidBytes, strictDecoder } from './source-encoding.ts';
+import { countLineFeeds, DEFAULT_ENCODING, ENCODING_OPTION, locateInvalidBytes, strictDecoder } from './source-encoding.ts';
 
 /** A parsed data row; a short row simply has no cell (undefined) at the higher indexes. */
 export type CsvRow = readonly string[];
@@ -287,7 +287,7 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
     const second = lastSlice![1];
     if (offset === 0 && ((first === 0xff && second === 0xfe) || (first === 0xfe && second === 0xff))) {
       return new ImportInputError(
-        `CSV starts with a UTF-16 byte-order mark but is read as ${encodingName(encoding)}: name its encoding with --encoding (command line) or "encoding" (event): ` +
+        `CSV starts with a UTF-16 byte-order mark but is read as ${encodingName(encoding)}: name its encoding with ${ENCODING_OPTION}: ` +
           (first === 0xff ? 'utf-16le' : 'utf-16be'),
       );
     }
@@ -297,7 +297,7 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
     const line = 1 + lineFeedsBeforeSlice + countLineFeeds(before);
     return new ImportInputError(
       `CSV is not valid ${encodingName(encoding)}: undecodable bytes on line ${line}, at byte offset ${offset} (from 0); ` +
-        'name the file\'s encoding with --encoding (command line) or "encoding" (event), e.g. windows-1252',
+        `name the file's encoding with ${ENCODING_OPTION}, e.g. windows-1252`,
     );
   };
 

@@ -7,6 +7,9 @@ import { isUtf8 } from 'node:buffer';
  */
 export const DEFAULT_ENCODING = 'utf-8';
 
+/** How a run names its source's encoding, as errors that suspect another encoding tell it. */
+export const ENCODING_OPTION = '--encoding (command line) or "encoding" (event)';
+
 /**
  * The canonical name of a WHATWG encoding label (`latin1` → `windows-1252`, `UTF8` → `utf-8`), or
  * undefined when Node's TextDecoder does not know it (or it is the "replacement" encoding, which
