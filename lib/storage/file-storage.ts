@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { close as closeCallback, constants, createReadStream, fstat as fstatCallback, open as openCallback } from 'node:fs';
+import { constants, createReadStream, open as openCallback } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
@@ -15,8 +15,6 @@ const SINK_BUFFER_BYTES = 1024 * 1024;
 const code = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
 
 const openDescriptor = promisify(openCallback);
-const statDescriptor = promisify(fstatCallback);
-const closeDescriptor = promisify(closeCallback);
 
 /**
  * Opens the file first, so a missing or unreadable source fails before anything is written. A named
@@ -26,31 +24,20 @@ const closeDescriptor = promisify(closeCallback);
  * exit, until the writer came, wrote or closed, so Ctrl-C could not stop the run.
  */
 export const openFileSource = async (path: string): Promise<Source> => {
-  const failed = (error: unknown): Error => {
-    if (code(error) === 'ENOENT') return new LocationError(`Source file ${path} does not exist`);
-    if (code(error) === 'EACCES') return new LocationError(`Source file ${path} is not readable`);
-    return new StorageError(`Could not open source file ${path}`, error);
-  };
+  let kind;
   let fd: number;
   try {
-    const pipe = (await stat(path)).isFIFO();
-    fd = await openDescriptor(path, pipe ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_RDONLY);
+    kind = await stat(path);
+    if (!kind.isFile() && !kind.isFIFO()) throw new LocationError(`Source ${path} is not a regular file`);
+    fd = await openDescriptor(path, kind.isFIFO() ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_RDONLY);
   } catch (error) {
-    throw failed(error);
-  }
-  let kind;
-  try {
-    kind = await statDescriptor(fd);
-  } catch (error) {
-    await closeDescriptor(fd).catch(() => undefined);
-    throw failed(error);
+    if (error instanceof LocationError) throw error;
+    if (code(error) === 'ENOENT') throw new LocationError(`Source file ${path} does not exist`);
+    if (code(error) === 'EACCES') throw new LocationError(`Source file ${path} is not readable`);
+    throw new StorageError(`Could not open source file ${path}`, error);
   }
   // Until a writer has come, the pipe reports nothing to read (no end either): the socket waits.
   if (kind.isFIFO()) return { stream: new Socket({ fd, readable: true, writable: false }), bytes: undefined };
-  if (!kind.isFile()) {
-    await closeDescriptor(fd);
-    throw new LocationError(`Source ${path} is not a regular file`);
-  }
   return { stream: createReadStream(path, { fd, highWaterMark: READ_CHUNK_BYTES }), bytes: kind.size };
 };
 
