@@ -5,7 +5,7 @@ import { CacheTier } from './provenance.ts';
 export interface Stamp {
   /** Milliseconds since the epoch; freshness is counted from here in every tier. */
   readonly readAt: number;
-  /** Equal for equal data, whoever read it. */
+  /** Equal for equal data, whoever read it: a newer entry with the held value's id is not downloaded again. */
   readonly id: string;
 }
 
@@ -48,7 +48,9 @@ const RECHECK_MS = 1_000;
  * A value is fresh for `ttlMs` after its data was read and servable for `staleMs` more (stale while
  * revalidate: the schedule writes a new one to the cluster). A fresh value in memory answers at
  * once. A stale one is served from memory unless the cluster holds newer data, which the container
- * learns from the value's stamp alone (a few hundred bytes) at most once per `recheckMs`. Without a
+ * learns from the value's stamp alone (a few hundred bytes) at most once per `recheckMs`; where the
+ * newer entry holds the same data (its stamp's `id`), as when a refresh found nothing changed, the
+ * held value is kept and counted fresh from the newer read time, with no download. Without a
  * servable value anywhere, the request loads upstream itself and fills both tiers; the cluster
  * keeps the value for the rest of its servable life, so no tier extends another's.
  *
@@ -60,16 +62,17 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
   const { cluster, ttlMs, staleMs, load } = options;
   const now = options.now ?? Date.now;
   const recheckMs = options.recheckMs ?? RECHECK_MS;
-  let held: { value: Value; checkedAt: number } | undefined;
+  // `readAt` is the value's own, or that of a newer cluster entry found to hold the same data.
+  let held: { value: Value; readAt: number; checkedAt: number } | undefined;
   let flight: Promise<CacheResult<Value>> | undefined;
 
-  const fresh = (stamp: Stamp, at: number): boolean => at < stamp.readAt + ttlMs;
-  const servable = (stamp: Stamp, at: number): boolean => at < stamp.readAt + ttlMs + staleMs;
+  const fresh = (readAt: number, at: number): boolean => at < readAt + ttlMs;
+  const servable = (readAt: number, at: number): boolean => at < readAt + ttlMs + staleMs;
 
-  const fromCluster = async (target: NonNullable<typeof cluster>, newerThan: Stamp | undefined): Promise<Value | undefined> => {
+  const fromCluster = async (target: NonNullable<typeof cluster>, newerThan: number | undefined): Promise<Value | undefined> => {
     const found = await target.tier.read(target.key, target.codec.decode);
-    if (found === undefined || !servable(found.value, now())) return undefined;
-    if (newerThan !== undefined && found.value.readAt <= newerThan.readAt) return undefined;
+    if (found === undefined || !servable(found.value.readAt, now())) return undefined;
+    if (newerThan !== undefined && found.value.readAt <= newerThan) return undefined;
     return found.value;
   };
 
@@ -86,17 +89,23 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
   };
 
   const keep = (value: Value): Value => {
-    held = { value, checkedAt: now() };
+    held = { value, readAt: value.readAt, checkedAt: now() };
     return value;
   };
 
   const lookUp = async (request: Request): Promise<CacheResult<Value>> => {
-    const stale = held !== undefined && servable(held.value, now()) ? held : undefined;
+    const stale = held !== undefined && servable(held.readAt, now()) ? held : undefined;
     if (cluster && stale) {
       if (now() - stale.checkedAt < recheckMs) return { value: stale.value, tier: CacheTier.Memory };
       stale.checkedAt = now();
       const stamp = await cluster.tier.peek(cluster.key, cluster.codec.stampBytes, cluster.codec.stampOf);
-      const newer = stamp !== undefined && stamp.readAt > stale.value.readAt && servable(stamp, now()) ? await fromCluster(cluster, stale.value) : undefined;
+      if (stamp === undefined || stamp.readAt <= stale.readAt || !servable(stamp.readAt, now())) return { value: stale.value, tier: CacheTier.Memory };
+      if (stamp.id === stale.value.id) {
+        // The same data read again: memory still answers, fresh from the newer read.
+        stale.readAt = stamp.readAt;
+        return { value: stale.value, tier: CacheTier.Memory };
+      }
+      const newer = await fromCluster(cluster, stale.readAt);
       return newer === undefined ? { value: stale.value, tier: CacheTier.Memory } : { value: keep(newer), tier: CacheTier.Cluster };
     }
     if (cluster) {
@@ -112,9 +121,9 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
 
   return {
     get: (request: Request): Promise<CacheResult<Value>> => {
-      if (held !== undefined && fresh(held.value, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
+      if (held !== undefined && fresh(held.readAt, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
       // While one request brings newer data from the cluster, the others keep the stale value.
-      if (flight !== undefined && held !== undefined && servable(held.value, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
+      if (flight !== undefined && held !== undefined && servable(held.readAt, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
       flight ??= lookUp(request).finally(() => {
         flight = undefined;
       });

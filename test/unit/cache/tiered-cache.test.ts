@@ -179,6 +179,26 @@ describe('tiered cache', () => {
       expect(loads()).toBe(1);
     });
 
+    it('keeps the held value without downloading it again when a refresh wrote the same data, fresh from the newer read', async () => {
+      const { get, time, cluster, loads } = setup();
+      await get();
+      expect(cluster.stats.reads).toBe(1);
+      time.advance(TTL + 1);
+      const refreshedAt = time.now() - 5;
+      cluster.put(KEY, { readAt: refreshedAt, id: 'read-1', numbers: [1] });
+      const answer = await get();
+      expect([answer.tier, answer.value.id]).toEqual([CacheTier.Memory, 'read-1']);
+      expect([cluster.stats.peeks, cluster.stats.reads]).toEqual([1, 1]);
+      // Fresh again, counted from the refresh's read: no stamp is asked for until that TTL ends.
+      time.advance(TTL - 10);
+      expect((await get()).tier).toBe(CacheTier.Memory);
+      expect(cluster.stats.peeks).toBe(1);
+      time.advance(10);
+      await get();
+      expect(cluster.stats.peeks).toBe(2);
+      expect(loads()).toBe(1);
+    });
+
     it('answers other requests from the stale value while one brings the newer data from the cluster', async () => {
       const { get, time, cluster } = setup();
       await get();
