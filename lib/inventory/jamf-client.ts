@@ -17,6 +17,8 @@ export const JAMF_CONCURRENCY = 4;
 const JAMF_REQUEST_TIMEOUT_MS = 10_000;
 /** A `totalCount` needing more pages than this is not believed (a million devices at full pages). */
 const MAX_PAGES = 10_000;
+/** Whole reads tried while devices keep being removed under them (see `readInventory`). */
+const MAX_READS = 3;
 
 const SECTIONS = ['GENERAL', 'HARDWARE', 'OPERATING_SYSTEM', 'USER_AND_LOCATION'] as const;
 
@@ -93,11 +95,12 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     return entries;
   };
 
-  const readInventory = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
-    const abort = new AbortController();
-    const signal = AbortSignal.any([deadline, abort.signal]);
-    const pageOf = withReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal });
-
+  /**
+   * Every page once; undefined when `totalCount` fell during the read. Jamf pages by offset, so a
+   * device removed meanwhile moves every later device one place forward, and a page served after
+   * that skips the one that crossed its start: the read is not whole and must be done again.
+   */
+  const readOnce = async <T>(pageOf: PageReader, abort: AbortController, map: (record: unknown) => T | undefined): Promise<T[] | undefined> => {
     const first = await pageOf(0, pageSize);
     // Fewer records than asked while more exist: upstream clamped the page size; use its size.
     const effective = first.results.length < pageSize && first.totalCount > first.results.length ? first.results.length : pageSize;
@@ -109,6 +112,10 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     const totals: number[] = [first.totalCount];
     const entries: { id: string; value: T }[][] = [mapped(first, map)];
     let totalCount = first.totalCount;
+    // In the order the pages arrive: a count below one already seen means devices were removed.
+    // (Enrolled devices take new, higher ids, so they only add pages at the end.)
+    let highestCount = first.totalCount;
+    let shrank = false;
     // Re-checked after each round: devices enrolled during the read raise totalCount.
     for (let round = 0; round < MAX_PAGES; round += 1) {
       const pageCount = effective === 0 ? 1 : Math.ceil(totalCount / effective);
@@ -118,16 +125,20 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       if (pageCount <= received.length) break;
       const from = received.length;
       const tasks = Array.from({ length: pageCount - from }, (_, offset) => async () => {
+        if (shrank) return; // this read is lost already: start the next sooner
         const page = await pageOf(from + offset, effective);
+        if (page.totalCount < highestCount) shrank = true;
+        highestCount = Math.max(highestCount, page.totalCount);
         received[from + offset] = page.results.length;
         totals[from + offset] = page.totalCount;
         entries[from + offset] = mapped(page, map);
       });
       await runBounded(tasks, concurrency, abort);
+      if (shrank) return undefined;
       totalCount = Math.max(totalCount, ...totals);
     }
     // A page cut short (not the clamping of page 0, which `effective` absorbed) would drop devices
-    // silently. The smallest totalCount seen allows for devices removed while the read went on.
+    // silently. Counts only grew (enrollments); the smallest is what every page had to hold.
     const receivedCount = received.reduce((sum, count) => sum + count, 0);
     const expected = Math.min(...totals);
     if (receivedCount < expected) {
@@ -136,8 +147,26 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     return sortedUniqueById(entries.flat());
   };
 
+  const readInventory = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
+    const abort = new AbortController();
+    const signal = AbortSignal.any([deadline, abort.signal]);
+    // One token for all the reads: it is renewed only when upstream refuses it.
+    const pageOf = withReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal });
+    for (let read = 1; ; read += 1) {
+      const devices = await readOnce(pageOf, abort, map);
+      if (devices !== undefined) return devices;
+      if (read === MAX_READS) {
+        throw new UpstreamError(UpstreamFailure.Unreadable, {
+          detail: `devices were removed during each of ${MAX_READS} reads of the inventory; a page read after a removal may have skipped a device`,
+        });
+      }
+    }
+  };
+
   return { readInventory };
 };
+
+type PageReader = (page: number, size: number) => Promise<JamfPage>;
 
 interface ReauthenticationDeps {
   authenticate: (signal: AbortSignal) => Promise<string>;

@@ -80,6 +80,33 @@ describe('Jamf client against a Jamf-compatible server', () => {
     expect(jamf!.stats().inventoryLog.map((entry) => entry.page).sort()).toEqual([0, 1, 2, 3]);
   });
 
+  it('reads again when a device is removed during the read, so no other device is skipped by the shifted pages', async () => {
+    const fleet = generateJamfComputers(20, 12);
+    const removed = fleet[3]!;
+    // Page 0 is served from 20 devices; then one is removed, and page 1 (served by offset) would
+    // start one device later, skipping the device that moved onto page 0.
+    const client = await setUp(
+      { devices: fleet, beforeInventoryRequest: (n) => n === 2 && jamf!.setDevices(fleet.filter((device) => device !== removed)) },
+      { pageSize: 10, concurrency: 1 },
+    );
+    const ids = (await client.readInventory(longDeadline(), (record) => record)).map((record) => inventoryIdOf(record));
+    expect(ids).toEqual(fleet.filter((device) => device !== removed).map((device) => inventoryIdOf(device)));
+    expect(jamf!.stats().inventoryLog.map((entry) => entry.page)).toEqual([0, 1, 0, 1]);
+  });
+
+  it('fails as unreadable, returning nothing partial, when devices are removed during every read', async () => {
+    let devices = generateJamfComputers(60, 13);
+    const client = await setUp(
+      // Every request for page 2 finds one device fewer than the page 0 before it.
+      { devices, beforeInventoryRequest: (n) => n % 3 === 0 && jamf!.setDevices((devices = devices.slice(1))) },
+      { pageSize: 20, concurrency: 1 },
+    );
+    const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
+    expect(error.failure).toBe(UpstreamFailure.Unreadable);
+    expect(error.message).toMatch(/removed during each of 3 reads/);
+    expect(jamf!.stats().inventoryRequests).toBe(9);
+  });
+
   it('renews a refused token once for four concurrent pages and reports one auth failure', async () => {
     let failures = 0;
     const client = await setUp({ devices: generateJamfComputers(5000, 5), latencyMs: 20 }, { onAuthFailure: () => (failures += 1) });
