@@ -47,6 +47,8 @@ export interface FakeSofa {
   setFault: (fault: SofaFault | undefined) => void;
   /** Requests received, faulted ones included. */
   requests: () => number;
+  /** The `User-Agent` of the latest request (SOFA asks integrations to send one). */
+  lastUserAgent: () => string | undefined;
   close: () => Promise<void>;
 }
 
@@ -55,10 +57,12 @@ export const startFakeSofa = async (options: { port?: number } = {}): Promise<Fa
   for (const version of ['v1', 'v2'] as const) feeds.set(SOFA_FEED_PATHS[version], JSON.stringify(await readSofaFeed(version)));
   let fault: SofaFault | undefined;
   let requests = 0;
+  let lastUserAgent: string | undefined;
   const redirects = new Map<string, string>();
 
   const server = createServer((request, response) => {
     requests += 1;
+    lastUserAgent = request.headers['user-agent'];
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     const feed = request.method === 'GET' ? feeds.get(path) : undefined;
     const send = (status: number, body: string, type = 'application/json', headers: Record<string, string> = {}) => {
@@ -96,6 +100,7 @@ export const startFakeSofa = async (options: { port?: number } = {}): Promise<Fa
       fault = next;
     },
     requests: () => requests,
+    lastUserAgent: () => lastUserAgent,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -38,11 +38,20 @@ export const callSignals = (limits: CallLimits): { timeout: AbortSignal; signal:
   return { timeout, signal: limits.signal === undefined ? timeout : AbortSignal.any([limits.signal, timeout]) };
 };
 
+/**
+ * How every upstream request names the service (unless a caller names it otherwise): public feeds
+ * such as SOFA ask integrations to identify themselves, and an operator reading Jamf's or the
+ * ticketing destination's access log can tell these requests apart.
+ */
+const USER_AGENT = 'device-users-import-bundle';
+
 export const callUpstream = async (url: string, init: RequestInit, limits: CallLimits): Promise<UpstreamResponse> => {
   const { timeout, signal } = callSignals(limits);
+  const headers = new Headers(init.headers);
+  if (!headers.has('user-agent')) headers.set('user-agent', USER_AGENT);
   try {
     signal.throwIfAborted();
-    const response = await fetch(url, { ...init, signal, redirect: init.redirect ?? 'manual' });
+    const response = await fetch(url, { ...init, headers, signal, redirect: init.redirect ?? 'manual' });
     return { status: response.status, headers: response.headers, text: await response.text() };
   } catch (cause) {
     const shown = redactUrl(url);

@@ -59,6 +59,11 @@ describe('the latest-OS feed over HTTP', () => {
     expect(lines).toEqual([]);
   });
 
+  it('names the service in its User-Agent, as the feed asks of integrations', async () => {
+    await source()();
+    expect(sofa.lastUserAgent()).toBe('device-users-import-bundle');
+  });
+
   it('follows a redirect to the feed (a mirror or static host moving it)', async () => {
     sofa.redirect('/latest/macos_data_feed.json', 'v2');
     const reference = source({ feedUrl: `${sofa.url}/latest/macos_data_feed.json` });
