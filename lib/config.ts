@@ -40,12 +40,13 @@ export interface DevicesConfig extends InventoryConfig {
 /** The scheduled refresh stores devices, not decisions: it needs no latest-OS reference. */
 export type RefreshConfig = InventoryConfig & { redisUrl: string };
 
+/** What reading users needs (getUser): the table alone. */
 export interface UsersConfig {
   usersTable: string;
-  emailPattern: 'strict' | 'off';
 }
 
 export interface CreateUserConfig extends UsersConfig {
+  emailPattern: 'strict' | 'off';
   /** Where POST /api/users keeps the outcome of each Idempotency-Key (docs/api.md#safe-retries). */
   idempotencyTable: string;
 }
@@ -177,16 +178,14 @@ export const loadRefreshConfig = (env: Env = process.env): RefreshConfig => {
   return { ...config, redisUrl: config.redisUrl };
 };
 
-export const loadUsersConfig = (env: Env = process.env): UsersConfig => {
+export const loadUsersConfig = (env: Env = process.env): UsersConfig => ({ usersTable: required(env, 'USERS_TABLE') });
+
+export const loadCreateUserConfig = (env: Env = process.env): CreateUserConfig => {
+  const users = loadUsersConfig(env);
   const pattern = present(env, 'USER_EMAIL_PATTERN') ?? 'strict';
   if (pattern !== 'strict' && pattern !== 'off') throw new ConfigError('USER_EMAIL_PATTERN', 'must be "strict" or "off"');
-  return { usersTable: required(env, 'USERS_TABLE'), emailPattern: pattern };
+  return { ...users, emailPattern: pattern, idempotencyTable: required(env, 'IDEMPOTENCY_TABLE') };
 };
-
-export const loadCreateUserConfig = (env: Env = process.env): CreateUserConfig => ({
-  ...loadUsersConfig(env),
-  idempotencyTable: required(env, 'IDEMPOTENCY_TABLE'),
-});
 
 export const loadImportConfig = (env: Env = process.env): ImportConfig => {
   const s3ForcePathStyle = present(env, 'AWS_ENDPOINT_URL_S3') !== undefined || present(env, 'AWS_ENDPOINT_URL') !== undefined;

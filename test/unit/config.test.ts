@@ -105,19 +105,14 @@ describe('loadDevicesConfig', () => {
 });
 
 describe('loadUsersConfig', () => {
-  it('defaults the email pattern to strict', () => {
-    expect(loadUsersConfig({ USERS_TABLE: 'users' })).toEqual({ usersTable: 'users', emailPattern: 'strict' });
-  });
-
-  it('accepts off and refuses anything else, naming the variable', () => {
-    expect(loadUsersConfig({ USERS_TABLE: 'users', USER_EMAIL_PATTERN: 'off' }).emailPattern).toBe('off');
-    expect(configErrorOf(() => loadUsersConfig({ USERS_TABLE: 'users', USER_EMAIL_PATTERN: 'loose' })).variable).toBe('USER_EMAIL_PATTERN');
+  it('needs the users table alone (getUser), whatever USER_EMAIL_PATTERN holds', () => {
+    expect(loadUsersConfig({ USERS_TABLE: 'users', USER_EMAIL_PATTERN: 'Strict' })).toEqual({ usersTable: 'users' });
     expect(configErrorOf(() => loadUsersConfig({})).variable).toBe('USERS_TABLE');
   });
 });
 
 describe('loadCreateUserConfig', () => {
-  it('adds the idempotency table to the users configuration, and requires it', () => {
+  it('adds the idempotency table and the email pattern (strict by default) to the users configuration', () => {
     expect(loadCreateUserConfig({ USERS_TABLE: 'users', IDEMPOTENCY_TABLE: 'keys' })).toEqual({
       usersTable: 'users',
       emailPattern: 'strict',
@@ -125,6 +120,12 @@ describe('loadCreateUserConfig', () => {
     });
     expect(configErrorOf(() => loadCreateUserConfig({ USERS_TABLE: 'users' })).variable).toBe('IDEMPOTENCY_TABLE');
     expect(configErrorOf(() => loadCreateUserConfig({ IDEMPOTENCY_TABLE: 'keys' })).variable).toBe('USERS_TABLE');
+  });
+
+  it('accepts off and refuses anything else, naming the variable', () => {
+    const base = { USERS_TABLE: 'users', IDEMPOTENCY_TABLE: 'keys' };
+    expect(loadCreateUserConfig({ ...base, USER_EMAIL_PATTERN: 'off' }).emailPattern).toBe('off');
+    expect(configErrorOf(() => loadCreateUserConfig({ ...base, USER_EMAIL_PATTERN: 'loose' })).variable).toBe('USER_EMAIL_PATTERN');
   });
 });
 
