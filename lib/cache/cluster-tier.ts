@@ -143,11 +143,14 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     retryStrategy: (attempt) => reconnectDelayMs(attempt),
   };
   // ioredis is loaded on the first lookup, not at init: it costs tens of milliseconds to load, and
-  // containers without REDIS_URL never need it.
+  // containers without REDIS_URL never need it. The class is reached through the default export
+  // (the package's `module.exports`): ioredis is CommonJS, and in the bundled functions (esbuild, ESM
+  // chunks) a CommonJS module imported on demand exposes only `default`, where Node itself would add
+  // the named `Redis` too.
   let connection: Promise<Redis> | undefined;
   const clientOf = (): Promise<Redis> =>
-    (connection ??= import('ioredis').then(({ Redis: RedisClient }) => {
-      const client = new RedisClient(options.url, redisOptions);
+    (connection ??= import('ioredis').then(({ default: ioredis }) => {
+      const client = new ioredis.Redis(options.url, redisOptions);
       // Connection errors surface through the lookups (and the one transition line); without a
       // listener ioredis would print every reconnect failure.
       client.on('error', () => undefined);

@@ -12,6 +12,8 @@ import { createBucket, localS3Client, startS3Server } from '../../../scripts/loc
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { chatCsv, chatRow, readArchive } from '../../support/chat-import.ts';
 import { createUserTables } from '../users/load-handlers.ts';
+import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../../../demo/fake-jamf.ts';
+import { startRedisServer } from '../../support/redis-server.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const run = promisify(execFile);
@@ -144,6 +146,31 @@ describe('the function bundles (built with the deployment options) work on their
     });
     expect(result.result).toBeUndefined();
     expect(result.error).toMatch(/^ConfigError: Configuration error: REDIS_URL/);
+  });
+
+  it('refreshes the cluster with the refreshDevices bundle (ioredis loaded on demand), and a fresh devices bundle answers from it', async () => {
+    const redis = await startRedisServer();
+    const jamf = await startFakeJamf({ devices: generateJamfComputers(40, 21) });
+    try {
+      const env = {
+        INVENTORY_URL: jamf.url,
+        INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
+        INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
+        LATEST_OS_VERSION: '26.1',
+        REDIS_URL: redis.url,
+      };
+      const refresh = await invokeBundle(bundle('refreshDevices'), 'refreshDevices/success.json', env);
+      expect(refresh.error).toBeUndefined();
+      expect(refresh.result).toMatchObject({ outcome: 'refreshed', devices: 40 });
+      const inventoryReads = jamf.stats().inventoryRequests;
+      const page = await invokeBundle(bundle('devices'), 'devices/success.json', env);
+      expect(page.result?.statusCode).toBe(200);
+      expect(page.lines.find((line) => line.message === 'request')).toMatchObject({ status_code: 200, cache_tier: 'cluster' });
+      expect(jamf.stats().inventoryRequests).toBe(inventoryReads);
+    } finally {
+      await jamf.close();
+      await redis.stop();
+    }
   });
 
   it('imports from S3 to S3 with the importTickets bundle, its rows parsed in a worker thread started from the same bundle', async () => {
