@@ -6,6 +6,7 @@ import type { Context } from 'aws-lambda';
 import { describeError } from '../lib/errors.ts';
 import { startEmbeddedDefaults } from './local/embedded-defaults.ts';
 import { loadLocalEnvFile } from './local/env-file.ts';
+import { makeLogLineRouter } from './local/log-lines.ts';
 import { findEventFile, functionNames, invokeTarget, s3LocationsOf } from './local/invoke-target.ts';
 
 /**
@@ -58,6 +59,14 @@ const context: Context = {
   succeed: () => undefined,
 };
 
+// The handler's WARN and ERROR lines (written to stderr by Powertools) join its INFO lines on stdout.
+const writeStderr = process.stderr.write.bind(process.stderr);
+const stderrLines = makeLogLineRouter((line) => void process.stdout.write(line), (text) => void writeStderr(text));
+process.stderr.write = ((chunk: string | Uint8Array) => {
+  stderrLines.push(chunk);
+  return true;
+}) as typeof process.stderr.write;
+
 let exitCode = 0;
 try {
   const module = (await import(pathToFileURL(target.modulePath).href)) as Record<string, unknown>;
@@ -70,6 +79,7 @@ try {
   process.stderr.write(`invoke: ${target.name} failed: ${describeError(error)}\n`);
 } finally {
   await defaults.stop().catch(() => undefined);
+  stderrLines.flush();
 }
 // Handlers keep clients (HTTP keep-alive, SDK sockets) open, as they would in a warm Lambda.
 process.exit(exitCode);

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ALL_SERVICES, describeConfigured, startEmbeddedDefaults } from './local/embedded-defaults.ts';
 import { loadLocalEnvFile } from './local/env-file.ts';
+import { makeLogLineRouter, type LineRouter } from './local/log-lines.ts';
 import { CONFIGURATION_VARIABLES, offlineCommand } from './local/offline-command.ts';
 import { paramVariables } from './local/offline-params.ts';
 import { isPortFree, LOOPBACK, parsePort } from './local/ports.ts';
@@ -85,9 +86,10 @@ if (stopping) await stopping;
 const osls = (running.osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] }));
 say(`serverless-offline starting (process group ${osls.pid}); bundling with esbuild…`);
 let ready = false;
-/** Passes serverless-offline's output (handler log lines included) through, watching it until ready for a failed start. */
-const relay = (source: Readable, sink: NodeJS.WriteStream): void => {
-  source.pipe(sink, { end: false });
+/** Passes serverless-offline's output through `pass`, watching it until ready for a failed start. */
+const relay = (source: Readable, pass: LineRouter): void => {
+  source.on('data', pass.push);
+  source.on('end', pass.flush);
   const scanner = makeStartupFailureScanner();
   source.on('data', (chunk: Buffer) => {
     // After ready a failed rebuild (live reload) is the developer's to see; the last good bundle keeps serving.
@@ -98,8 +100,10 @@ const relay = (source: Readable, sink: NodeJS.WriteStream): void => {
     void shutdown(failure.kind === 'bundling' ? 'bundling failed' : 'serverless-offline failed', 1);
   });
 };
-relay(osls.child.stdout!, process.stdout);
-relay(osls.child.stderr!, process.stderr);
+const toStdout = (text: string) => void process.stdout.write(text);
+relay(osls.child.stdout!, { push: (chunk) => void process.stdout.write(chunk), flush: () => undefined });
+// Handler log lines reach stdout whatever their level (WARN and ERROR come on stderr).
+relay(osls.child.stderr!, makeLogLineRouter(toStdout, (text) => void process.stderr.write(text)));
 void osls.exited.then((code) => {
   if (!stopping) void shutdown(`serverless-offline exited (${code})`, 1);
 });

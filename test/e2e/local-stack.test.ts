@@ -24,10 +24,10 @@ interface RunningStart {
 const LATEST_OS_VERSION = '26.0';
 
 /** `node scripts/start.ts` in its own process group: no .env, no configuration variable but LATEST_OS_VERSION. */
-const runStart = (port: number, options: { underShell?: boolean } = {}): RunningStart => {
+const runStart = (port: number, options: { underShell?: boolean; env?: Record<string, string> } = {}): RunningStart => {
   const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
   for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
-  env.LATEST_OS_VERSION = LATEST_OS_VERSION;
+  Object.assign(env, { LATEST_OS_VERSION, ...options.env });
   // Under a shell, like `npm start`: the shell is the child, start.ts its child (`; true` keeps sh from exec'ing).
   const [command, args] = options.underShell
     ? ['/bin/sh', ['-c', `"${process.execPath}" scripts/start.ts; true`]]
@@ -194,7 +194,8 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
 
   it('runs a second stack on another PORT side by side, each serving on its own port, and stops it on SIGINT', async () => {
     const otherPort = await freePort();
-    const other = runStart(otherPort);
+    // Its cluster is a port nobody listens on: the requests degrade to upstream, with a WARN line.
+    const other = runStart(otherPort, { env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` } });
     try {
       const otherUrl = await waitFor(() => /^ready: (http:\/\/\S+)$/m.exec(other.output())?.[1], READY_TIMEOUT_MS, 'the second ready line');
       expect(otherUrl).toBe(`http://127.0.0.1:${otherPort}`);
@@ -202,6 +203,9 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
       expect([mine.status, theirs.status]).toEqual([200, 200]);
       // Each stack has its own demo inventory and store: the same generated devices, served twice.
       expect(((await theirs.json()) as unknown[]).length).toBe(((await mine.json()) as unknown[]).length);
+      // Handler log lines of every level reach stdout (Powertools writes WARN and ERROR to stderr).
+      await waitFor(() => (/^\{"level":"WARN".*"cache tier degraded"/m.test(other.output()) ? true : undefined), 10_000, 'the WARN line on stdout');
+      expect(other.errors()).not.toContain('{"level"');
       const group = Number(/process group (\d+)/.exec(other.output())?.[1]);
       other.child.kill('SIGINT');
       const code = await Promise.race([other.exited, sleep(25_000).then(() => 'still running')]);

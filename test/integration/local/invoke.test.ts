@@ -84,6 +84,15 @@ describe('npm run invoke -- <function> <event.json>', () => {
     expect(resultOf(stdout)).toMatchObject({ rows: 250 });
   });
 
+  it('puts the handler\'s ERROR lines on stdout with its other log lines, and exits 1 when it throws', async () => {
+    // refreshDevices without a cluster: a configuration error, logged at start and thrown.
+    const { code, stdout, stderr } = await invoke('refreshDevices', 'success');
+    expect(code).toBe(1);
+    expect(logLines(stdout)).toContainEqual(expect.objectContaining({ level: 'ERROR', message: 'configuration error at startup', variable: 'REDIS_URL' }));
+    expect(stderr).not.toContain('{"level"');
+    expect(stderr).toContain('invoke: refreshDevices failed');
+  });
+
   it('exits 2 and lists the functions for an unknown function', async () => {
     const { code, stderr, stdout } = await invoke('deleteEverything', 'events/credentials/success.json');
     expect(code).toBe(2);
