@@ -1,6 +1,7 @@
 import { once } from 'node:events';
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -96,7 +97,7 @@ const relay = (source: Readable, pass: LineRouter): void => {
     if (ready || stopping) return;
     const failure = scanner.push(chunk);
     if (failure === undefined) return;
-    process.stderr.write(`start: ${describeStartupFailure(failure)}\n`);
+    process.stderr.write(`start: ${describeStartupFailure(failure, (path) => relative(realpathSync(root), resolve(shadow.dir, path)))}\n`);
     void shutdown(failure.kind === 'bundling' ? 'bundling failed' : 'serverless-offline failed', 1);
   });
 };

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Env } from './offline-params.ts';
 import { LOCAL_AWS_ENV } from './local-aws.ts';
+import { redactUrl } from '../../lib/upstream/upstream-call.ts';
 import { DEMO_CHAT_EXPORT } from '../../demo/chat-export.ts';
 
 /** What a caller of the local stack needs: the HTTP API needs all three, one invoked function fewer. */
@@ -73,11 +74,15 @@ const SECRET_VARIABLES = new Set(['INVENTORY_CLIENT_SECRET', 'INVENTORY_PASSWORD
 /** One banner line: the variable's name, then what it is set to. */
 const note = (variable: string, text: string): string => `  ${variable.padEnd(26)} ${text}`;
 
-/** The banner's line for a variable that came from the environment (never its value if secret). */
+/** A variable's value as the banner shows it: a URL without its credentials (`user:password@`, `?token=`). */
+const shown = (name: string, value: string): string => {
+  if (SECRET_VARIABLES.has(name)) return '(set)';
+  return name.endsWith('_URL') && URL.canParse(value) ? redactUrl(value) : value;
+};
+
+/** The banner's line for a variable that came from the environment (never a secret, nor one inside a URL). */
 export const describeConfigured = (env: Env, names: readonly string[]): string[] =>
-  names
-    .filter((name) => present(env, name))
-    .map((name) => note(name, `${SECRET_VARIABLES.has(name) ? '(set)' : env[name]} (from the environment)`));
+  names.filter((name) => present(env, name)).map((name) => note(name, `${shown(name, env[name]!)} (from the environment)`));
 
 /** Starts what `planDefaults` asks for, each on a free loopback port; stops them all on `stop()`. */
 export const startEmbeddedDefaults = async (

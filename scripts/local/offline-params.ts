@@ -32,7 +32,9 @@ export const paramVariables = (templateText: string): Map<string, string> => {
  * serverless-offline gives each function `{...process.env, ...provider.environment,
  * ...function.environment}`, and the template's parameters default to '' — so a value only reaches
  * a handler through the template as `--param name=value`. Only variables the template names appear
- * here, and the template names no secret (only `<SECRET>_SSM`), so no secret lands on a command line.
+ * here, and the template names no secret variable (only `<SECRET>_SSM`). A credential written into
+ * a URL (`REDIS_URL`'s password, a feed's `?token=`) does reach the command line, where this
+ * machine's process list shows it (docs/local-stack.md says so).
  */
 export const paramArguments = (mapping: ReadonlyMap<string, string>, env: Env): string[] =>
   [...mapping]

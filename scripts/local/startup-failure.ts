@@ -62,8 +62,15 @@ export const makeStartupFailureScanner = (): { push: (chunk: Buffer | string) =>
   };
 };
 
-/** The one line `npm start` prints for a failure before it stops. */
-export const describeStartupFailure = (failure: StartupFailure): string =>
+/** A summary's leading `path:line:column`. */
+const LEADING_LOCATION = /^(\S+?)(:\d+:\d+)/;
+
+/**
+ * The one line `npm start` prints for a failure before it stops. esbuild names files relative to
+ * the directory it ran in (the stack's private service directory); `projectPath` turns such a path
+ * into the one the developer knows, relative to the project.
+ */
+export const describeStartupFailure = (failure: StartupFailure, projectPath: (path: string) => string = (path) => path): string =>
   failure.kind === 'bundling'
-    ? `bundling failed: ${failure.summary} (esbuild's errors are above; fix them and run npm start again)`
+    ? `bundling failed: ${failure.summary.replace(LEADING_LOCATION, (_match, path: string, position: string) => `${projectPath(path)}${position}`)} (esbuild's errors are above; fix them and run npm start again)`
     : `${failure.summary}; nothing is served`;

@@ -45,7 +45,7 @@ describe('npm start with a handler that does not bundle', () => {
     clearTimeout(timer);
     const group = Number(/process group (\d+)/.exec(output)?.[1]);
     expect(code).toBe(1);
-    expect(errors).toMatch(/^start: bundling failed: \S*functions\/credentials\.ts:1:\d+: .*does-not-exist/m);
+    expect(errors).toMatch(/^start: bundling failed: functions\/credentials\.ts:1:\d+: .*does-not-exist/m);
     expect(output).not.toMatch(/^ready: /m);
     expect(output).toMatch(/^stopped$/m);
     expect(Number.isInteger(group) && groupAlive(group)).toBe(false);

@@ -74,6 +74,17 @@ describe('describeConfigured (the banner lines for variables from the environmen
     expect(lines.join('\n')).not.toMatch(/hunter2|\bpw\b/);
   });
 
+  it('shows a URL without the credentials it carries (user:password@, a ?token=)', () => {
+    const lines = describeConfigured(
+      { REDIS_URL: 'redis://:cluster-pw@127.0.0.1:6390', LATEST_OS_FEED_URL: 'https://sofa.example.com/feed.json?token=feed-secret', INVENTORY_URL: 'demo-not-a-url' },
+      ['REDIS_URL', 'LATEST_OS_FEED_URL', 'INVENTORY_URL'],
+    ).join('\n');
+    expect(lines).not.toMatch(/cluster-pw|feed-secret/);
+    expect(lines).toContain('redis://127.0.0.1:6390');
+    expect(lines).toContain('https://sofa.example.com/feed.json?token=redacted');
+    expect(lines).toContain('demo-not-a-url');
+  });
+
   it('serves the demo latest-OS feed only when LATEST_OS_FEED_URL asks for it and the devices run', () => {
     expect(planDefaults({ LATEST_OS_FEED_URL: 'demo' }, ALL_SERVICES).feed).toBe(true);
     expect(planDefaults({ LATEST_OS_FEED_URL: ' demo ' }, only('inventory')).feed).toBe(true);

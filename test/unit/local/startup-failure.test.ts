@@ -102,4 +102,10 @@ describe('describeStartupFailure', () => {
     expect(line).toMatch(/^bundling failed: functions\/x\.ts:1:2: Could not resolve "y"/);
     expect(line).not.toContain('\n');
   });
+
+  it('names the file as the project knows it, not as esbuild saw it from the stack\'s own directory', () => {
+    const failure = { kind: 'bundling', summary: '../../work/app/functions/x.ts:1:2: Could not resolve "y"' } as const;
+    const line = describeStartupFailure(failure, (path) => path.replace('../../work/app/', ''));
+    expect(line).toMatch(/^bundling failed: functions\/x\.ts:1:2: Could not resolve "y"/);
+  });
 });
