@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # What the tests need beyond node_modules, installed when missing (Debian): redis-server (the cache
-# tier's tests start their own on free loopback ports) and unzip (the deployment-package test opens
-# the zips). `npm test` runs this first; Node 24 itself comes from the `node` devDependency.
+# tier's tests start their own on free loopback ports) and git (the documentation tests list the
+# repository's files). `npm test` runs this first; Node 24 itself comes from the `node` devDependency.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+command -v git >/dev/null 2>&1 || missing+=(git)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "npm test needs ${missing[*]}, which this machine lacks, and can install it only as root on Debian." >&2

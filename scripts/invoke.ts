@@ -49,7 +49,7 @@ const context: Context = {
   functionName: target.name,
   functionVersion: '$LATEST',
   invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${target.name}`,
-  memoryLimitInMB: '1024',
+  memoryLimitInMB: String(target.memoryMb),
   awsRequestId: randomUUID(),
   logGroupName: `/aws/lambda/${target.name}`,
   logStreamName: 'local',

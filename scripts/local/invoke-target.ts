@@ -20,12 +20,14 @@ export interface InvokeTarget {
   modulePath: string;
   exportName: string;
   timeoutSeconds: number;
+  /** The function's memory size in MB, as the handler's context reports it (Lambda's default: 1024). */
+  memoryMb: number;
   needs: ReadonlySet<LocalService>;
 }
 
 interface Template {
-  provider?: { timeout?: number };
-  functions?: Record<string, { handler?: string; timeout?: number } | null>;
+  provider?: { timeout?: number; memorySize?: number };
+  functions?: Record<string, { handler?: string; timeout?: number; memorySize?: number } | null>;
 }
 
 /** Resolves a function name of serverless.yml to its handler module; undefined for an unknown name. */
@@ -40,6 +42,7 @@ export const invokeTarget = (root: string, templateText: string, name: string): 
     modulePath: join(root, `${handler.slice(0, dot)}.ts`),
     exportName: handler.slice(dot + 1),
     timeoutSeconds: fn?.timeout ?? template.provider?.timeout ?? 29,
+    memoryMb: fn?.memorySize ?? template.provider?.memorySize ?? 1024,
     needs: new Set(NEEDS[name] ?? []),
   };
 };

@@ -18,6 +18,12 @@ describe('invokeTarget', () => {
     expect(invokeTarget(root, template, 'importTickets')?.timeoutSeconds).toBe(900);
   });
 
+  it('takes each function\'s memory size from the template (the provider\'s where it sets none)', () => {
+    expect(invokeTarget(root, template, 'importTickets')?.memoryMb).toBe(3538);
+    expect(invokeTarget(root, template, 'refreshDevices')?.memoryMb).toBe(1024);
+    expect(invokeTarget(root, template, 'credentials')?.memoryMb).toBe(512);
+  });
+
   it('says which local servers a function needs', () => {
     expect([...invokeTarget(root, template, 'credentials')!.needs]).toEqual([]);
     expect([...invokeTarget(root, template, 'devices')!.needs]).toEqual(['inventory']);
