@@ -43,7 +43,7 @@ export interface RedisClusterTierOptions {
   connectTimeoutMs?: number;
 }
 
-export const DEFAULT_COMMAND_TIMEOUT_MS = 250;
+const DEFAULT_COMMAND_TIMEOUT_MS = 250;
 const DEFAULT_CONNECT_TIMEOUT_MS = 500;
 
 /** A command the cluster did not answer within its bound. */

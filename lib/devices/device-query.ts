@@ -48,7 +48,7 @@ const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9
  * An ISO 8601 date and time with `Z` or a `±HH:MM` offset, in ms since the epoch; undefined for
  * anything else, impossible dates (February 30th) included.
  */
-export const parseInstant = (text: string): number | undefined => {
+const parseInstant = (text: string): number | undefined => {
   const match = INSTANT.exec(text);
   if (match === null) return undefined;
   const [, year, month, day, hour, minute, second = '00', fraction = '', zone = 'Z'] = match;

@@ -7,14 +7,14 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
  * names, spelled out so the template and the local tables cannot drift from what the code writes.
  */
 export const IDEMPOTENCY_TABLE_KEY = 'id';
-export const IDEMPOTENCY_TABLE_TTL = 'expiration';
+const IDEMPOTENCY_TABLE_TTL = 'expiration';
 
 /**
  * Bounds of each call to the idempotency table. The claim of a key comes before a create's own
  * calls (lib/users/dynamodb-client.ts) and must leave them their whole budget before the function's
  * timeout: single-item calls that DynamoDB answers in milliseconds, so tight bounds cost nothing.
  */
-export const IDEMPOTENCY_CLIENT_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 300, requestTimeoutMs: 700 } as const;
+const IDEMPOTENCY_CLIENT_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 300, requestTimeoutMs: 700 } as const;
 
 /** A DynamoDB client within those bounds; region, credentials and endpoint come from the SDK's own environment lookup. */
 export const makeIdempotencyDynamoDbClient = (): DynamoDBClient =>

@@ -19,7 +19,7 @@ import type { RouteKey } from './routes.ts';
 import { wellFormedStrings } from './well-formed-strings.ts';
 
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
-export const TIMEOUT_MARGIN_MS = 200;
+const TIMEOUT_MARGIN_MS = 200;
 
 export interface HttpRequest<TBody, TQuery> {
   body: TBody;

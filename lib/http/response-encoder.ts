@@ -3,12 +3,12 @@ import { ResponseTooLargeError } from '../errors.ts';
 import type { HttpResult as Result } from './http-types.ts';
 
 /** Lambda refuses a synchronous response above 6 MB (the whole result's JSON); API Gateway then answers a bare 502. */
-export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
+const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
 /** Room kept for the rest of the result around the body: status, headers, flags. */
 const RESULT_OVERHEAD_BYTES = 16 * 1024;
 const BODY_LIMIT_BYTES = LAMBDA_RESPONSE_LIMIT_BYTES - RESULT_OVERHEAD_BYTES;
 /** Bodies from this size on are sent gzip-compressed to clients that accept it. */
-export const COMPRESS_MIN_BYTES = 256 * 1024;
+const COMPRESS_MIN_BYTES = 256 * 1024;
 /** Level 1: 4 MB of device JSON in ~18 ms to ~0.8 MB; higher levels cost twice the time for ~15 % less. */
 const GZIP_LEVEL = 1;
 

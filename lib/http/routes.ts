@@ -1,12 +1,16 @@
 /** Every route of the HTTP API. Anything else reaches the `$default` route and gets 404 or 405. */
-export const ROUTES = [
+const ROUTES = [
   { method: 'POST', path: '/credentials' },
   { method: 'GET', path: '/devices' },
   { method: 'POST', path: '/api/users' },
   { method: 'GET', path: '/api/users/{id}' },
 ] as const;
 
-export type RouteKey = `${(typeof ROUTES)[number]['method']} ${(typeof ROUTES)[number]['path']}`;
+/** A route as `METHOD /path`, one per route (distributed over a union of routes). */
+type KeyOf<Route> = Route extends { method: infer Method extends string; path: infer Path extends string } ? `${Method} ${Path}` : never;
+
+/** One route of ROUTES (`GET /api/users/{id}`): only the pairs served, not every method with every path. */
+export type RouteKey = KeyOf<(typeof ROUTES)[number]>;
 
 const patternOf = (path: string): RegExp =>
   new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);

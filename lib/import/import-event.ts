@@ -6,7 +6,7 @@ import { resolveEncoding } from './source-encoding.ts';
  * An `importTickets` event that is not `{ "source": "s3://…", "destination": "s3://…" }` with the
  * optional `"rejects": "s3://…"`, `"dry_run": true|false` and `"encoding": "<label>"`.
  */
-export class InvalidImportEventError extends LocationError {}
+class InvalidImportEventError extends LocationError {}
 
 const s3Location = (event: Record<string, unknown>, field: 'source' | 'destination' | 'rejects'): Location => {
   const value = event[field];

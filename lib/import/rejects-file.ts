@@ -7,7 +7,7 @@ import { BlockQueue } from './block-queue.ts';
  * mark, LF line ends. A value is quoted (RFC 4180: in double quotes, quotes doubled) only when it
  * holds a comma, a quote, a CR or an LF; the other fields never need it.
  */
-export const REJECTS_HEADER = 'row,line,asset,reason,column,value\n';
+const REJECTS_HEADER = 'row,line,asset,reason,column,value\n';
 
 /** The asset words of the rejects file (the summary's `dropped` uses the plural). */
 export type RejectedAsset = 'ticket' | 'comment' | 'user';

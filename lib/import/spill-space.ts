@@ -18,7 +18,7 @@ export const SPILL_BYTES_PER_SOURCE_BYTE = 1.45;
 const SAMPLE_BYTES = 32 * 1024 * 1024;
 
 /** The source is too large for the temporary directory's free space. */
-export class SpillSpaceError extends JobError {}
+class SpillSpaceError extends JobError {}
 
 /** Decimal units, as disks are sold: GB with one decimal, MB below a GB. */
 const size = (bytes: number): string => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`);

@@ -3,16 +3,13 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
  * Bounds of every DynamoDB call of the users functions. A create makes at most four calls in a row
- * (email lock, user item, then removing both when the second fails), and all four must finish before
- * the function's 29 s timeout: a clean-up cut off by a frozen container would strand the email lock.
- * Worst case per call: attempts × (connect + request) plus the SDK's retry back-off (under 0.5 s).
+ * (email lock, user item, then removing both when the second fails; see dynamodb-user-store.ts), and
+ * all four must finish before the function's 29 s timeout: a clean-up cut off by a frozen container
+ * would strand the email lock. A create that first meets a stale lock makes up to four more; a lock
+ * it strands when cut off is stale in turn and reclaimed. Worst case per call: attempts × (connect
+ * + request) plus the SDK's retry back-off (under 0.5 s).
  */
-export const USERS_CLIENT_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 1_000, requestTimeoutMs: 2_000 } as const;
-/**
- * The longest chain of calls of a create (see dynamodb-user-store.ts). A create that first meets a
- * stale lock makes up to four more; a lock it strands when cut off is stale in turn and reclaimed.
- */
-export const MAX_CALLS_PER_REQUEST = 4;
+const USERS_CLIENT_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 1_000, requestTimeoutMs: 2_000 } as const;
 
 /**
  * API Gateway gives up after 30 s; bounded connect/request times and attempts keep a hung or

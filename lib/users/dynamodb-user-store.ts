@@ -31,7 +31,7 @@ export interface DynamoDbUserStoreOptions {
  * An email lock without its user that is older than this cannot belong to a create still in flight
  * (the function times out after 29 s): it is what a create cut off or failed mid-way left behind.
  */
-export const STALE_LOCK_MS = 60_000;
+const STALE_LOCK_MS = 60_000;
 
 /**
  * An origin is a caller's Idempotency-Key, which is forgotten once its outcome has been kept this

@@ -17,9 +17,9 @@ export const MAX_EMAIL_LENGTH = 254;
 const isTooLong = (value: string): boolean => value.length > MAX_EMAIL_LENGTH && ucs2length(value) > MAX_EMAIL_LENGTH;
 
 /** The documented pattern (docs/api.md), character for character (JavaScript, no `u` flag). */
-export const STRICT_EMAIL_SOURCE = String.raw`^(([^<>()\[\]\\.,;:\s@"]+(\.[^<>()\[\]\\.,;:\s@"]+)*)|(".+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$`;
+const STRICT_EMAIL_SOURCE = String.raw`^(([^<>()\[\]\\.,;:\s@"]+(\.[^<>()\[\]\\.,;:\s@"]+)*)|(".+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$`;
 
-export const STRICT_EMAIL_PATTERN = new RegExp(STRICT_EMAIL_SOURCE);
+const STRICT_EMAIL_PATTERN = new RegExp(STRICT_EMAIL_SOURCE);
 
 const hasText = (part: string): boolean => part.trim() !== '';
 

@@ -6,11 +6,11 @@ const NAME_MAX_LENGTH = 100;
 
 /** Custom keyword: `plainText: true` refuses control characters (see plain-text.ts). */
 const PLAIN_TEXT_KEYWORD = 'plainText';
-export const PLAIN_TEXT_MESSAGE = 'must not contain control characters';
+const PLAIN_TEXT_MESSAGE = 'must not contain control characters';
 
 /** Custom keyword: `emailAddress: 'strict' | 'off'`. It checks the length before any pattern runs. */
 const EMAIL_KEYWORD = 'emailAddress';
-export const EMAIL_MESSAGE = 'must be a valid email address';
+const EMAIL_MESSAGE = 'must be a valid email address';
 
 /**
  * The `user` body schema (docs/api.md). The email rule is a keyword rather than `pattern` because AJV

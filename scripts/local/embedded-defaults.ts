@@ -9,19 +9,19 @@ export type LocalService = 'inventory' | 'users' | 'storage';
 export const ALL_SERVICES: ReadonlySet<LocalService> = new Set(['inventory', 'users', 'storage']);
 
 /** The newest macOS of the demo feed's copy, so the demo inventory has latest Macs without the feed too. */
-export const DEFAULT_LATEST_OS_VERSION = '26.6.2';
+const DEFAULT_LATEST_OS_VERSION = '26.6.2';
 /** `LATEST_OS_FEED_URL=demo`: serve the copy of the real SOFA feed (demo/sofa/) and point the devices at it. */
 const DEMO_FEED_VALUE = 'demo';
 const DEFAULT_USERS_TABLE = 'users-local';
 const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency-local';
 export const DEFAULT_IMPORT_BUCKET = 'import-local';
-export const DEMO_COMPUTER_COUNT = 300;
+const DEMO_COMPUTER_COUNT = 300;
 /** Where the sample importTickets events read from: seeded with a generated chat export. */
 export const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' } as const;
 
 const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
 
-export interface DefaultsPlan {
+interface DefaultsPlan {
   /** A demo Jamf-compatible inventory, because INVENTORY_URL is unset. */
   inventory: boolean;
   /** A local DynamoDB-compatible store, because no DynamoDB endpoint and no table name is set. */
@@ -35,7 +35,7 @@ export interface DefaultsPlan {
 }
 
 /** Decides which embedded servers to start: each only where its variable is unset (docs/local-stack.md). */
-export const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan => {
+const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan => {
   const anyEndpoint = present(env, 'AWS_ENDPOINT_URL');
   const plan: DefaultsPlan = {
     inventory: needs.has('inventory') && !present(env, 'INVENTORY_URL'),

@@ -25,15 +25,3 @@ export const parsePort = (raw: string | undefined, fallback: number, variable = 
   }
   return port;
 };
-
-/** A port that was free a moment ago (the OS's pick), for tests that must name a port up front. */
-export const freePort = (host = LOOPBACK): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen({ port: 0, host }, () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });

@@ -24,7 +24,7 @@ const signalGroup = (pid: number, signal: NodeJS.Signals): void => {
 };
 
 /** True while any process of the group is alive. */
-export const groupAlive = (pid: number): boolean => {
+const groupAlive = (pid: number): boolean => {
   try {
     process.kill(-pid, 0);
     return true;

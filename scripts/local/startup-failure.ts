@@ -26,7 +26,7 @@ const LOCATION_LOOKAHEAD = 3;
 const clean = (line: string): string => stripVTControlCharacters(line).trimEnd();
 
 /** The first startup failure these complete output lines report, if any. */
-export const findStartupFailure = (lines: readonly string[]): StartupFailure | undefined => {
+const findStartupFailure = (lines: readonly string[]): StartupFailure | undefined => {
   for (const [index, raw] of lines.entries()) {
     const line = clean(raw);
     const esbuildError = ESBUILD_ERROR.exec(line);

@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIGURATION_VARIABLES } from '../../scripts/local/offline-command.ts';
-import { freePort, isPortFree } from '../../scripts/local/ports.ts';
-import { groupAlive } from '../../scripts/local/process-group.ts';
+import { isPortFree } from '../../scripts/local/ports.ts';
+import { freePort } from '../support/free-port.ts';
+import { groupAlive } from '../support/process-groups.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Bundling five functions with esbuild takes a while on two shared cores. */

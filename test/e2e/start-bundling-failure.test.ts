@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIGURATION_VARIABLES } from '../../scripts/local/offline-command.ts';
-import { freePort, isPortFree } from '../../scripts/local/ports.ts';
-import { groupAlive } from '../../scripts/local/process-group.ts';
+import { isPortFree } from '../../scripts/local/ports.ts';
+import { freePort } from '../support/free-port.ts';
+import { groupAlive } from '../support/process-groups.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Copied, so the start script's own root is the copy and a handler there can be broken. */

@@ -4,8 +4,8 @@ import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { CONFIGURATION_VARIABLES } from '../../scripts/local/offline-command.ts';
-import { freePort } from '../../scripts/local/ports.ts';
-import { groupAlive } from '../../scripts/local/process-group.ts';
+import { freePort } from './free-port.ts';
+import { groupAlive } from './process-groups.ts';
 
 /**
  * The local stack (`npm start`, or the script it runs) as a child in its own process group on a free

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port.ts';
 
 /**
  * A real `redis-server` on a free loopback port, without persistence, for tests and benchmarks
@@ -21,17 +22,6 @@ export interface RedisServer {
 
 const READY_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 3_000;
-
-const freePort = async (): Promise<number> => {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  server.close();
-  await once(server, 'close');
-  return port;
-};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

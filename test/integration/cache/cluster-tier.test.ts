@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_COMMAND_TIMEOUT_MS, makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
+import { makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
 import { reconnectDelayMs } from '../../../lib/cache/reconnect-backoff.ts';
 import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { recordingLogger } from '../../support/recording-logger.ts';
@@ -9,6 +9,9 @@ const asNumbers = (bytes: Buffer): number[] | undefined => {
   const parsed = JSON.parse(bytes.toString('utf8')) as unknown;
   return Array.isArray(parsed) && parsed.every((item) => typeof item === 'number') ? parsed : undefined;
 };
+
+/** The command timeout of the tier most tests use. */
+const COMMAND_TIMEOUT_MS = 200;
 
 const elapsed = async <T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> => {
   const started = performance.now();
@@ -47,7 +50,7 @@ describe('Redis cluster tier', () => {
     }
     await raw.flushall();
     logger = recordingLogger();
-    tier = makeRedisClusterTier({ url: server.url, logger, commandTimeoutMs: 200, connectTimeoutMs: 500 });
+    tier = makeRedisClusterTier({ url: server.url, logger, commandTimeoutMs: COMMAND_TIMEOUT_MS, connectTimeoutMs: 500 });
   });
   afterEach(async () => {
     server.resume();
@@ -158,7 +161,7 @@ describe('Redis cluster tier', () => {
       return reads;
     });
     expect(later.result.every((read) => read === undefined)).toBe(true);
-    expect(later.ms).toBeLessThan(DEFAULT_COMMAND_TIMEOUT_MS);
+    expect(later.ms).toBeLessThan(COMMAND_TIMEOUT_MS);
     expect(logger.lines.map((line) => line.level)).toEqual(['warn']);
     server.resume();
     expect(await readsAgain(tier, 'k')).toBe(true);

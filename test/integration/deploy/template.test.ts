@@ -1,8 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IDEMPOTENCY_TABLE_KEY, IDEMPOTENCY_TABLE_TTL } from '../../../lib/http/idempotency-store.ts';
-import { ROUTES } from '../../../lib/http/routes.ts';
+import { IDEMPOTENCY_TABLE_KEY } from '../../../lib/http/idempotency-store.ts';
 import { bundleFunctions } from '../../../scripts/bundle-functions.ts';
 import {
   conditionHolds,
@@ -18,6 +17,7 @@ import {
   type Grant,
   type PackagedService,
 } from './cloudformation.ts';
+import { apiRouteKeys } from '../../support/api-routes.ts';
 
 const FUNCTIONS = {
   credentials: { logicalId: 'Credentials', file: 'credentials' },
@@ -179,7 +179,7 @@ describe('osls package: the CloudFormation template', () => {
         'GET /api/users/{id}': 'GetUser',
         $default: 'Credentials',
       };
-      expect(Object.keys(expected).filter((key) => key !== '$default').sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
+      expect(Object.keys(expected).filter((key) => key !== '$default').sort()).toEqual(apiRouteKeys().sort());
       const actual = Object.fromEntries(
         routes(byDefault.template).map((route) => [String(route.RouteKey), integrationFunction(byDefault.template, route.Target)]),
       );
@@ -517,7 +517,9 @@ describe('osls package: the CloudFormation template', () => {
         BillingMode: 'PAY_PER_REQUEST',
         KeySchema: [{ AttributeName: IDEMPOTENCY_TABLE_KEY, KeyType: 'HASH' }],
         AttributeDefinitions: [{ AttributeName: IDEMPOTENCY_TABLE_KEY, AttributeType: 'S' }],
-        TimeToLiveSpecification: { AttributeName: IDEMPOTENCY_TABLE_TTL, Enabled: true },
+        // The attribute the store writes each outcome's expiry on (docs/configuration.md; checked
+        // against what it writes in test/integration/users/idempotency.test.ts).
+        TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: { SSEEnabled: true },
       });

@@ -3,7 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
 import { readSofaFeed, startFakeSofa, type FakeSofa, type SofaFault } from '../../../demo/fake-sofa.ts';
-import { DEFAULT_LATEST_OS_VERSION, DEMO_COMPUTER_COUNT } from '../../../scripts/local/embedded-defaults.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
@@ -21,6 +20,10 @@ const VARIABLES = [
   'INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'LATEST_OS_FEED_URL', 'LATEST_OS_FEED_TTL_SECONDS',
   'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL',
 ];
+/** The size of the demo inventory `npm start` serves: 300 generated computers (docs/local-stack.md). */
+const DEMO_COMPUTER_COUNT = 300;
+/** The LATEST_OS_VERSION `npm start` uses when it is unset: 26.6.2 (docs/local-stack.md). */
+const DEMO_LATEST_OS_VERSION = '26.6.2';
 /** The inventory `npm start` serves. */
 const DEMO_FLEET = generateJamfComputers(DEMO_COMPUTER_COUNT);
 
@@ -80,7 +83,7 @@ beforeEach(async () => {
     INVENTORY_URL: jamf.url,
     INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
     INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
-    LATEST_OS_VERSION: DEFAULT_LATEST_OS_VERSION,
+    LATEST_OS_VERSION: DEMO_LATEST_OS_VERSION,
     LATEST_OS_FEED_URL: sofa.feedUrl('v2'),
     // The shortest: the tests below wait it out to see the feed fetched again.
     LATEST_OS_FEED_TTL_SECONDS: '1',

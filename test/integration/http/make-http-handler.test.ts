@@ -32,6 +32,19 @@ describe('the shared HTTP chain', () => {
     expect(lines[0]).toMatchObject({ status_code: 504, cache_tier: 'upstream' });
   });
 
+  it('answers 504 once 200 ms are left before the deadline, and not sooner (docs/architecture.md)', async () => {
+    const finishingAfter = (ms: number) =>
+      makeHttpHandler({
+        route: 'GET /devices',
+        logger: new Logger({ serviceName: 'test' }),
+        handle: () => new Promise((resolve) => setTimeout(() => resolve({ status: 200, body: [] }), ms)),
+      });
+    // The deadline is 400 ms away when the request starts, so the 504 is due 200 ms in.
+    const context = { ...lambdaContext(), getRemainingTimeInMillis: () => 400 };
+    expect((await finishingAfter(190)(httpEvent('GET', '/devices'), context)).statusCode).toBe(200);
+    expect((await finishingAfter(210)(httpEvent('GET', '/devices'), context)).statusCode).toBe(504);
+  });
+
   it('writes the access line even when the log level filters INFO out', async () => {
     const handler = makeHttpHandler({
       route: 'GET /devices',

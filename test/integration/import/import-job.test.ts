@@ -14,6 +14,7 @@ import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { JobError } from '../../../lib/errors.ts';
 import { ImportCancelledError, makeImportJob, type ImportJobDeps } from '../../../lib/import/import-job.ts';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { LocationError, parseLocation, type Location } from '../../../lib/storage/location.ts';
@@ -23,7 +24,6 @@ import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
 import { chatCsv, chatCsvStream, chatRow, entryAssets, fullRow, HEADER, nonZero, parseRejects, readArchive, rejectCounts } from '../../support/chat-import.ts';
-import { SpillSpaceError } from '../../../lib/import/spill-space.ts';
 
 const BUCKET = 'job-test';
 const PART = 5 * 1024 * 1024;
@@ -399,7 +399,7 @@ describe('import job: rejects, dry run and size', () => {
     await writeFile(input, '');
     await truncate(input, 15 * 1024 ** 4); // a sparse 15 TiB file: its size is all the check reads
     const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: s3('huge.tar'), rejects: s3('huge-rejects.csv') }));
-    expect(error).toBeInstanceOf(SpillSpaceError);
+    expect(error).toBeInstanceOf(JobError);
     expect(error?.message).toMatch(/^Source is 16492\.7 GB: its spill files need about \d+\.\d GB in .+ \(1\.45 bytes per source byte\) but only \d+\.\d GB are free; split the export/);
     expect(sent).toEqual([]);
     expect(await readdir(directory)).toEqual(['huge.csv']);

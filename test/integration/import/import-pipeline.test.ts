@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { JobError } from '../../../lib/errors.ts';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { runImportPipeline } from '../../../lib/import/import-pipeline.ts';
-import { makeSpillWatch, SpillSpaceError } from '../../../lib/import/spill-space.ts';
+import { makeSpillWatch } from '../../../lib/import/spill-space.ts';
 import type { ImportProgress, ImportSummary } from '../../../lib/import/import-pipeline.ts';
 import { chatCsv, fullRow, HEADER, importCsv, parseLossless, readArchive } from '../../support/chat-import.ts';
 
@@ -328,7 +329,7 @@ describe('runImport', () => {
       () => undefined,
       (thrown: unknown) => thrown as Error,
     );
-    expect(error).toBeInstanceOf(SpillSpaceError);
+    expect(error).toBeInstanceOf(JobError);
     expect(error?.message).toMatch(new RegExp(`^The spill files filled the 1 MB free in ${tmpDir} after \\d+ MB of the source`));
     expect(csv.length).toBeGreaterThan(5 * freeBytes);
     expect(output.writableEnded).toBe(false);

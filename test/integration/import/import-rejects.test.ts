@@ -2,8 +2,10 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REJECTS_HEADER } from '../../../lib/import/rejects-file.ts';
 import { chatCsv, fullRow, importCsv, nonZero, parseRejects, rejectCounts, type ChatRow } from '../../support/chat-import.ts';
+
+/** The rejects file's header line (docs/import.md, "Rejects"). */
+const REJECTS_HEADER = 'row,line,asset,reason,column,value\n';
 
 let tmpDir: string;
 beforeEach(async () => {

@@ -2,9 +2,9 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } 
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { handler as ImportTicketsHandler } from '../../../functions/import-tickets.ts';
-import { InvalidImportEventError } from '../../../lib/import/import-event.ts';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { ImportCancelledError } from '../../../lib/import/import-job.ts';
+import { LocationError } from '../../../lib/storage/location.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { generateTicketingUsers, startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
 import { lambdaContext } from '../../support/http-events.ts';
@@ -127,7 +127,7 @@ describe('importTickets handler', () => {
   it('rejects the invalid sample event with a clear error and writes nothing', async () => {
     const event = await loadImportEvent('invalid');
     const error = await failureOf(handler(event, lambdaContext()));
-    expect(error).toBeInstanceOf(InvalidImportEventError);
+    expect(error).toBeInstanceOf(LocationError);
     expect(error?.message).toBe('Invalid import event: "destination" must be an s3://bucket/key URL, got "/tmp/tickets.tar"');
     // Powertools writes ERROR lines to stderr.
     expect(logs.raw()).toMatch(/"level":"ERROR","message":"import failed"/);
@@ -140,7 +140,8 @@ describe('importTickets handler', () => {
     ['not an object', 'import please', /expected \{"source"/],
   ])('rejects an event with %s', async (_label, event, message) => {
     const error = await failureOf(handler(event, lambdaContext()));
-    expect(error).toBeInstanceOf(InvalidImportEventError);
+    expect(error).toBeInstanceOf(LocationError);
+    expect(error?.message).toMatch(/^Invalid import event: /);
     expect(error?.message).toMatch(message);
   });
 
@@ -157,7 +158,7 @@ describe('importTickets handler', () => {
     expect(entry!.json.data.tickets.users[0]!.name).toBe('Zoë');
 
     const invalid = await failureOf(handler({ source, destination: `s3://${BUCKET}/output/x.tar`, encoding: 'ebcdic-ish' }, lambdaContext()));
-    expect(invalid).toBeInstanceOf(InvalidImportEventError);
+    expect(invalid).toBeInstanceOf(LocationError);
     expect(invalid?.message).toBe(
       'Invalid import event: "encoding" must be a WHATWG encoding label such as "utf-8", "windows-1252" or "utf-16le", got "ebcdic-ish"',
     );
@@ -186,7 +187,8 @@ describe('importTickets handler', () => {
       [{ source }, /"destination" must be an s3:\/\/bucket\/key string/],
     ] as const) {
       const error = await failureOf(handler(event, lambdaContext()));
-      expect(error).toBeInstanceOf(InvalidImportEventError);
+      expect(error).toBeInstanceOf(LocationError);
+      expect(error?.message).toMatch(/^Invalid import event: /);
       expect(error?.message).toMatch(message);
     }
     expect(await exists('output/x.tar')).toBe(false);

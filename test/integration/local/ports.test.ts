@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, isPortFree, parsePort } from '../../../scripts/local/ports.ts';
+import { isPortFree, parsePort } from '../../../scripts/local/ports.ts';
+import { freePort } from '../../support/free-port.ts';
 
 describe('parsePort', () => {
   it('uses the fallback when PORT is unset or blank', () => {

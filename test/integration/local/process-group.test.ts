@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { groupAlive, spawnGroup } from '../../../scripts/local/process-group.ts';
+import { spawnGroup } from '../../../scripts/local/process-group.ts';
+import { groupAlive } from '../../support/process-groups.ts';
 
 /** A leader that starts a grandchild and prints its pid, like osls starting esbuild. */
 const LEADER = `

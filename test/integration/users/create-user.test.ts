@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
+import { freePort } from '../../support/free-port.ts';
 import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { LOCAL_AWS } from '../../../scripts/local/local-aws.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
@@ -13,14 +13,6 @@ const VALIDATION_MESSAGE = 'Request validation failed: Parameter (user) failed s
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-const freePort = async (): Promise<number> => {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-};
 
 describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', () => {
   let dynalite: Dynalite;

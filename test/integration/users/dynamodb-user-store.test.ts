@@ -4,12 +4,15 @@ import { DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dy
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../lib/errors.ts';
 import { IDEMPOTENCY_KEEP_SECONDS } from '../../../lib/http/idempotency-key.ts';
-import { makeDynamoDbUserStore, STALE_LOCK_MS } from '../../../lib/users/dynamodb-user-store.ts';
+import { makeDynamoDbUserStore } from '../../../lib/users/dynamodb-user-store.ts';
 import { UserStoreError } from '../../../lib/users/user-errors.ts';
 import type { User, UserStore } from '../../../lib/users/user.ts';
 import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { LOCAL_AWS } from '../../../scripts/local/local-aws.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+
+/** Any create of an email reclaims a lock left without its user once it is older than 60 s (docs/architecture.md, docs/operations.md). */
+const STALE_LOCK_MS = 60_000;
 
 const documentClient = (endpoint: string) =>
   DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint, maxAttempts: 1 }));

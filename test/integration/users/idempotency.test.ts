@@ -162,6 +162,16 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     expect(await users()).toHaveLength(2);
   });
 
+  it('keeps an outcome with its expiry on `expiration`, in seconds since the epoch, 24 hours ahead: what the table\'s TTL reads (docs/operations.md)', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    expect((await post({ email: 'ttl@example.com', firstName: 'Tee', lastName: 'Tee' }, 'key-ttl')).statusCode).toBe(201);
+    const after = Math.ceil(Date.now() / 1000);
+    const [record, ...others] = await records();
+    expect(others).toEqual([]);
+    expect(record?.expiration).toBeGreaterThanOrEqual(before + DAY_MS / 1000);
+    expect(record?.expiration).toBeLessThanOrEqual(after + DAY_MS / 1000);
+  });
+
   it.each([
     ['the email in another case', { email: 'AGAIN@example.com', firstName: 'Day', lastName: 'One' }],
     ['other names', { email: 'again@example.com', firstName: 'Other', lastName: 'Names' }],

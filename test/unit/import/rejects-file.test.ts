@@ -1,6 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { REJECTS_HEADER, RejectsWriter } from '../../../lib/import/rejects-file.ts';
+import { RejectsWriter } from '../../../lib/import/rejects-file.ts';
+
+/** The rejects file's header line (docs/import.md, "Rejects"). */
+const REJECTS_HEADER = 'row,line,asset,reason,column,value\n';
 
 /** RFC 4180 quoting of a value, written out independently of the writer. */
 const csvValue = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);

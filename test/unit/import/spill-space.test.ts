@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { makeSpillWatch, SpillSpaceError } from '../../../lib/import/spill-space.ts';
+import { JobError } from '../../../lib/errors.ts';
+import { makeSpillWatch } from '../../../lib/import/spill-space.ts';
 
 const MB = 1024 * 1024;
 const GB = 1e9;
@@ -19,7 +20,7 @@ describe('makeSpillWatch', () => {
       }
       return undefined;
     })();
-    expect(error).toBeInstanceOf(SpillSpaceError);
+    expect(error).toBeInstanceOf(JobError);
     expect(error?.message).toBe(
       'Source is 4.0 GB: its first 41 MB spilled 123 MB (3.00 bytes per source byte), so the whole would need about 12.0 GB in /tmp, ' +
         'but only 10.0 GB were free; split the export, or run it where the temporary directory has room',
@@ -34,10 +35,10 @@ describe('makeSpillWatch', () => {
   it('judges a small source from its first 32 MiB, and one smaller still only at its end', () => {
     const small = makeSpillWatch({ ...room, freeBytes: 200 * MB, sourceBytes: 100 * MB });
     expect(() => small(31 * MB, 93 * MB)).not.toThrow();
-    expect(() => small(33 * MB, 99 * MB)).toThrow(SpillSpaceError);
+    expect(() => small(33 * MB, 99 * MB)).toThrow(JobError);
     const tiny = makeSpillWatch({ ...room, freeBytes: 20 * MB, sourceBytes: 10 * MB });
     expect(() => tiny(9 * MB, 19 * MB)).not.toThrow();
-    expect(() => tiny(10 * MB, 21 * MB)).toThrow(SpillSpaceError);
+    expect(() => tiny(10 * MB, 21 * MB)).toThrow(JobError);
   });
 
   it('stops a source of unknown size once its spill exceeds the free space, and not before', () => {

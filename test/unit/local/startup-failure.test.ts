@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeStartupFailure, findStartupFailure, makeStartupFailureScanner } from '../../../scripts/local/startup-failure.ts';
+import { describeStartupFailure, makeStartupFailureScanner } from '../../../scripts/local/startup-failure.ts';
 
 /** What osls 4 with serverless-esbuild prints when a handler does not bundle (stderr, then stdout). */
 const ESBUILD_STDERR = [
@@ -32,37 +32,40 @@ const HEALTHY = [
   '(λ: getUser) RequestId: 1 Duration: 3 ms',
 ];
 
-describe('findStartupFailure', () => {
+/** What a fresh scanner finds when these lines arrive whole, in one chunk. */
+const scanLines = (lines: readonly string[]) => makeStartupFailureScanner().push(lines.map((line) => `${line}\n`).join(''));
+
+describe('a startup failure in complete output lines', () => {
   it('reports an esbuild error with the file and position it names', () => {
-    expect(findStartupFailure(ESBUILD_STDERR.split('\n'))).toEqual({
+    expect(scanLines(ESBUILD_STDERR.split('\n'))).toEqual({
       kind: 'bundling',
       summary: 'functions/credentials.ts:1:21: Could not resolve "./does-not-exist.ts"',
     });
   });
 
   it('reports the build osls says failed with its first error', () => {
-    expect(findStartupFailure(OSLS_STDOUT.split('\n'))).toEqual({
+    expect(scanLines(OSLS_STDOUT.split('\n'))).toEqual({
       kind: 'bundling',
       summary: 'functions/credentials.ts:1:21: ERROR: Could not resolve "./does-not-exist.ts"',
     });
   });
 
   it('still reports an esbuild error whose location has not arrived yet, and strips colours', () => {
-    expect(findStartupFailure(['\u001b[31m✘ \u001b[41;31m[\u001b[41;97mERROR\u001b[41;31m]\u001b[0m \u001b[1mExpected ";" but found "}"\u001b[0m'])).toEqual({
+    expect(scanLines(['\u001b[31m✘ \u001b[41;31m[\u001b[41;97mERROR\u001b[41;31m]\u001b[0m \u001b[1mExpected ";" but found "}"\u001b[0m'])).toEqual({
       kind: 'bundling',
       summary: 'Expected ";" but found "}"',
     });
-    expect(findStartupFailure(['Error: Build failed with 3 errors:'])).toEqual({ kind: 'bundling', summary: 'Build failed with 3 errors:' });
+    expect(scanLines(['Error: Build failed with 3 errors:'])).toEqual({ kind: 'bundling', summary: 'Build failed with 3 errors:' });
   });
 
   it("reports any other error osls's error handler printed", () => {
-    const failure = findStartupFailure(['Environment: darwin, node 24.1.0, osls 4.3.1 (local)', 'Docs:        github.com/oss-serverless/osls']);
+    const failure = scanLines(['Environment: darwin, node 24.1.0, osls 4.3.1 (local)', 'Docs:        github.com/oss-serverless/osls']);
     expect(failure?.kind).toBe('osls');
   });
 
   it('finds nothing in a healthy start or in handler log lines that mention a failed build', () => {
-    expect(findStartupFailure(HEALTHY)).toBeUndefined();
-    expect(findStartupFailure([])).toBeUndefined();
+    expect(scanLines(HEALTHY)).toBeUndefined();
+    expect(scanLines([])).toBeUndefined();
   });
 });
 

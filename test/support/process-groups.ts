@@ -1,0 +1,12 @@
+/**
+ * True while any process of the process group led by `pid` is alive (signal 0 to the group), for
+ * tests and benchmarks that check what a stack left behind (no vitest imports).
+ */
+export const groupAlive = (pid: number): boolean => {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
