@@ -14,6 +14,7 @@ import { chatCsv, chatRow, readArchive } from '../../support/chat-import.ts';
 import { createUserTables } from '../users/load-handlers.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../../../demo/fake-jamf.ts';
 import { startRedisServer } from '../../support/redis-server.ts';
+import { startFakeSsm } from '../../support/fake-ssm.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const run = promisify(execFile);
@@ -170,6 +171,27 @@ describe('the function bundles (built with the deployment options) work on their
     } finally {
       await jamf.close();
       await redis.stop();
+    }
+  });
+
+  it('reads the Jamf client secret from SSM through the devices bundle (Powertools Parameters loaded on demand)', async () => {
+    const ssm = await startFakeSsm({ '/bundle/jamf-secret': DEMO_JAMF_CREDENTIALS.clientSecret });
+    const jamf = await startFakeJamf({ devices: generateJamfComputers(9, 23) });
+    try {
+      const page = await invokeBundle(bundle('devices'), 'devices/success.json', {
+        ...LOCAL_AWS_ENV,
+        INVENTORY_URL: jamf.url,
+        INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
+        INVENTORY_CLIENT_SECRET_SSM: '/bundle/jamf-secret',
+        LATEST_OS_VERSION: '26.1',
+        AWS_ENDPOINT_URL_SSM: ssm.endpoint,
+      });
+      expect(page.result?.statusCode).toBe(200);
+      expect(JSON.parse(page.result!.body!)).toHaveLength(9);
+      expect(ssm.requests()).toEqual([{ Name: '/bundle/jamf-secret', WithDecryption: true }]);
+    } finally {
+      await jamf.close();
+      await ssm.close();
     }
   });
 

@@ -1,12 +1,12 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { createServer, type Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { lambdaContext, loadEvent } from '../../support/http-events.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
+import { startFakeSsm, type FakeSsm } from '../../support/fake-ssm.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 type DeviceJson = Record<string, unknown> & { id: string; os_is_latest: boolean };
@@ -22,6 +22,17 @@ const TOKEN_PREFIX = 'fake-jamf-token-';
 let restoreEnvironment: () => void;
 let logs: CapturedLogs;
 let jamf: FakeJamf | undefined;
+// One for the file (see test/support/fake-ssm.ts), each test with parameters of its own.
+let ssm: FakeSsm;
+const SSM_SECRET = '/jamf/served-client-secret';
+const SSM_HANGING = '/jamf/stalled-client-secret';
+
+beforeAll(async () => {
+  ssm = await startFakeSsm({ [SSM_SECRET]: DEMO_JAMF_CREDENTIALS.clientSecret }, [SSM_HANGING]);
+});
+afterAll(async () => {
+  await ssm.close();
+});
 
 beforeEach(() => {
   restoreEnvironment = saveEnvironment(VARIABLES);
@@ -280,32 +291,44 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(jamf!.stats().inventoryRequests).toBe(0);
   });
 
+  const ssmEnv = (parameter: string) => (url: string) => ({
+    INVENTORY_URL: url,
+    INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
+    INVENTORY_CLIENT_SECRET_SSM: parameter,
+    LATEST_OS_VERSION: '26.1',
+    AWS_ENDPOINT_URL_SSM: ssm.endpoint,
+    ...LOCAL_AWS_ENV,
+  });
+
+  it('reads the client secret from its SSM parameter (decrypted) and serves the inventory, the secret in no log line', async () => {
+    const handler = await withJamf({ devices: generateJamfComputers(12, 22) }, ssmEnv(SSM_SECRET));
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(200);
+    expect(devicesOf(result)).toHaveLength(12);
+    expect(ssm.requests().filter((request) => request.Name === SSM_SECRET)).toEqual([{ Name: SSM_SECRET, WithDecryption: true }]);
+    expectOneAccessLine(200);
+    expectNoSecrets();
+  });
+
+  it('answers 500 "Service misconfigured" naming the SSM variable in the log when the parameter does not exist', async () => {
+    const handler = await withJamf({}, ssmEnv('/jamf/missing'));
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(500);
+    expect(errorOf(result).message).toBe('Service misconfigured');
+    expect(result.body).not.toContain('/jamf/missing');
+    expect(JSON.stringify(accessLines(logs)[0])).toContain('INVENTORY_CLIENT_SECRET_SSM could not be read from SSM');
+    expect(jamf!.stats().tokenRequests).toBe(0);
+  });
+
   it('answers 504 with cache_tier within the deadline when reading the client secret from SSM hangs', async () => {
-    // A loopback "SSM" that accepts connections and never answers.
-    const sockets: Socket[] = [];
-    const ssm = createServer((socket) => void sockets.push(socket));
-    await new Promise<void>((resolve) => ssm.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = ssm.address() as { port: number };
-      const handler = await withJamf({}, (url) => ({
-        INVENTORY_URL: url,
-        INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
-        INVENTORY_CLIENT_SECRET_SSM: '/jamf/client-secret',
-        LATEST_OS_VERSION: '26.1',
-        AWS_ENDPOINT_URL_SSM: `http://127.0.0.1:${port}`,
-        ...LOCAL_AWS_ENV,
-      }));
-      const started = Date.now();
-      const result = await getDevices(handler, 2_500);
-      expect(Date.now() - started).toBeLessThan(2_500);
-      expect(result.statusCode).toBe(504);
-      expect(errorOf(result).status).toBe(504);
-      expectOneAccessLine(504);
-      expect(jamf!.stats().tokenRequests).toBe(0);
-    } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => ssm.close(() => resolve()));
-    }
+    const handler = await withJamf({}, ssmEnv(SSM_HANGING));
+    const started = Date.now();
+    const result = await getDevices(handler, 2_500);
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(result.statusCode).toBe(504);
+    expect(errorOf(result).status).toBe(504);
+    expectOneAccessLine(504);
+    expect(jamf!.stats().tokenRequests).toBe(0);
   });
 
   it('answers 503 with upstream Retry-After when rate limited', async () => {
