@@ -22,6 +22,10 @@ export type JamfFault =
   | { kind: 'delay'; ms: number }
   /** A 200 page holding only its first `keep` records, totalCount unchanged (a page upstream cut short). */
   | { kind: 'short'; keep: number }
+  /** An error page repeating the request, headers and body (as some proxies and debug builds do). */
+  | { kind: 'echo'; status: number }
+  /** A token endpoint's 200 whose token holds a line feed (a broken upstream; no header can carry it). */
+  | { kind: 'unusable-token' }
   | { kind: 'hang' };
 
 export interface FakeJamfOptions {
@@ -154,6 +158,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   /** Applies a fault if one is due; true when the response was handled (or deliberately never will be). */
   const applyFault = async (
     fault: (JamfFault & { times?: number }) | undefined,
+    request: IncomingMessage,
     response: ServerResponse,
     normalPage?: () => { totalCount: number; results: unknown[] },
   ): Promise<boolean> => {
@@ -183,6 +188,15 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
         send(response, 200, JSON.stringify({ totalCount: page.totalCount, results: page.results.slice(0, fault.keep) }));
         return true;
       }
+      case 'echo': {
+        // The request first, as such pages print it: within any excerpt a log might keep.
+        const repeated = { headers: request.headers, body: await readBody(request), method: request.method, url: request.url };
+        send(response, fault.status, JSON.stringify({ request: repeated, httpStatus: fault.status, errors: [{ code: 'INTERNAL_ERROR', description: 'Internal Server Error' }] }));
+        return true;
+      }
+      case 'unusable-token':
+        send(response, 200, JSON.stringify({ access_token: `${issueToken()}\nx`, token: `${issueToken()}\nx`, expires_in: 299 }));
+        return true;
       case 'hang':
         return true;
     }
@@ -250,7 +264,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       });
       return { totalCount: devices.length, results };
     };
-    if (await applyFault(pageFaults.get(page), response, normalPage)) return;
+    if (await applyFault(pageFaults.get(page), request, response, normalPage)) return;
     const body = normalPage();
     if (options.pageDelay) await sleep(options.pageDelay.baseMs + options.pageDelay.perRecordMs * body.results.length);
     send(response, 200, JSON.stringify(body));
@@ -269,7 +283,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       await sleep(latencyMs);
       if (route === 'POST /api/oauth/token' || route === 'POST /api/v1/auth/token') {
         stats.tokenRequests += 1;
-        if (await applyFault(tokenFault, response)) return;
+        if (await applyFault(tokenFault, request, response)) return;
         return route === 'POST /api/oauth/token' ? oauthToken(request, response) : basicToken(request, response);
       }
       if (isInventory) return inventory(url, request, response);

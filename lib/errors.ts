@@ -53,9 +53,31 @@ export class JobError extends Error {
 /** A thrown or rejected value as an Error (a non-Error becomes one with its text as the message). */
 export const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
 
+/** An AWS service's error reply as the SDK throws it (a ServiceException): its status and request id. */
+const serviceReplyOf = (error: Error): { status?: unknown; requestId?: unknown } | undefined => {
+  const { $fault: fault, $metadata: metadata } = error as { $fault?: unknown; $metadata?: { httpStatusCode?: unknown; requestId?: unknown } };
+  if ((fault !== 'client' && fault !== 'server') || typeof metadata !== 'object' || metadata === null) return undefined;
+  return { status: metadata.httpStatusCode, requestId: metadata.requestId };
+};
+
+/**
+ * An error's message as logs and output may carry it. An AWS service's reply is the exception: its
+ * message is the service's own text, and some quote the signed request they refused (DynamoDB's
+ * InvalidSignatureException quotes the canonical request, session token included), so only its
+ * status and request id are kept, beside its name (`ConditionalCheckFailedException`, `NoSuchKey`).
+ */
+export const loggableMessage = (error: Error): string => {
+  const reply = serviceReplyOf(error);
+  if (reply === undefined) return error.message;
+  return `AWS error reply (HTTP ${String(reply.status ?? '?')}, request id ${String(reply.requestId ?? '?')}; its message is not logged)`;
+};
+
+/** Whether an error's stack may be logged: its first line repeats the message. */
+export const hasLoggableStack = (error: Error): boolean => serviceReplyOf(error) === undefined;
+
 /** `Name: message` of an error, for one log field or one line of output; anything else as text. */
 export const describeError = (error: unknown): string =>
-  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  error instanceof Error ? `${error.name}: ${loggableMessage(error)}` : String(error);
 
 export class BadRequestError extends AppError {
   constructor(message = 'Request body is not valid JSON', cause?: unknown) {

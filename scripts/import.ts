@@ -3,7 +3,7 @@
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadImportConfig } from '../lib/config.ts';
-import { AppError, JobError } from '../lib/errors.ts';
+import { AppError, describeError, hasLoggableStack, JobError } from '../lib/errors.ts';
 import { makeConfiguredImport } from '../lib/import/configured-import.ts';
 import { ImportCancelledError } from '../lib/import/import-job.ts';
 import type { ImportProgress } from '../lib/import/import-pipeline.ts';
@@ -138,7 +138,8 @@ try {
 } catch (error) {
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
   const expected = isExpected(error);
-  const detail = expected ? (error as Error).message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  // The stack of what was not expected, unless it would repeat an AWS service's text (lib/errors.ts).
+  const detail = expected ? (error as Error).message : error instanceof Error && hasLoggableStack(error) && error.stack ? error.stack : describeError(error);
   process.stderr.write(`import failed: ${detail}\n`);
   // Exit now, the run has cleaned up: nothing it left open (a source's connection, a client's
   // sockets) may hold the process after a failure.

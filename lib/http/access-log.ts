@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import type { HttpMiddleware } from './http-types.ts';
+import { hasLoggableStack, loggableMessage } from '../errors.ts';
 import { readableStack } from '../stack-trace.ts';
 import { requestMethod, requestPath } from './routes.ts';
 
@@ -20,13 +21,16 @@ export const addAccessLogFields = (context: Context, fields: Record<string, unkn
   if (line !== undefined) Object.assign(line.fields, fields);
 };
 
-/** A 5xx's error as the line carries it: name, message, its stack in source positions, the cause chain. */
+/**
+ * A 5xx's error as the line carries it: name, message, its stack in source positions, the cause
+ * chain (an AWS service's reply without its text: lib/errors.ts, loggableMessage).
+ */
 const errorFields = (error: unknown, depth = 0): Record<string, unknown> | string => {
   if (!(error instanceof Error)) return String(error);
   return {
     name: error.name,
-    message: error.message,
-    ...(error.stack ? { stack: readableStack(error.stack) } : {}),
+    message: loggableMessage(error),
+    ...(error.stack && hasLoggableStack(error) ? { stack: readableStack(error.stack) } : {}),
     ...(error.cause !== undefined && depth < 3 ? { cause: errorFields(error.cause, depth + 1) } : {}),
   };
 };

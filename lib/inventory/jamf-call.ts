@@ -34,13 +34,36 @@ export const withinDeadline = async <T>(label: string, limits: CallLimits, work:
   }
 };
 
+/** An error code as OAuth (`invalid_client`) and Jamf (`INVALID_TOKEN`) write them: nothing else. */
+const ERROR_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * What the log shows of a token endpoint's error body: its error codes alone (OAuth's `error`, Jamf's
+ * `errors[].code`). A server or proxy answering a failed token request may repeat the request, and
+ * that holds the client secret or the basic credentials, so no other text of it is kept.
+ */
+const tokenErrorCodes = (text: string): string => {
+  let body: unknown;
+  try {
+    body = JSON.parse(text) as unknown;
+  } catch {
+    body = undefined;
+  }
+  const record = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; errors?: unknown };
+  const codes = [record.error, ...(Array.isArray(record.errors) ? record.errors.map((entry: unknown) => (entry as { code?: unknown } | null)?.code) : [])]
+    .filter((code): code is string => typeof code === 'string' && ERROR_CODE.test(code));
+  return codes.length > 0 ? `error ${codes.join(', ')}` : '(body not logged: it may repeat the credentials)';
+};
+
 /**
  * The error for a status the caller did not expect. 401/403 (and a 400 from a token endpoint, as
  * OAuth answers `invalid_client`) mean our credentials or token were refused; a 404 means
- * INVENTORY_URL does not point at a Jamf Pro server.
+ * INVENTORY_URL does not point at a Jamf Pro server. The log gets a token endpoint's error codes
+ * only, and an inventory body with the bearer token (`token`) hidden.
  */
-export const statusError = (label: string, response: UpstreamResponse, endpoint: 'token' | 'inventory'): UpstreamError => {
-  const detail = `${label} answered ${response.status}: ${excerpt(response.text)}`;
+export const statusError = (label: string, response: UpstreamResponse, endpoint: 'token' | { inventoryToken: string }): UpstreamError => {
+  const shown = endpoint === 'token' ? tokenErrorCodes(response.text) : excerpt(response.text, [endpoint.inventoryToken]);
+  const detail = `${label} answered ${response.status}: ${shown}`;
   const { status } = response;
   if (status === 429) {
     const retryAfterSeconds = retryAfterSecondsOf(response.headers.get('retry-after'));
@@ -51,13 +74,16 @@ export const statusError = (label: string, response: UpstreamResponse, endpoint:
   return new UpstreamError(UpstreamFailure.Unavailable, { detail });
 };
 
-/** Parses a JSON body; `showBody` is false where a body could hold a token. */
-export const parseJsonBody = (label: string, response: UpstreamResponse, showBody: boolean): unknown => {
+/**
+ * Parses a JSON body. `shown`: 'never' where a body could hold a token (a token endpoint's), else
+ * the request's values to hide in an excerpt. JSON.parse quotes the body in its message, so that
+ * error is never kept as a cause.
+ */
+export const parseJsonBody = (label: string, response: UpstreamResponse, shown: 'never' | { hiding: readonly string[] }): unknown => {
   try {
     return JSON.parse(response.text) as unknown;
-  } catch (cause) {
-    // JSON.parse quotes the body in its message, so the cause is kept only where the body may be shown.
-    if (!showBody) throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent a body that is not JSON` });
-    throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent a body that is not JSON: ${excerpt(response.text)}`, cause });
+  } catch {
+    const excerpted = shown === 'never' ? '' : `: ${excerpt(response.text, shown.hiding)}`;
+    throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent a body that is not JSON${excerpted}` });
   }
 };

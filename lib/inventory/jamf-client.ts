@@ -75,11 +75,13 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } },
       limitsOf(signal),
     );
-    if (response.status === 401) return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text)}` };
-    if (response.status !== 200) throw statusError(label, response, 'inventory');
-    const parsed = asPage(parseJsonBody(label, response, true));
+    // An error page may repeat the request, bearer token included: it is hidden in every excerpt.
+    const hiding = [token];
+    if (response.status === 401) return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text, hiding)}` };
+    if (response.status !== 200) throw statusError(label, response, { inventoryToken: token });
+    const parsed = asPage(parseJsonBody(label, response, { hiding }));
     if (parsed === undefined) {
-      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent JSON without totalCount and results: ${excerpt(response.text)}` });
+      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent JSON without totalCount and results: ${excerpt(response.text, hiding)}` });
     }
     return { kind: 'page', page: parsed };
   };

@@ -47,7 +47,13 @@ const USER_AGENT = 'device-users-import-bundle';
 
 export const callUpstream = async (url: string, init: RequestInit, limits: CallLimits): Promise<UpstreamResponse> => {
   const { timeout, signal } = callSignals(limits);
-  const headers = new Headers(init.headers);
+  let headers: Headers;
+  try {
+    headers = new Headers(init.headers);
+  } catch {
+    // The platform's message quotes the offending value, which may be a token: none of it is kept.
+    throw new UpstreamCallError('unreachable', `${redactUrl(url)} was not called: a request header is not a valid header value`, undefined);
+  }
   if (!headers.has('user-agent')) headers.set('user-agent', USER_AGENT);
   try {
     signal.throwIfAborted();
@@ -61,19 +67,21 @@ export const callUpstream = async (url: string, init: RequestInit, limits: CallL
   }
 };
 
-// Query parameters that carry credentials by their name (a feed mirror's `?token=`, a presigned `X-Amz-Signature`).
-const SECRET_PARAMETER = /token|secret|password|passwd|key|sig|auth|credential|session/i;
+// Query parameters that carry credentials by their name (a feed mirror's `?token=`, a presigned
+// `X-Amz-Signature`, an OAuth `code`, a `jwt`, a `pwd`).
+const SECRET_PARAMETER = /token|secret|pass|pwd|jwt|key|sig|auth|credential|session|code/i;
 
 /**
- * A URL as messages and logs may show it: any `user:password@` removed, and the value of any query
- * parameter whose name says it is a credential replaced by `redacted`. Other parameters (Jamf's
- * `page`) stay: they say which request failed.
+ * A URL as messages and logs may show it: any `user:password@` and `#fragment` removed, and the value
+ * of any query parameter whose name says it is a credential replaced by `redacted`. Other parameters
+ * (Jamf's `page`) stay: they say which request failed.
  */
 export const redactUrl = (url: string): string => {
   try {
     const parsed = new URL(url);
     parsed.username = '';
     parsed.password = '';
+    parsed.hash = '';
     for (const name of new Set(parsed.searchParams.keys())) if (SECRET_PARAMETER.test(name)) parsed.searchParams.set(name, 'redacted');
     return parsed.toString();
   } catch {
@@ -83,9 +91,15 @@ export const redactUrl = (url: string): string => {
 
 const EXCERPT_CHARS = 200;
 
-/** A short, single-line excerpt of an upstream body for the log (never of a body holding a token). */
-export const excerpt = (text: string): string => {
-  const flat = text.replace(/\s+/g, ' ').trim();
+/**
+ * A short, single-line excerpt of an upstream body for the log. `hidden` are values the request sent
+ * (its bearer token) that an error page may repeat: each is replaced before anything is cut, so not
+ * even a part of one is kept. A body that may repeat more than that (a token endpoint's answer to a
+ * request holding the secret) is never excerpted at all.
+ */
+export const excerpt = (text: string, hidden: readonly string[] = []): string => {
+  const shown = hidden.reduce((body, value) => (value === '' ? body : body.replaceAll(value, '[redacted]')), text);
+  const flat = shown.replace(/\s+/g, ' ').trim();
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
 };
 

@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { emailKey } from '../email-key.ts';
+import { describeError } from '../errors.ts';
 import { IDEMPOTENCY_KEEP_SECONDS } from '../http/idempotency-key.ts';
 import { EmailTakenError, UserStoreError } from './user-errors.ts';
 import type { User, UserStore } from './user.ts';
@@ -100,7 +101,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
 
   const fail = async (user: User, step: string, cause: unknown, userItemMayExist: boolean): Promise<never> => {
     const leftover = await compensate(user, userItemMayExist);
-    const note = leftover === undefined ? '' : `; compensation failed, email lock of user ${user.id} left in place (${String(leftover)})`;
+    const note = leftover === undefined ? '' : `; compensation failed, email lock of user ${user.id} left in place (${describeError(leftover)})`;
     throw new UserStoreError(`${step}${note}`, cause);
   };
 

@@ -77,7 +77,10 @@ const note = (variable: string, text: string): string => `  ${variable.padEnd(26
 /** A variable's value as the banner shows it: a URL without its credentials (`user:password@`, `?token=`). */
 const shown = (name: string, value: string): string => {
   if (SECRET_VARIABLES.has(name)) return '(set)';
-  return name.endsWith('_URL') && URL.canParse(value) ? redactUrl(value) : value;
+  if (!name.endsWith('_URL')) return value;
+  if (URL.canParse(value)) return redactUrl(value);
+  // A word such as `demo` is shown; other text that is no URL may be one with a password it broke.
+  return /^[\w.-]*$/.test(value) ? value : '(not a valid URL)';
 };
 
 /** The banner's line for a variable that came from the environment (never a secret, nor one inside a URL). */

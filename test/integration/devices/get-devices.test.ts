@@ -81,6 +81,7 @@ const expectNoSecrets = () => {
   const raw = logs.raw();
   expect(raw).not.toContain(DEMO_JAMF_CREDENTIALS.clientSecret);
   expect(raw).not.toContain(BASIC.password);
+  expect(raw).not.toContain(Buffer.from(`${BASIC.username}:${BASIC.password}`).toString('base64'));
   expect(raw).not.toContain(TOKEN_PREFIX);
 };
 
@@ -116,6 +117,42 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(stats.maxConcurrentInventory).toBeGreaterThan(1);
     expectOneAccessLine(200);
     expectNoSecrets();
+  });
+
+  describe('an error page repeating the request keeps every credential out of the log', () => {
+    const basicEnv = (url: string) => ({ INVENTORY_URL: url, INVENTORY_USERNAME: BASIC.username, INVENTORY_PASSWORD: BASIC.password, LATEST_OS_VERSION: '26.1' });
+    const failedLine = () => JSON.stringify(accessLines(logs)[0]);
+
+    it('from the OAuth token endpoint (the form holds the client secret): its error codes only', async () => {
+      const handler = await withJamf({ tokenFault: { kind: 'echo', status: 500 } });
+      expect((await getDevices(handler)).statusCode).toBe(502);
+      expect(failedLine()).toContain('/api/oauth/token answered 500: error INTERNAL_ERROR');
+      expectNoSecrets();
+    });
+
+    it('from the basic token endpoint (the Authorization header holds the password)', async () => {
+      const handler = await withJamf({ tokenFault: { kind: 'echo', status: 400 }, ...BASIC }, basicEnv);
+      expect((await getDevices(handler)).statusCode).toBe(502);
+      expect(failedLine()).toContain('/api/v1/auth/token answered 400: error INTERNAL_ERROR');
+      expectNoSecrets();
+    });
+
+    it('from an inventory page (the bearer token), on a 500 and on a 401 each time', async () => {
+      const handler = await withJamf({ devices: generateJamfComputers(2500, 40), pageFaults: { 1: { kind: 'echo', status: 500 } } });
+      expect((await getDevices(handler)).statusCode).toBe(502);
+      expect(failedLine()).toMatch(/page 1 \(page-size 1000\) answered 500: .*Bearer \[redacted\]/);
+      expectNoSecrets();
+      const refused = await withJamf({ pageFaults: { 0: { kind: 'echo', status: 401 } } });
+      expect((await getDevices(refused)).statusCode).toBe(502);
+      expectNoSecrets();
+    });
+
+    it('from a token no header can carry (a line feed in it): the call fails without quoting it', async () => {
+      const handler = await withJamf({ tokenFault: { kind: 'unusable-token' } });
+      expect((await getDevices(handler)).statusCode).toBe(502);
+      expect(failedLine()).toContain('a request header is not a valid header value');
+      expectNoSecrets();
+    });
   });
 
   it('authenticates with basic credentials when no OAuth client is configured', async () => {

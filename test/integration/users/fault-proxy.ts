@@ -9,9 +9,10 @@ export interface DynamoCall {
 
 /**
  * What to do with a call: pass it on, fail it without forwarding, or forward it and then answer a
- * failure anyway (the write landed, the caller never learns it did).
+ * failure anyway (the write landed, the caller never learns it did), or refuse its signature as
+ * DynamoDB does, quoting the canonical request (session token included) in the message.
  */
-export type FaultDecision = 'pass' | 'fail' | 'fail-after-forwarding';
+export type FaultDecision = 'pass' | 'fail' | 'fail-after-forwarding' | 'refuse-signature';
 
 export interface FaultProxy {
   endpoint: string;
@@ -58,6 +59,15 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       calls.push(call);
       const decision = await decider(call);
       if (decision === 'fail-after-forwarding') await forward(incoming, body);
+      if (decision === 'refuse-signature') {
+        const canonical = ['POST', '/', '', `x-amz-security-token:${String(incoming.headers['x-amz-security-token'] ?? '')}`, `x-amz-target:${target}`].join('\n');
+        const refusal = JSON.stringify({
+          __type: 'com.amazon.coral.service#InvalidSignatureException',
+          message: `The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.\n\nThe Canonical String for this request should have been\n'${canonical}'`,
+        });
+        response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'REFUSED1' }).end(refusal);
+        return;
+      }
       if (decision !== 'pass') {
         response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' }).end(INTERNAL_ERROR);
         return;

@@ -284,6 +284,22 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     expect(JSON.stringify(line!.error)).toContain('Idempotency store failed');
   });
 
+  it('logs an AWS refusal by name and status only: its text quotes the signed request, session token included', async () => {
+    const session = 'SESSION-TOKEN-MARKER-7';
+    handlers.restore();
+    handlers = await loadUserHandlers({ ...localDynamoEnv(proxy.endpoint), ...tables, USER_EMAIL_PATTERN: undefined, AWS_SESSION_TOKEN: session });
+    onTable(tables.USERS_TABLE, () => 'refuse-signature');
+    const refusedUsers = await post({ email: 'signed@example.com', firstName: 'Sig', lastName: 'Ned' }, 'key-signed');
+    onTable(tables.IDEMPOTENCY_TABLE, () => 'refuse-signature');
+    const refusedKeys = await post({ email: 'signed2@example.com', firstName: 'Sig', lastName: 'Ned' }, 'key-signed-2');
+    expect([refusedUsers.statusCode, refusedKeys.statusCode]).toEqual([503, 503]);
+    expect(proxy.calls.length).toBeGreaterThan(0);
+    expect(logs.raw()).toContain('InvalidSignatureException');
+    expect(logs.raw()).toContain('HTTP 400, request id REFUSED1');
+    expect(logs.raw()).not.toContain(session);
+    expect(logs.raw()).not.toContain('Canonical String');
+  });
+
   it('still answers the 201 when the outcome cannot be kept afterwards, and says so on the access line', async () => {
     onTable(tables.IDEMPOTENCY_TABLE, (call) => (call.operation === 'UpdateItem' ? 'fail' : 'pass'));
     const result = await post({ email: 'kept@example.com', firstName: 'Not', lastName: 'Kept' }, 'key-unkept');

@@ -21,5 +21,9 @@ describe('describeConfigured (the banner lines for variables from the environmen
     expect(lines).toContain('redis://127.0.0.1:6390');
     expect(lines).toContain('https://sofa.example.com/feed.json?token=redacted');
     expect(lines).toContain('demo-not-a-url');
+    // A password with a `/` in it breaks the URL: nothing of it is shown.
+    const broken = describeConfigured({ REDIS_URL: 'redis://:pa/ss@host:6379' }, ['REDIS_URL']).join('\n');
+    expect(broken).toContain('(not a valid URL)');
+    expect(broken).not.toContain('pa/ss');
   });
 });

@@ -12,6 +12,11 @@ describe('redactUrl', () => {
     for (const secret of ['abc123', 'f00d', '=k&']) expect(shown).not.toContain(secret);
   });
 
+  it('hides the other names credentials go by (pwd, pass, jwt, an OAuth code) and drops a fragment', () => {
+    const shown = redactUrl('https://feed.example.com/feed.json?pwd=p1&pass=p2&jwt=p3&code=p4&page=2#access_token=p5');
+    expect(shown).toBe('https://feed.example.com/feed.json?pwd=redacted&pass=redacted&jwt=redacted&code=redacted&page=2');
+  });
+
   it('hides every value of a repeated credential parameter', () => {
     expect(redactUrl('http://127.0.0.1/x?auth=one&auth=two')).toBe('http://127.0.0.1/x?auth=redacted');
   });

@@ -1,0 +1,28 @@
+import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { describeError, hasLoggableStack, loggableMessage } from '../../lib/errors.ts';
+
+/** An AWS service's refusal as the SDK throws it; DynamoDB quotes the canonical request it refused. */
+const signatureRefused = () =>
+  new DynamoDBServiceException({
+    name: 'InvalidSignatureException',
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400, requestId: 'R1' },
+    message: "The request signature we calculated does not match. The Canonical String for this request should have been 'POST / x-amz-security-token:SESSION-MARKER'",
+  });
+
+describe('error text for logs', () => {
+  it('keeps an AWS service reply\'s name, status and request id, never its text or its stack', () => {
+    const error = signatureRefused();
+    expect(describeError(error)).toBe('InvalidSignatureException: AWS error reply (HTTP 400, request id R1; its message is not logged)');
+    expect(loggableMessage(error)).not.toContain('SESSION-MARKER');
+    expect(hasLoggableStack(error)).toBe(false);
+  });
+
+  it('keeps the message and stack of any other error (the SDK\'s own, a network failure, the project\'s)', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });
+    expect(describeError(refused)).toBe('Error: connect ECONNREFUSED 127.0.0.1:8000');
+    expect(hasLoggableStack(refused)).toBe(true);
+    expect(describeError('text')).toBe('text');
+  });
+});
