@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
  * A loopback stand-in for AWS Systems Manager's GetParameter, speaking its wire format (the AWS JSON
  * 1.1 protocol: `POST /`, `X-Amz-Target: AmazonSSM.GetParameter`, `{"Name", "WithDecryption"}`), so
  * the functions read their `<SECRET>_SSM` parameters through the real SDK and Powertools. A name it
- * does not hold answers as SSM does: 400 with `__type` `ParameterNotFound`; a name in `hanging` is
- * never answered (an SSM that stalls).
+ * does not hold answers as SSM does: 400 with `__type` `ParameterNotFound`; a name in `denied`
+ * gets SSM's `AccessDeniedException` (a role not allowed to read it); a name in `hanging` is never
+ * answered (an SSM that stalls).
  *
  * Powertools keeps its SSM client, and the endpoint it was made with, for the life of the process,
  * and each parameter for its cache time: a test file uses one fake and a parameter name per test.
@@ -25,7 +26,10 @@ const bodyOf = async (request: IncomingMessage): Promise<string> => {
   return Buffer.concat(chunks).toString('utf8');
 };
 
-export const startFakeSsm = async (parameters: Readonly<Record<string, string>>, hanging: readonly string[] = []): Promise<FakeSsm> => {
+export const startFakeSsm = async (
+  parameters: Readonly<Record<string, string>>,
+  faults: { hanging?: readonly string[]; denied?: readonly string[] } = {},
+): Promise<FakeSsm> => {
   const requests: { Name: string; WithDecryption?: boolean }[] = [];
   const server = createServer((request, response) => {
     void bodyOf(request).then((text) => {
@@ -38,7 +42,13 @@ export const startFakeSsm = async (parameters: Readonly<Record<string, string>>,
       }
       const input = JSON.parse(text) as { Name: string; WithDecryption?: boolean };
       requests.push(input);
-      if (hanging.includes(input.Name)) return;
+      if (faults.hanging?.includes(input.Name) === true) return;
+      if (faults.denied?.includes(input.Name) === true) {
+        return send(400, {
+          __type: 'AccessDeniedException',
+          message: `User: arn:aws:sts::123456789012:assumed-role/devices/fn is not authorized to perform: ssm:GetParameter on resource: arn:aws:ssm:us-east-1:123456789012:parameter${input.Name}`,
+        });
+      }
       const value = parameters[input.Name];
       if (value === undefined) return send(400, { __type: 'ParameterNotFound', message: `Parameter ${input.Name} not found.` });
       return send(200, {
