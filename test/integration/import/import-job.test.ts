@@ -1,15 +1,4 @@
-import {
-  AbortMultipartUploadCommand,
-  GetObjectCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  UploadPartCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,9 +10,12 @@ import { LocationError, parseLocation, type Location } from '../../../lib/storag
 import { makeLocationOpeners } from '../../../lib/storage/open-location.ts';
 import { StorageError } from '../../../lib/storage/storage.ts';
 import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts';
+import { fetchDestinationUsers } from '../../../lib/ticketing/user-listing-client.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
 import { chatCsv, chatCsvStream, chatRow, entryAssets, fullRow, HEADER, nonZero, parseRejects, readArchive, rejectCounts } from '../../support/chat-import.ts';
+import { startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
+import { isCompleteMultipartUpload, isUploadPart, S3_INTERNAL_ERROR, startS3FaultProxy, type S3FaultProxy, type S3Request } from '../../support/s3-fault-proxy.ts';
 
 const BUCKET = 'job-test';
 const PART = 5 * 1024 * 1024;
@@ -31,6 +23,7 @@ const PART = 5 * 1024 * 1024;
 const ROWS_FOR_THREE_PARTS = 60_000;
 
 let server: S3Server;
+let proxy: S3FaultProxy;
 let real: S3Client;
 let sent: string[];
 let directory: string;
@@ -39,11 +32,15 @@ const clients: S3Client[] = [];
 beforeAll(async () => {
   server = await startS3Server();
   await createBucket({ endpoint: server.endpoint, bucket: BUCKET });
+  proxy = await startS3FaultProxy(server.endpoint);
 });
 afterAll(async () => {
+  await proxy.close();
   await server.stop();
 });
 beforeEach(async () => {
+  proxy.decide(() => 'pass');
+  proxy.requests.length = 0;
   real = localS3Client(server.endpoint);
   sent = recordCommands(real);
   clients.push(real);
@@ -70,50 +67,63 @@ const failureOf = (promise: Promise<unknown>) =>
 const jobOn = (client: S3Client, overrides: Partial<ImportJobDeps> = {}) =>
   makeImportJob({ ...makeLocationOpeners({ s3: () => client, s3Sink: { partSizeBytes: PART, queueSize: 2 } }), tmpDir: directory, ...overrides });
 
-/** A client whose commands reach the real server except those `fail` rejects (faults fauxqs cannot produce). */
-const clientFailing = (fail: { command: 'UploadPart' | 'CompleteMultipartUpload'; onCall: number }) => {
-  const faulty = localS3Client(server.endpoint);
+/** The request id of S3's InternalError answers here, so that messages can be checked whole. */
+const FAULT_REQUEST_ID = '4B1D7E0C2A9F3865';
+
+/**
+ * A client through the fault proxy, whose commands `sent` records, where S3 answers `fail` (the
+ * archive's or rejects' second part, or the completion) with its 500 InternalError on every attempt:
+ * the SDK retries it, then gives up, as with an S3 failing for good.
+ */
+const clientFailing = (fail: 'UploadPart 2' | 'CompleteMultipartUpload') => {
+  const failing = fail === 'CompleteMultipartUpload' ? isCompleteMultipartUpload : (request: S3Request) => isUploadPart(request) && request.query.get('partNumber') === '2';
+  proxy.decide((request) => (failing(request) ? { error: { ...S3_INTERNAL_ERROR, requestId: FAULT_REQUEST_ID } } : 'pass'));
+  const faulty = localS3Client(proxy.endpoint);
   clients.push(faulty);
-  const mock = mockClient(faulty);
-  const calls = { UploadPart: 0, CompleteMultipartUpload: 0 };
-  const injected = () => Object.assign(new Error('We encountered an internal error. Please try again.'), { name: 'InternalError' });
-  mock.on(CreateMultipartUploadCommand).callsFake((input) => real.send(new CreateMultipartUploadCommand(input)));
-  mock.on(AbortMultipartUploadCommand).callsFake((input) => real.send(new AbortMultipartUploadCommand(input)));
-  mock.on(PutObjectCommand).callsFake((input) => real.send(new PutObjectCommand(input)));
-  mock.on(DeleteObjectCommand).callsFake((input) => real.send(new DeleteObjectCommand(input)));
-  mock.on(UploadPartCommand).callsFake(async (input) => {
-    calls.UploadPart += 1;
-    if (fail.command === 'UploadPart' && calls.UploadPart === fail.onCall) throw injected();
-    return real.send(new UploadPartCommand(input));
-  });
-  mock.on(CompleteMultipartUploadCommand).callsFake(async (input) => {
-    calls.CompleteMultipartUpload += 1;
-    if (fail.command === 'CompleteMultipartUpload' && calls.CompleteMultipartUpload === fail.onCall) throw injected();
-    return real.send(new CompleteMultipartUploadCommand(input));
-  });
-  return { faulty, calls };
+  sent = recordCommands(faulty);
+  return faulty;
 };
+/** What the run says of an upload S3 failed: the reply's name, status and request id, not its message (lib/errors.ts). */
+const internalErrorOf = (key: string) =>
+  `Upload to s3://job-test/${key} failed (InternalError: AWS error reply (HTTP 500, request id ${FAULT_REQUEST_ID}; its message is not logged))`;
+
+/** The destination's listing as the job reads it in production (configured-import.ts): the real client, on `ticketing`. */
+const listingOn =
+  (ticketing: FakeTicketing, password = ticketing.password): ImportJobDeps['fetchDestinationUsers'] =>
+  (signal) =>
+    fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password, signal });
 
 describe('import job', () => {
   it('streams a multi-part archive to S3 and resolves users from the listing', async () => {
-    const summary = await jobOn(real, {
-      openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }),
-      fetchDestinationUsers: async () => new Map([['person.2@example.com', '777']]),
-    })({ source: parseLocation('/unused/in.csv'), destination: s3('big.tar') });
-    expect(summary).toMatchObject({ rows: ROWS_FOR_THREE_PARTS, comments: ROWS_FOR_THREE_PARTS, users: 7, users_matched: 1, batches: 600 });
-    expect(sent.filter((name) => name === 'UploadPartCommand')).toHaveLength(3);
-    expect(sent).toContain('CompleteMultipartUploadCommand');
-    expect(await exists('big.tar')).toBe(true);
+    const ticketing = await startFakeTicketing({
+      users: [
+        { id: '777', email: 'person.2@example.com', name: 'Person 2' },
+        { id: '778', email: 'someone.else@example.com', name: 'Someone else' },
+      ],
+    });
+    try {
+      const summary = await jobOn(real, {
+        openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }),
+        fetchDestinationUsers: listingOn(ticketing),
+      })({ source: parseLocation('/unused/in.csv'), destination: s3('big.tar') });
+      expect(summary).toMatchObject({ rows: ROWS_FOR_THREE_PARTS, comments: ROWS_FOR_THREE_PARTS, users: 7, users_matched: 1, batches: 600 });
+      expect(ticketing.requests).toEqual([1]);
+      expect(sent.filter((name) => name === 'UploadPartCommand')).toHaveLength(3);
+      expect(sent).toContain('CompleteMultipartUploadCommand');
+      expect(await exists('big.tar')).toBe(true);
+    } finally {
+      await ticketing.close();
+    }
   });
 
   it('leaves no object when an UploadPart fails mid-upload, and aborts the multipart upload', async () => {
-    const { faulty, calls } = clientFailing({ command: 'UploadPart', onCall: 2 });
+    const faulty = clientFailing('UploadPart 2');
     const error = await failureOf(
       jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({ source: parseLocation('/unused/in.csv'), destination: s3('part-fails.tar') }),
     );
     expect(error).toBeInstanceOf(StorageError);
-    expect(error?.message).toBe('Upload to s3://job-test/part-fails.tar failed (InternalError: We encountered an internal error. Please try again.)');
-    expect(calls.UploadPart).toBeGreaterThanOrEqual(2);
+    expect(error?.message).toBe(internalErrorOf('part-fails.tar'));
+    expect(new Set(proxy.requests.filter(isUploadPart).map((request) => request.query.get('partNumber')))).toContain('2');
     expect(sent).toContain('CreateMultipartUploadCommand');
     expect(sent).toContain('AbortMultipartUploadCommand');
     expect(sent).not.toContain('CompleteMultipartUploadCommand');
@@ -121,11 +131,12 @@ describe('import job', () => {
   });
 
   it('leaves no object when S3 refuses to complete the upload', async () => {
-    const { faulty } = clientFailing({ command: 'CompleteMultipartUpload', onCall: 1 });
+    const faulty = clientFailing('CompleteMultipartUpload');
     const error = await failureOf(
       jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({ source: parseLocation('/unused/in.csv'), destination: s3('complete-fails.tar') }),
     );
-    expect(error?.message).toBe('Upload to s3://job-test/complete-fails.tar failed (InternalError: We encountered an internal error. Please try again.)');
+    expect(error?.message).toBe(internalErrorOf('complete-fails.tar'));
+    expect(proxy.requests.filter(isCompleteMultipartUpload).length).toBeGreaterThanOrEqual(1);
     expect(sent).toContain('AbortMultipartUploadCommand');
     expect(await exists('complete-fails.tar')).toBe(false);
   });
@@ -162,24 +173,32 @@ describe('import job', () => {
   });
 
   it('reads the listing before opening anything, so a listing failure touches neither side', async () => {
-    let opened = 0;
-    const openers = makeLocationOpeners({ s3: () => real });
-    const job = makeImportJob({
-      openSource: async (location) => {
-        opened += 1;
-        return openers.openSource(location);
-      },
-      openSink: async (location, contentType) => {
-        opened += 1;
-        return openers.openSink(location, contentType);
-      },
-      fetchDestinationUsers: async () => {
-        throw new TicketingListingError('Ticketing credentials rejected by http://127.0.0.1/ (HTTP 401)');
-      },
-    });
-    await expect(job({ source: s3('in.csv'), destination: s3('never.tar') })).rejects.toThrow(TicketingListingError);
-    expect(opened).toBe(0);
-    expect(sent).toEqual([]);
+    const ticketing = await startFakeTicketing({ users: [{ id: '777', email: 'person.2@example.com', name: 'Person 2' }] });
+    try {
+      let opened = 0;
+      const openers = makeLocationOpeners({ s3: () => real });
+      // The openers are the job's own, counted: what is under test is when the job calls them.
+      const job = makeImportJob({
+        openSource: async (location) => {
+          opened += 1;
+          return openers.openSource(location);
+        },
+        openSink: async (location, contentType) => {
+          opened += 1;
+          return openers.openSink(location, contentType);
+        },
+        // The listing refuses the password with its 401.
+        fetchDestinationUsers: listingOn(ticketing, 'not-the-password'),
+      });
+      const error = await failureOf(job({ source: s3('in.csv'), destination: s3('never.tar') }));
+      expect(error).toBeInstanceOf(TicketingListingError);
+      expect(error?.message).toBe(`Ticketing credentials rejected by ${ticketing.url}/api/v1/users.json?page=1 (HTTP 401)`);
+      expect(ticketing.requests).toEqual([1]);
+      expect(opened).toBe(0);
+      expect(sent).toEqual([]);
+    } finally {
+      await ticketing.close();
+    }
   });
 
   it('does not create the destination when the source does not exist', async () => {
@@ -334,7 +353,7 @@ describe('import job: rejects, dry run and size', () => {
   });
 
   it('leaves neither the archive nor the rejects on S3 when an upload part fails', async () => {
-    const { faulty } = clientFailing({ command: 'UploadPart', onCall: 2 });
+    const faulty = clientFailing('UploadPart 2');
     const error = await failureOf(
       jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
         source: parseLocation('/unused/in.csv'),

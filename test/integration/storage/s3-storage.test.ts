@@ -1,25 +1,16 @@
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  UploadPartCommand,
-  type CompletedPart,
-  type S3Client,
-} from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { crc32 } from 'node:zlib';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocationError } from '../../../lib/storage/location.ts';
 import { openS3Sink, openS3Source } from '../../../lib/storage/s3-storage.ts';
 import { StorageError } from '../../../lib/storage/storage.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
-import { startS3FaultProxy, type S3FaultProxy } from '../../support/s3-fault-proxy.ts';
+import { crc32Base64, isCompleteMultipartUpload, isUploadPart, S3_INTERNAL_ERROR, startS3FaultProxy, type S3FaultProxy } from '../../support/s3-fault-proxy.ts';
 
 const BUCKET = 'storage-test';
 const MiB = 1024 * 1024;
@@ -237,69 +228,70 @@ describe('openS3Sink', () => {
     expect(await exists('unended.tar')).toBe(false);
   });
 
-  it('creates the upload for CRC32 part checksums and completes it listing each part\'s, as S3 requires', async () => {
-    const real = freshClient();
-    const checked = localS3Client(server.endpoint);
-    clients.push(checked);
-    const mock = mockClient(checked);
-    // The local server checks no part checksum and answers none; S3 answers each part's CRC32 (here a
-    // stand-in per part) and refuses a completion that leaves them out.
-    const created: unknown[] = [];
-    const completed: unknown[] = [];
-    mock.on(CreateMultipartUploadCommand).callsFake((input) => {
-      created.push(input.ChecksumAlgorithm);
-      return real.send(new CreateMultipartUploadCommand(input));
+  describe('with answers only S3 gives, through a proxy', () => {
+    let proxy: S3FaultProxy;
+    beforeAll(async () => {
+      // S3 answers each part's CRC32 (the local server checks none and answers none).
+      proxy = await startS3FaultProxy(server.endpoint, { partChecksums: true });
     });
-    mock.on(UploadPartCommand).callsFake(async (input) => ({
-      ...(await real.send(new UploadPartCommand(input))),
-      ChecksumCRC32: `crc-of-part-${input.PartNumber}`,
-    }));
-    mock.on(CompleteMultipartUploadCommand).callsFake((input) => {
-      completed.push(input.MultipartUpload?.Parts);
-      const { Parts = [] } = input.MultipartUpload ?? {};
-      return real.send(new CompleteMultipartUploadCommand({ ...input, MultipartUpload: { Parts: Parts.map((part: CompletedPart) => ({ PartNumber: part.PartNumber, ETag: part.ETag })) } }));
+    afterAll(async () => {
+      await proxy.close();
     });
-    const sink = await openS3Sink(checked, { bucket: BUCKET, key: 'checksums.tar' }, TAR, { partSizeBytes: PART });
-    await pipeline(megabytes(12), sink.stream);
-    await sink.commit();
-    expect(created).toEqual(['CRC32']);
-    expect(completed).toEqual([
-      [1, 2, 3].map((number) => ({ PartNumber: number, ETag: expect.any(String), ChecksumCRC32: `crc-of-part-${number}` })),
-    ]);
-    expect(await exists('checksums.tar')).toBe(true);
-  });
+    beforeEach(() => {
+      proxy.decide(() => 'pass');
+      proxy.requests.length = 0;
+    });
+    /** A client through the proxy, whose commands `sent` records (`client` still reaches the server itself). */
+    const throughProxy = () => {
+      const proxied = localS3Client(proxy.endpoint);
+      clients.push(proxied);
+      sent = recordCommands(proxied);
+      return proxied;
+    };
+    /** The parts a CompleteMultipartUpload body lists, each with the fields it gives. */
+    const partsListed = (xml: string | undefined) =>
+      [...(xml ?? '').matchAll(/<Part>(.*?)<\/Part>/gs)].map(([, part]) =>
+        Object.fromEntries([...part!.matchAll(/<(\w+)>([^<]*)<\/\1>/g)].map(([, name, value]) => [name, name === 'PartNumber' ? Number(value) : value])),
+      );
 
-  it('fails the writer promptly and aborts the upload when S3 rejects a part', async () => {
-    const real = freshClient();
-    const faulty = localS3Client(server.endpoint);
-    clients.push(faulty);
-    const mock = mockClient(faulty);
-    // Every command goes to the real server except the second UploadPart, which fails as S3 would.
-    mock.on(CreateMultipartUploadCommand).callsFake((input) => real.send(new CreateMultipartUploadCommand(input)));
-    mock.on(CompleteMultipartUploadCommand).callsFake((input) => real.send(new CompleteMultipartUploadCommand(input)));
-    mock.on(AbortMultipartUploadCommand).callsFake((input) => real.send(new AbortMultipartUploadCommand(input)));
-    let parts = 0;
-    mock.on(UploadPartCommand).callsFake(async (input) => {
-      parts += 1;
-      if (parts === 2) throw Object.assign(new Error('We encountered an internal error. Please try again.'), { name: 'InternalError' });
-      return real.send(new UploadPartCommand(input));
+    it('creates the upload for CRC32 part checksums and completes it listing each part\'s, as S3 requires', async () => {
+      freshClient();
+      // S3 answers each part's CRC32 and refuses a completion that leaves them out: the completion
+      // must list, for each part, the checksum S3 answered for it.
+      const sink = await openS3Sink(throughProxy(), { bucket: BUCKET, key: 'checksums.tar' }, TAR, { partSizeBytes: PART });
+      await pipeline(megabytes(12), sink.stream);
+      await sink.commit();
+      const created = proxy.requests.filter((request) => request.method === 'POST' && request.query.has('uploads'));
+      expect(created.map((request) => request.headers['x-amz-checksum-algorithm'])).toEqual(['CRC32']);
+      const bytes = await buffer(megabytes(12));
+      const crcOfPart = (number: number) => crc32Base64(crc32(bytes.subarray((number - 1) * PART, number * PART)));
+      expect(proxy.requests.filter(isCompleteMultipartUpload).map((request) => partsListed(request.body))).toEqual([
+        [1, 2, 3].map((number) => ({ PartNumber: number, ETag: expect.any(String), ChecksumCRC32: crcOfPart(number) })),
+      ]);
+      expect((await buffer((await openS3Source(client, { bucket: BUCKET, key: 'checksums.tar' })).stream)).equals(bytes)).toBe(true);
     });
-    const sink = await openS3Sink(faulty, { bucket: BUCKET, key: 'part-failure.tar' }, TAR, { partSizeBytes: PART, queueSize: 1 });
-    let produced = 0;
-    const source = Readable.from(
-      (function* () {
-        for (; produced < 200; produced += 1) yield Buffer.alloc(MiB, 7);
-      })(),
-    );
-    const failure = await pipeline(source, sink.stream).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(StorageError);
-    expect(((failure as StorageError).cause as Error).name).toBe('InternalError');
-    // The writer stopped soon after the failed part instead of draining all 200 MiB.
-    expect(produced).toBeLessThan(40);
-    await expect(sink.commit()).rejects.toThrow(StorageError);
-    await sink.abort(failure);
-    expect(sent).toContain('AbortMultipartUploadCommand');
-    expect(sent).not.toContain('CompleteMultipartUploadCommand');
-    expect(await exists('part-failure.tar')).toBe(false);
+
+    it('fails the writer promptly and aborts the upload when S3 rejects a part', async () => {
+      freshClient();
+      // S3 fails the second part with its 500 InternalError, every attempt (the SDK retries it, then gives up).
+      proxy.decide((request) => (isUploadPart(request) && request.query.get('partNumber') === '2' ? { error: S3_INTERNAL_ERROR } : 'pass'));
+      const sink = await openS3Sink(throughProxy(), { bucket: BUCKET, key: 'part-failure.tar' }, TAR, { partSizeBytes: PART, queueSize: 1 });
+      let produced = 0;
+      const source = Readable.from(
+        (function* () {
+          for (; produced < 200; produced += 1) yield Buffer.alloc(MiB, 7);
+        })(),
+      );
+      const failure = await pipeline(source, sink.stream).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(StorageError);
+      expect(((failure as StorageError).cause as Error).name).toBe('InternalError');
+      // The writer stopped soon after the failed part instead of draining all 200 MiB.
+      expect(produced).toBeLessThan(40);
+      await expect(sink.commit()).rejects.toThrow(StorageError);
+      await sink.abort(failure);
+      expect(sent).toContain('AbortMultipartUploadCommand');
+      expect(sent).not.toContain('CompleteMultipartUploadCommand');
+      expect(await exists('part-failure.tar')).toBe(false);
+    });
   });
 });
