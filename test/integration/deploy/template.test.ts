@@ -248,7 +248,7 @@ describe('osls package: the CloudFormation template', () => {
       );
     });
 
-    it('is disabled by default', () => {
+    it('is created disabled, on a daily rate, when the stage configures no import', () => {
       expect(ruleOf(byDefault.template)).toMatchObject({ ScheduleExpression: 'rate(1 day)', State: 'DISABLED' });
     });
   });

@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -29,10 +31,58 @@ const renamed = (records: readonly JamfComputer[], name: string): JamfComputer[]
   records.map((record, index) => (index === 0 ? { ...record, general: { ...(record.general as object), name } } : record));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A loopback pass-through to the fake Jamf that can hold an inventory request: after `hold()`, the
+ * next one waits (having resolved `arrived`) until the test calls `release()`; others pass. A
+ * refresh caught mid-read, with its lock taken, for exactly as long as the test needs.
+ */
+const startHoldingJamf = async (target: string) => {
+  let next: { arrived: PromiseWithResolvers<void>; gate: PromiseWithResolvers<void> } | undefined;
+  const gates = new Set<PromiseWithResolvers<void>>();
+  const server = createServer((incoming, response) => {
+    void (async () => {
+      const held = next;
+      if (held !== undefined && (incoming.url ?? '').startsWith('/api/v3/computers-inventory')) {
+        next = undefined;
+        held.arrived.resolve();
+        await held.gate.promise;
+      }
+      const outgoing = httpRequest(new URL(incoming.url ?? '/', target), { method: incoming.method, headers: incoming.headers }, (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      });
+      outgoing.on('error', () => response.destroy());
+      incoming.pipe(outgoing);
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const releaseAll = () => {
+    for (const gate of gates) gate.resolve();
+    gates.clear();
+    next = undefined;
+  };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    /** Holds the next inventory request; `arrived` resolves once it is held, `release` lets it through. */
+    hold: () => {
+      next = { arrived: Promise.withResolvers<void>(), gate: Promise.withResolvers<void>() };
+      gates.add(next.gate);
+      return { arrived: next.arrived.promise, release: next.gate.resolve };
+    },
+    releaseAll,
+    close: async () => {
+      releaseAll();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+};
+
 describe('refreshDevices and stale-while-revalidate', () => {
   let redis: RedisServer;
   let raw: Redis;
   let jamf: FakeJamf;
+  let holding: Awaited<ReturnType<typeof startHoldingJamf>>;
   let logs: CapturedLogs;
   const restoreEnvironment = saveEnvironment(ENV_KEYS);
   const upstreamReads = () => jamf.stats().tokenRequests;
@@ -53,10 +103,12 @@ describe('refreshDevices and stale-while-revalidate', () => {
     redis = await startRedisServer();
     raw = await connectRawClient(redis.url);
     jamf = await startFakeJamf({ devices: FLEET, ...CLIENT });
+    holding = await startHoldingJamf(jamf.url);
   });
   afterAll(async () => {
     restoreEnvironment();
     raw.disconnect();
+    await holding.close();
     await jamf.close();
     await redis.stop();
   });
@@ -78,6 +130,7 @@ describe('refreshDevices and stale-while-revalidate', () => {
     logs = captureStdout();
   });
   afterEach(() => {
+    holding.releaseAll();
     logs.restore();
   });
 
@@ -105,34 +158,40 @@ describe('refreshDevices and stale-while-revalidate', () => {
   });
 
   it('does nothing while another refresh of the same inventory holds the lock', async () => {
-    jamf.setLatencyMs(150);
-    const [first, second] = await Promise.all([
-      (await freshRefresh())(scheduledEvent, lambdaContext(60_000)),
-      (async () => {
-        await sleep(50);
-        return (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
-      })(),
-    ]);
-    expect([first.outcome, second.outcome]).toEqual(['refreshed', 'skipped']);
+    process.env.INVENTORY_URL = holding.url;
+    // The first refresh is held mid-read of Jamf, after taking the lock, until the second has run.
+    const firstRead = holding.hold();
+    const first = (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+    await firstRead.arrived;
+    const second = await (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+    expect(second.outcome).toBe('skipped');
+    firstRead.release();
+    expect((await first).outcome).toBe('refreshed');
     expect(upstreamReads()).toBe(1);
-    expect(refreshLines().map((line) => line.outcome).sort()).toEqual(['refreshed', 'skipped']);
+    expect(refreshLines().map((line) => line.outcome)).toEqual(['skipped', 'refreshed']);
   });
 
   it('holds the lock with an expiry while it runs, and a crashed holder\'s lock expires', async () => {
-    jamf.setLatencyMs(200);
+    process.env.INVENTORY_URL = holding.url;
+    const read = holding.hold();
     const running = (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
-    await sleep(100);
+    await read.arrived;
     const { lock } = await keys();
     expect(lock).toBeDefined();
     const pttl = await raw.pttl(lock!);
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(15 * 60 * 1000);
-    await running;
-    jamf.setLatencyMs(0);
+    read.release();
+    expect((await running).outcome).toBe('refreshed');
+    expect((await keys()).lock).toBeUndefined();
     // A refresh that crashed holding the lock (its value is not ours): later refreshes skip until it expires.
-    await raw.set(lock!, 'crashed-refresh', 'PX', 300);
+    await raw.set(lock!, 'crashed-refresh', 'PX', 60_000);
     expect((await (await freshRefresh())(scheduledEvent, lambdaContext(60_000))).outcome).toBe('skipped');
-    await sleep(400);
+    expect(await raw.get(lock!)).toBe('crashed-refresh');
+    // Its expiry comes (brought forward; Redis drops it, no refresh does).
+    await raw.pexpire(lock!, 50);
+    for (let attempt = 0; attempt < 100 && (await raw.exists(lock!)) === 1; attempt += 1) await sleep(20);
+    expect(await raw.exists(lock!)).toBe(0);
     expect((await (await freshRefresh())(scheduledEvent, lambdaContext(60_000))).outcome).toBe('refreshed');
   });
 

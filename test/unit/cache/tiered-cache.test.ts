@@ -7,6 +7,13 @@ interface Listing extends Stamp {
   numbers: number[];
 }
 
+/** Lets every promise callback already queued run (no timer, no real time). */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+const PENDING = Symbol('pending');
+/** The promise's value if it has settled once queued callbacks ran, else PENDING. */
+const settledValue = <T>(promise: Promise<T>): Promise<T | typeof PENDING> => Promise.race([promise, settle().then((): typeof PENDING => PENDING)]);
+
 /**
  * An in-process ClusterTier honouring the interface's promise (never rejects; undecodable bytes are
  * a miss; a failed write answers false). The Redis adapter itself is tested against a real
@@ -17,8 +24,17 @@ const mapCluster = (now: () => number) => {
   const stats = { reads: 0, peeks: 0, writes: [] as { key: string; ttlMs: number }[] };
   let down = false;
   let failWrites = false;
-  let writeDelayMs = 0;
-  let readDelayMs = 0;
+  // While set, reads (or writes) wait for the test to let them go.
+  let readGate: Promise<void> | undefined;
+  let writeGate: Promise<void> | undefined;
+  const hold = (set: (gate: Promise<void> | undefined) => void) => {
+    const gate = Promise.withResolvers<void>();
+    set(gate.promise);
+    return () => {
+      set(undefined);
+      gate.resolve();
+    };
+  };
   const live = (key: string) => {
     const entry = entries.get(key);
     return entry === undefined || entry.expiresAt <= now() ? undefined : entry;
@@ -26,7 +42,7 @@ const mapCluster = (now: () => number) => {
   const tier: ClusterTier = {
     read: async (key, decode) => {
       stats.reads += 1;
-      if (readDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, readDelayMs));
+      if (readGate !== undefined) await readGate;
       const entry = down ? undefined : live(key);
       if (entry === undefined) return undefined;
       try {
@@ -44,12 +60,11 @@ const mapCluster = (now: () => number) => {
     write: (key, bytes, ttlMs) => {
       stats.writes.push({ key, ttlMs });
       if (failWrites || down) return Promise.resolve(false);
-      return new Promise<boolean>((resolve) =>
-        setTimeout(() => {
-          entries.set(key, { bytes, expiresAt: now() + ttlMs });
-          resolve(true);
-        }, writeDelayMs),
-      );
+      // Lands asynchronously, as over a network: after the test lets it go, if writes are held.
+      return (writeGate ?? Promise.resolve()).then(() => {
+        entries.set(key, { bytes, expiresAt: now() + ttlMs });
+        return true;
+      });
     },
     acquireLock: async () => 'acquired',
     releaseLock: async () => undefined,
@@ -62,8 +77,10 @@ const mapCluster = (now: () => number) => {
     putBytes: (key: string, bytes: Buffer) => entries.set(key, { bytes, expiresAt: now() + 60_000 }),
     failWrites: () => void (failWrites = true),
     goDown: () => void (down = true),
-    delayWrites: (ms: number) => void (writeDelayMs = ms),
-    delayReads: (ms: number) => void (readDelayMs = ms),
+    /** Holds every read until the returned function lets them go. */
+    holdReads: () => hold((gate) => (readGate = gate)),
+    /** Holds every write until the returned function lets them go. */
+    holdWrites: () => hold((gate) => (writeGate = gate)),
     has: (key: string) => live(key) !== undefined,
   };
 };
@@ -204,10 +221,16 @@ describe('tiered cache', () => {
       await get();
       time.advance(TTL + 1);
       cluster.put(KEY, { readAt: time.now() - 5, id: 'refreshed', numbers: [42] });
-      cluster.delayReads(30);
+      const releaseReads = cluster.holdReads();
       const bringing = get();
-      const meanwhile = await get();
-      expect([meanwhile.tier, meanwhile.value.id]).toEqual([CacheTier.Memory, 'read-1']);
+      await settle();
+      // The one request is reading the newer value from the cluster, and that read is held open.
+      expect([cluster.stats.peeks, cluster.stats.reads]).toEqual([1, 2]);
+      expect(await settledValue(bringing)).toBe(PENDING);
+      const meanwhile = await settledValue(get());
+      expect(meanwhile).toMatchObject({ tier: CacheTier.Memory, value: { id: 'read-1' } });
+      expect(cluster.stats.reads).toBe(2);
+      releaseReads();
       expect((await bringing).value.id).toBe('refreshed');
       const after = await get();
       expect([after.tier, after.value.id]).toEqual([CacheTier.Memory, 'refreshed']);
@@ -279,8 +302,14 @@ describe('tiered cache', () => {
 
   it('finishes the cluster write of an upstream fill before answering, so a frozen container loses nothing', async () => {
     const { get, cluster } = setup();
-    cluster.delayWrites(20);
-    await get();
+    const releaseWrites = cluster.holdWrites();
+    const answer = get();
+    await settle();
+    expect(cluster.stats.writes).toHaveLength(1);
+    // The write is under way: no answer until it has landed.
+    expect(await settledValue(answer)).toBe(PENDING);
+    releaseWrites();
+    expect((await answer).tier).toBe(CacheTier.Upstream);
     expect(cluster.has(KEY)).toBe(true);
   });
 

@@ -269,14 +269,33 @@ describe('readCsv', () => {
         yield piece;
       }
     }
-    await readCsv(tracked(), {
+    // Each batch is consumed only when the test lets it finish.
+    const consuming: (() => void)[] = [];
+    let done = false;
+    const reading = readCsv(tracked(), {
       chunkChars: 1,
-      onRows: async () => {
+      onRows: () => {
         events.push('rows-start');
-        await new Promise((resolve) => setTimeout(resolve, 1));
-        events.push('rows-end');
+        return new Promise<void>((resolve) =>
+          consuming.push(() => {
+            events.push('rows-end');
+            resolve();
+          }),
+        );
       },
+    }).finally(() => {
+      done = true;
     });
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    for (let batch = 0; !done && batch < 100; batch += 1) {
+      await settle();
+      const finish = consuming.shift();
+      if (finish === undefined) break;
+      // While the consumer works on its batch, the reader pulls nothing more.
+      expect(events.at(-1)).toBe('rows-start');
+      finish();
+    }
+    await reading;
     // Every rows-start is followed by its rows-end before the next chunk is pulled.
     for (let index = 0; index < events.length; index += 1) {
       if (events[index] === 'rows-start') expect(events[index + 1]).toBe('rows-end');
