@@ -53,11 +53,16 @@ export class JobError extends Error {
 /** A thrown or rejected value as an Error (a non-Error becomes one with its text as the message). */
 export const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
 
-/** An AWS service's error reply as the SDK throws it (a ServiceException): its status and request id. */
+/**
+ * An AWS service's answer as the SDK throws it (a ServiceException, or the error of a reply it could
+ * not read: both carry `$metadata`): its status and request id. A wrapper repeating such an error's
+ * message (Powertools Parameters' GetParameterError) counts as the reply itself.
+ */
 const serviceReplyOf = (error: Error): { status?: unknown; requestId?: unknown } | undefined => {
-  const { $fault: fault, $metadata: metadata } = error as { $fault?: unknown; $metadata?: { httpStatusCode?: unknown; requestId?: unknown } };
-  if ((fault !== 'client' && fault !== 'server') || typeof metadata !== 'object' || metadata === null) return undefined;
-  return { status: metadata.httpStatusCode, requestId: metadata.requestId };
+  const { $metadata: metadata } = error as { $metadata?: { httpStatusCode?: unknown; requestId?: unknown } };
+  if (typeof metadata === 'object' && metadata !== null) return { status: metadata.httpStatusCode, requestId: metadata.requestId };
+  const { cause } = error;
+  return cause instanceof Error && cause.message === error.message ? serviceReplyOf(cause) : undefined;
 };
 
 /**

@@ -62,8 +62,11 @@ const context: Context = {
 // The handler's WARN and ERROR lines (written to stderr by Powertools) join its INFO lines on stdout.
 const writeStderr = process.stderr.write.bind(process.stderr);
 const stderrLines = makeLogLineRouter((line) => void process.stdout.write(line), (text) => void writeStderr(text));
-process.stderr.write = ((chunk: string | Uint8Array) => {
-  stderrLines.push(chunk);
+process.stderr.write = ((chunk: string | Uint8Array, encodingOrDone?: BufferEncoding | ((error?: Error | null) => void), done?: (error?: Error | null) => void) => {
+  const encoding = typeof encodingOrDone === 'string' ? encodingOrDone : undefined;
+  stderrLines.push(typeof chunk === 'string' && encoding !== undefined ? Buffer.from(chunk, encoding) : chunk);
+  const callback = typeof encodingOrDone === 'function' ? encodingOrDone : done;
+  if (callback !== undefined) queueMicrotask(() => callback(null));
   return true;
 }) as typeof process.stderr.write;
 

@@ -9,7 +9,7 @@ import { JobError } from '../errors.ts';
  * control characters more still (six bytes each); repeated tickets and users spill less. No factor
  * fits every export, so the spill is also watched while it is written (makeSpillWatch).
  */
-export const SPILL_BYTES_PER_SOURCE_BYTE = 1.45;
+const SPILL_BYTES_PER_SOURCE_BYTE = 1.45;
 
 /**
  * The projection starts once this much of the source was read, or a hundredth of it if that is more:

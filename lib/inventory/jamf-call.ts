@@ -35,7 +35,7 @@ export const withinDeadline = async <T>(label: string, limits: CallLimits, work:
 };
 
 /** An error code as OAuth (`invalid_client`) and Jamf (`INVALID_TOKEN`) write them: nothing else. */
-const ERROR_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
+const ERROR_CODE = /^(?:[a-z_]{1,64}|[A-Z_]{1,64})$/;
 
 /**
  * What the log shows of a token endpoint's error body: its error codes alone (OAuth's `error`, Jamf's

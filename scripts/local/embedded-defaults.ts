@@ -14,10 +14,10 @@ const DEFAULT_LATEST_OS_VERSION = '26.6.2';
 const DEMO_FEED_VALUE = 'demo';
 const DEFAULT_USERS_TABLE = 'users-local';
 const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency-local';
-export const DEFAULT_IMPORT_BUCKET = 'import-local';
+const DEFAULT_IMPORT_BUCKET = 'import-local';
 const DEMO_COMPUTER_COUNT = 300;
 /** Where the sample importTickets events read from: seeded with a generated chat export. */
-export const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' } as const;
+const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' } as const;
 
 const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
 
@@ -78,7 +78,8 @@ const note = (variable: string, text: string): string => `  ${variable.padEnd(26
 const shown = (name: string, value: string): string => {
   if (SECRET_VARIABLES.has(name)) return '(set)';
   if (!name.endsWith('_URL')) return value;
-  if (URL.canParse(value)) return redactUrl(value);
+  // `user:pw@host` parses too (as scheme `user:`): only a URL with a host is one.
+  if (URL.canParse(value) && new URL(value).host !== '') return redactUrl(value);
   // A word such as `demo` is shown; other text that is no URL may be one with a password it broke.
   return /^[\w.-]*$/.test(value) ? value : '(not a valid URL)';
 };

@@ -21,7 +21,8 @@ export const makeLogLineRouter = (logs: (text: string) => void, rest: (text: str
   const route = (line: string): void => (LOG_LINE.test(line) ? logs : rest)(line);
   return {
     push: (chunk) => {
-      pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      // A string ends any character a previous byte chunk left open, so order is kept.
+      pending += typeof chunk === 'string' ? decoder.decode() + chunk : decoder.decode(chunk, { stream: true });
       let end = pending.indexOf('\n');
       while (end !== -1) {
         route(pending.slice(0, end + 1));

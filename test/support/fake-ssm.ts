@@ -6,8 +6,9 @@ import type { AddressInfo } from 'node:net';
  * 1.1 protocol: `POST /`, `X-Amz-Target: AmazonSSM.GetParameter`, `{"Name", "WithDecryption"}`), so
  * the functions read their `<SECRET>_SSM` parameters through the real SDK and Powertools. A name it
  * does not hold answers as SSM does: 400 with `__type` `ParameterNotFound`; a name in `denied`
- * gets SSM's `AccessDeniedException` (a role not allowed to read it); a name in `hanging` is never
- * answered (an SSM that stalls).
+ * gets SSM's `AccessDeniedException` (a role not allowed to read it); a name in `badSignature` gets
+ * `InvalidSignatureException` quoting the canonical request, session token included, as AWS's
+ * answer does; a name in `hanging` is never answered (an SSM that stalls).
  *
  * Powertools keeps its SSM client, and the endpoint it was made with, for the life of the process,
  * and each parameter for its cache time: a test file uses one fake and a parameter name per test.
@@ -28,7 +29,7 @@ const bodyOf = async (request: IncomingMessage): Promise<string> => {
 
 export const startFakeSsm = async (
   parameters: Readonly<Record<string, string>>,
-  faults: { hanging?: readonly string[]; denied?: readonly string[] } = {},
+  faults: { hanging?: readonly string[]; denied?: readonly string[]; badSignature?: readonly string[] } = {},
 ): Promise<FakeSsm> => {
   const requests: { Name: string; WithDecryption?: boolean }[] = [];
   const server = createServer((request, response) => {
@@ -43,6 +44,13 @@ export const startFakeSsm = async (
       const input = JSON.parse(text) as { Name: string; WithDecryption?: boolean };
       requests.push(input);
       if (faults.hanging?.includes(input.Name) === true) return;
+      if (faults.badSignature?.includes(input.Name) === true) {
+        const canonical = `POST\n/\n\nx-amz-security-token:${String(request.headers['x-amz-security-token'] ?? '')}\nx-amz-target:AmazonSSM.GetParameter`;
+        return send(400, {
+          __type: 'InvalidSignatureException',
+          message: `The request signature we calculated does not match the signature you provided.\n\nThe Canonical String for this request should have been\n'${canonical}'`,
+        });
+      }
       if (faults.denied?.includes(input.Name) === true) {
         return send(400, {
           __type: 'AccessDeniedException',

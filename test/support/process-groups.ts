@@ -1,6 +1,8 @@
 /**
  * True while any process of the process group led by `pid` is alive (signal 0 to the group), for
- * tests and benchmarks that check what a stack left behind (no vitest imports).
+ * tests and benchmarks that check what a stack left behind (no vitest imports). The same probe as
+ * scripts/local/process-group.ts uses on purpose, kept apart: a test of what that module stopped
+ * should not ask that module.
  */
 export const groupAlive = (pid: number): boolean => {
   try {

@@ -19,6 +19,17 @@ describe('error text for logs', () => {
     expect(hasLoggableStack(error)).toBe(false);
   });
 
+  it('treats a wrapper repeating a reply\'s message (Powertools\' GetParameterError) and an unreadable reply as replies', () => {
+    const reply = signatureRefused();
+    const wrapper = new Error(reply.message, { cause: reply });
+    wrapper.name = 'GetParameterError';
+    expect(describeError(wrapper)).toBe('GetParameterError: AWS error reply (HTTP 400, request id R1; its message is not logged)');
+    expect(hasLoggableStack(wrapper)).toBe(false);
+    // The SDK's error for a body it could not parse quotes the body, and carries the reply's metadata.
+    const unreadable = Object.assign(new SyntaxError('Unexpected token < in JSON: <html>SESSION-MARKER'), { $metadata: { httpStatusCode: 502 } });
+    expect(loggableMessage(unreadable)).not.toContain('SESSION-MARKER');
+  });
+
   it('keeps the message and stack of any other error (the SDK\'s own, a network failure, the project\'s)', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });
     expect(describeError(refused)).toBe('Error: connect ECONNREFUSED 127.0.0.1:8000');

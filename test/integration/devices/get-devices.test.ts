@@ -26,9 +26,10 @@ let jamf: FakeJamf | undefined;
 let ssm: FakeSsm;
 const SSM_SECRET = '/jamf/served-client-secret';
 const SSM_HANGING = '/jamf/stalled-client-secret';
+const SSM_REFUSED = '/jamf/refused-signature';
 
 beforeAll(async () => {
-  ssm = await startFakeSsm({ [SSM_SECRET]: DEMO_JAMF_CREDENTIALS.clientSecret }, { hanging: [SSM_HANGING] });
+  ssm = await startFakeSsm({ [SSM_SECRET]: DEMO_JAMF_CREDENTIALS.clientSecret }, { hanging: [SSM_HANGING], badSignature: [SSM_REFUSED] });
 });
 afterAll(async () => {
   await ssm.close();
@@ -356,6 +357,17 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(result.body).not.toContain('/jamf/missing');
     expect(JSON.stringify(accessLines(logs)[0])).toContain('INVENTORY_CLIENT_SECRET_SSM could not be read from SSM');
     expect(jamf!.stats().tokenRequests).toBe(0);
+  });
+
+  it('logs SSM\'s refusal by name and status, never its text, which quotes the signed request (session token included)', async () => {
+    const handler = await withJamf({}, ssmEnv(SSM_REFUSED));
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(500);
+    expect(logs.raw()).toContain('INVENTORY_CLIENT_SECRET_SSM could not be read from SSM');
+    expect(logs.raw()).toContain('AWS error reply (HTTP 400');
+    // Powertools keeps the first client of the file, so which token it signs with is not this test's:
+    // no part of SSM's text may show.
+    expect(logs.raw()).not.toMatch(/Canonical String|x-amz-security-token/);
   });
 
   it('answers 504 with cache_tier within the deadline when reading the client secret from SSM hangs', async () => {

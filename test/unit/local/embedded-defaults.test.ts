@@ -25,5 +25,9 @@ describe('describeConfigured (the banner lines for variables from the environmen
     const broken = describeConfigured({ REDIS_URL: 'redis://:pa/ss@host:6379' }, ['REDIS_URL']).join('\n');
     expect(broken).toContain('(not a valid URL)');
     expect(broken).not.toContain('pa/ss');
+    // Without a scheme `user:password@host` parses as a URL of scheme `user:`, with no host: not shown.
+    const schemeless = describeConfigured({ INVENTORY_URL: 'admin:hunter2@jamf.example.com' }, ['INVENTORY_URL']).join('\n');
+    expect(schemeless).toContain('(not a valid URL)');
+    expect(schemeless).not.toContain('hunter2');
   });
 });

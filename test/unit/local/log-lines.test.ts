@@ -27,6 +27,16 @@ describe('the log line router of the local scripts', () => {
     expect(rest).toEqual([]);
   });
 
+  it('keeps the order when a string follows bytes that left a character open', () => {
+    const { router, rest } = route();
+    const e = Buffer.from('é\n');
+    router.push(e.subarray(0, 1));
+    router.push('x\n');
+    router.push(e.subarray(1));
+    router.flush();
+    expect(rest.join('')).toBe('\ufffdx\n\ufffd\n');
+  });
+
   it('keeps JSON that is not a log line, and a last line without its newline, on the other stream', () => {
     const { router, logs, rest } = route();
     router.push('{"statusCode":200}\n{"level":"INFO"');
