@@ -102,8 +102,11 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
    * device removed meanwhile moves every later device one place forward, and a page served after
    * that skips the one that crossed its start: the read is not whole and must be done again.
    */
-  const readOnce = async <T>(pageOf: PageReader, abort: AbortController, map: (record: unknown) => T | undefined): Promise<T[] | undefined> => {
-    const first = await pageOf(0, pageSize);
+  const readOnce = async <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[] | undefined> => {
+    // Cancels this read's pages in flight once it is lost, so the next read starts without waiting on them.
+    const lost = new AbortController();
+    const pageSignal = AbortSignal.any([signal, lost.signal]);
+    const first = await pageOf(0, pageSize, pageSignal);
     // Fewer records than asked while more exist: upstream clamped the page size; use its size.
     const effective = first.results.length < pageSize && first.totalCount > first.results.length ? first.results.length : pageSize;
     if (effective === 0 && first.totalCount > 0) {
@@ -128,8 +131,17 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       const from = received.length;
       const tasks = Array.from({ length: pageCount - from }, (_, offset) => async () => {
         if (shrank) return; // this read is lost already: start the next sooner
-        const page = await pageOf(from + offset, effective);
-        if (page.totalCount < highestCount) shrank = true;
+        let page: JamfPage;
+        try {
+          page = await pageOf(from + offset, effective, pageSignal);
+        } catch (error) {
+          if (shrank) return; // cancelled (or failed) after the read was lost: the next read decides
+          throw error;
+        }
+        if (page.totalCount < highestCount) {
+          shrank = true;
+          lost.abort();
+        }
         highestCount = Math.max(highestCount, page.totalCount);
         received[from + offset] = page.results.length;
         totals[from + offset] = page.totalCount;
@@ -155,7 +167,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     // One token for all the reads: it is renewed only when upstream refuses it.
     const pageOf = withReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal });
     for (let read = 1; ; read += 1) {
-      const devices = await readOnce(pageOf, abort, map);
+      const devices = await readOnce(pageOf, abort, signal, map);
       if (devices !== undefined) return devices;
       if (read === MAX_READS) {
         throw new UpstreamError(UpstreamFailure.Unreadable, {
@@ -168,7 +180,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   return { readInventory };
 };
 
-type PageReader = (page: number, size: number) => Promise<JamfPage>;
+type PageReader = (page: number, size: number, signal: AbortSignal) => Promise<JamfPage>;
 
 interface ReauthenticationDeps {
   authenticate: (signal: AbortSignal) => Promise<string>;
@@ -195,11 +207,11 @@ const withReauthentication = (deps: ReauthenticationDeps) => {
   };
   issue();
 
-  return async (page: number, size: number): Promise<JamfPage> => {
+  return async (page: number, size: number, signal: AbortSignal): Promise<JamfPage> => {
     for (;;) {
       const generation = tokens.length - 1;
       const current = tokens[generation]!;
-      const result = await deps.fetchPage(await current.token, page, size, deps.signal);
+      const result = await deps.fetchPage(await current.token, page, size, signal);
       if (result.kind === 'page') {
         current.served = true;
         return result.page;

@@ -94,6 +94,25 @@ describe('Jamf client against a Jamf-compatible server', () => {
     expect(jamf!.stats().inventoryLog.map((entry) => entry.page)).toEqual([0, 1, 0, 1]);
   });
 
+  it('cancels the lost read\'s pages in flight rather than waiting on them before it reads again', async () => {
+    const fleet = generateJamfComputers(60, 14);
+    const removed = fleet[5]!;
+    // Page 1 is answered after a removal; page 3 of that read would never be answered.
+    const client = await setUp(
+      {
+        devices: fleet,
+        pageFaults: { 3: { kind: 'hang', times: 1 } },
+        beforeInventoryRequest: (n) => n === 2 && jamf!.setDevices(fleet.filter((device) => device !== removed)),
+      },
+      { pageSize: 10, concurrency: 4, requestTimeoutMs: 60_000 },
+    );
+    const started = performance.now();
+    const records = await client.readInventory(longDeadline(), (record) => record);
+    expect(records).toHaveLength(59);
+    // Without the cancellation the read waits for the deadline (15 s) and fails.
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
   it('fails as unreadable, returning nothing partial, when devices are removed during every read', async () => {
     let devices = generateJamfComputers(60, 13);
     const client = await setUp(
