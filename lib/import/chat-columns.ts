@@ -35,7 +35,13 @@ export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
     const utf16 = header.some((name) => name.includes('\u0000'))
       ? `; the header holds NUL characters, as UTF-16 text read as UTF-8 does: name its encoding with ${ENCODING_OPTION}: utf-16le or utf-16be`
       : '';
-    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}${utf16}`);
+    // Names are matched case-sensitively; an export that wrote them in another case gets told so.
+    const otherCase = missing.flatMap((column) => {
+      const found = [...positions.keys()].find((name) => name.toUpperCase() === column);
+      return found === undefined ? [] : [`"${found}"`];
+    });
+    const caseHint = otherCase.length > 0 ? `; the header has ${otherCase.join(', ')}: column names must be upper case as listed` : '';
+    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}${caseHint}${utf16}`);
   }
   return Object.fromEntries(REQUIRED_COLUMNS.map((column) => [column, positions.get(column)!])) as ColumnMap;
 };

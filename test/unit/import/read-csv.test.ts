@@ -67,6 +67,13 @@ describe('columnMapFromHeader', () => {
     );
   });
 
+  it('says which missing columns the header has in another case (names match case-sensitively)', () => {
+    const header = REQUIRED_COLUMNS.map((column) => (column === 'BODY' ? 'body' : column === 'EMAIL' ? ' Email ' : column));
+    expect(() => columnMapFromHeader(header)).toThrowError(
+      new ImportInputError('CSV header is missing required column(s): BODY, EMAIL; the header has "body", "Email": column names must be upper case as listed'),
+    );
+  });
+
   it.each([
     ['LF', '\n'],
     ['CRLF', '\r\n'],
