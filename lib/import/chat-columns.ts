@@ -20,6 +20,26 @@ export type RequiredColumn = (typeof REQUIRED_COLUMNS)[number];
 /** Where each required column sits in a row array (rows stay arrays: no per-row objects). */
 export type ColumnMap = Readonly<Record<RequiredColumn, number>>;
 
+/** Other separators spreadsheet exports use, where a comma-separated file was meant. */
+const OTHER_SEPARATORS = [';', '\t', '|'] as const;
+
+/**
+ * Why a header that names no column as expected may still be an export's: a spreadsheet's `sep=`
+ * first line, or names separated by something other than commas.
+ */
+const layoutHint = (header: readonly string[]): string => {
+  // `sep=,` comes back as two cells, `sep=` and an empty one.
+  const line = header.join(',').trim();
+  if (header.length <= 2 && /^sep=.?$/i.test(line)) return `; the first line is a spreadsheet's "${line}" line, not the header: remove it`;
+  for (const separator of OTHER_SEPARATORS) {
+    const names = header.flatMap((cell) => cell.split(separator).map((name) => name.trim()));
+    if (header.some((cell) => cell.includes(separator)) && REQUIRED_COLUMNS.some((column) => names.includes(column))) {
+      return `; the header's names are separated by ${separator === '\t' ? 'tabs' : `"${separator}"`}: the import reads comma-separated values`;
+    }
+  }
+  return '';
+};
+
 /** Maps the header to column positions; a missing required column fails naming every one missing. */
 export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
   const positions = new Map<string, number>();
@@ -41,7 +61,7 @@ export const columnMapFromHeader = (header: readonly string[]): ColumnMap => {
       return found === undefined ? [] : [`"${found}"`];
     });
     const caseHint = otherCase.length > 0 ? `; the header has ${otherCase.join(', ')}: column names must be upper case as listed` : '';
-    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}${caseHint}${utf16}`);
+    throw new ImportInputError(`CSV header is missing required column(s): ${missing.join(', ')}${caseHint}${layoutHint(header)}${utf16}`);
   }
   return Object.fromEntries(REQUIRED_COLUMNS.map((column) => [column, positions.get(column)!])) as ColumnMap;
 };

@@ -67,6 +67,14 @@ describe('columnMapFromHeader', () => {
     );
   });
 
+  it.each([
+    ['a spreadsheet\'s sep= line before the header', ['sep=', ''], '; the first line is a spreadsheet\'s "sep=," line, not the header: remove it'],
+    ['names separated by semicolons', [REQUIRED_COLUMNS.join(';')], '; the header\'s names are separated by ";": the import reads comma-separated values'],
+    ['names separated by tabs', [REQUIRED_COLUMNS.join('\t')], '; the header\'s names are separated by tabs: the import reads comma-separated values'],
+  ])('says why a header matches nothing when it is %s', (_case, header, hint) => {
+    expect(() => columnMapFromHeader(header)).toThrowError(new ImportInputError(`CSV header is missing required column(s): ${REQUIRED_COLUMNS.join(', ')}${hint}`));
+  });
+
   it('says which missing columns the header has in another case (names match case-sensitively)', () => {
     const header = REQUIRED_COLUMNS.map((column) => (column === 'BODY' ? 'body' : column === 'EMAIL' ? ' Email ' : column));
     expect(() => columnMapFromHeader(header)).toThrowError(
