@@ -11,6 +11,7 @@ import { progressFigures, throttleProgress } from '../lib/import/import-progress
 import { resolveEncoding } from '../lib/import/source-encoding.ts';
 import { checkFileDestination } from '../lib/storage/file-storage.ts';
 import { parseLocation } from '../lib/storage/location.ts';
+import { exitWhenWritten } from './exit-when-written.ts';
 
 const USAGE = [
   'usage: npm run import -- [options] <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>',
@@ -48,6 +49,26 @@ const usageError = (problem: string): void => {
   process.exitCode = 2;
 };
 
+/** Options npm keeps for itself when they come before `--` (it passes them on as npm_config_* variables). */
+const NPM_TAKEN_OPTIONS = ['dry-run', 'rejects', 'encoding', 'single-thread', 'read-threads'];
+
+/**
+ * What was wrong with the paths given, so the usual slips name themselves: an option whose value is
+ * missing takes the next path as its value, and npm keeps options written before `--`.
+ */
+const pathsProblem = (positionals: readonly string[], values: Record<string, string | boolean | undefined>): string => {
+  const got = positionals.length === 0 ? 'got no path' : `got ${positionals.length} ${positionals.length === 1 ? 'path' : 'paths'} (${positionals.map((path) => `"${path}"`).join(', ')})`;
+  const tookPaths = ['rejects', 'encoding', 'read-threads']
+    .filter((name) => typeof values[name] === 'string')
+    .map((name) => `--${name} took "${String(values[name])}" as its value`);
+  const npmTook = NPM_TAKEN_OPTIONS.filter((name) => process.env[`npm_config_${name.replaceAll('-', '_')}`] !== undefined);
+  const hints = [
+    ...tookPaths,
+    ...(npmTook.length > 0 ? [`npm kept ${npmTook.map((name) => `--${name}`).join(', ')}: write options after -- (npm run import -- --${npmTook[0]} …)`] : []),
+  ];
+  return hints.length === 0 ? got : `${got}; ${hints.join('; ')}`;
+};
+
 const main = async (args: string[]): Promise<void> => {
   let parsed;
   try {
@@ -74,7 +95,7 @@ const main = async (args: string[]): Promise<void> => {
   }
   const dryRun = values['dry-run'] === true;
   if (positionals.length !== 2 && !(dryRun && positionals.length === 1)) {
-    usageError(dryRun ? 'expected a source (and optionally a destination)' : 'expected a source and a destination');
+    usageError(`${dryRun ? 'expected a source (and optionally a destination)' : 'expected a source and a destination'}, ${pathsProblem(positionals, values)}`);
     return;
   }
   const encoding = values.encoding === undefined ? undefined : resolveEncoding(values.encoding);
@@ -143,5 +164,5 @@ try {
   process.stderr.write(`import failed: ${detail}\n`);
   // Exit now, the run has cleaned up: nothing it left open (a source's connection, a client's
   // sockets) may hold the process after a failure.
-  process.exit(error instanceof ImportCancelledError ? 130 : 1);
+  await exitWhenWritten(error instanceof ImportCancelledError ? 130 : 1);
 }

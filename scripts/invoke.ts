@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { describeError } from '../lib/errors.ts';
+import { exitWhenWritten } from './exit-when-written.ts';
 import { startEmbeddedDefaults } from './local/embedded-defaults.ts';
 import { loadLocalEnvFile } from './local/env-file.ts';
 import { makeLogLineRouter } from './local/log-lines.ts';
@@ -85,4 +86,4 @@ try {
   stderrLines.flush();
 }
 // Handlers keep clients (HTTP keep-alive, SDK sockets) open, as they would in a warm Lambda.
-process.exit(exitCode);
+await exitWhenWritten(exitCode);

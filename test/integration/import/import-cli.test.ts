@@ -18,7 +18,7 @@ const NODE = join(ROOT, 'node_modules/.bin/node');
 /** The environment without any import configuration of the machine running the tests. */
 const baseEnv = (): NodeJS.ProcessEnv => {
   const env = { ...process.env };
-  for (const name of Object.keys(env)) if (name.startsWith('TICKETING_') || name.startsWith('AWS_')) delete env[name];
+  for (const name of Object.keys(env)) if (name.startsWith('TICKETING_') || name.startsWith('AWS_') || name.startsWith('npm_config_')) delete env[name];
   return env;
 };
 
@@ -224,7 +224,30 @@ describe('npm run import (scripts/import.ts)', () => {
   it('exits 2 when a run other than a dry run has no destination', async () => {
     const result = await runCli([join(directory, 'in.csv')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^import: expected a source and a destination\n/);
+    expect(result.stderr).toMatch(/^import: expected a source and a destination, got 1 path \(".*in\.csv"\)\nusage:/);
+  });
+
+  it('exits 2 naming the paths it got when there are too many or none', async () => {
+    const three = await runCli(['a.csv', 'b.tar', 'c.tar']);
+    expect(three.code).toBe(2);
+    expect(three.stderr).toMatch(/^import: expected a source and a destination, got 3 paths \("a\.csv", "b\.tar", "c\.tar"\)\nusage:/);
+    const none = await runCli([]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^import: expected a source and a destination, got no path\nusage:/);
+  });
+
+  it.each(['--rejects', '--encoding'])('exits 2 saying %s took the source as its value when its own value is missing', async (option) => {
+    const result = await runCli([option, 'in.csv', join(directory, 'out.tar')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^import: expected a source and a destination, got 1 path \\(".*out\\.tar"\\); ${option} took "in\\.csv" as its value\nusage:`));
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it('exits 2 saying npm kept an option written before --', async () => {
+    // `npm run import --dry-run in.csv` runs the script with in.csv alone and npm_config_dry_run set.
+    const result = await runCli(['in.csv'], { ...baseEnv(), npm_config_dry_run: 'true' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^import: expected a source and a destination, got 1 path \("in\.csv"\); npm kept --dry-run: write options after -- \(npm run import -- --dry-run …\)\n/);
   });
 
   it('exits 2 naming an unknown --encoding label, before reading anything', async () => {

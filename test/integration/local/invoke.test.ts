@@ -78,6 +78,21 @@ describe('npm run invoke -- <function> <event.json>', () => {
     expect((JSON.parse(result.body) as unknown[]).length).toBeGreaterThan(100);
   });
 
+  it('writes the whole result into a pipe before it exits', async () => {
+    // A pipe takes 64 KiB at a time: the demo inventory's result is twice that, and exiting at once cut it there.
+    const env: Record<string, string | undefined> = { ...process.env, LOCAL_ENV_FILE: '' };
+    for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+    const { stdout } = await run('bash', ['-c', `"$0" scripts/invoke.ts devices devices/success.json 2>/dev/null | cat`, process.execPath], {
+      cwd: ROOT,
+      env,
+      timeout: 60_000,
+      maxBuffer: 16 << 20,
+    });
+    expect(stdout.length).toBeGreaterThan(128 * 1024);
+    const result = resultOf(stdout) as { statusCode: number; body: string };
+    expect((JSON.parse(result.body) as unknown[]).length).toBeGreaterThan(100);
+  });
+
   it('runs importTickets with its sample event against the seeded local S3-compatible store', async () => {
     const { code, stdout } = await invoke('importTickets', 'success.json');
     expect(code).toBe(0);
