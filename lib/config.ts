@@ -3,8 +3,8 @@ import { ConfigError } from './errors.ts';
 
 /**
  * The only module that reads the environment (docs/configuration.md). Each Lambda loads the section it needs
- * once, on its first request, so a missing variable becomes a logged ConfigError naming it and a
- * generic 500 for the caller rather than a crashed init.
+ * once, memoized: tried at init (startup.ts logs a ConfigError naming the variable when the container
+ * starts) and met again by every request, which answers a generic 500 rather than the init crashing.
  */
 export type Env = Readonly<Record<string, string | undefined>>;
 

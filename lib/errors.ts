@@ -55,14 +55,12 @@ export const asError = (reason: unknown): Error => (reason instanceof Error ? re
 
 /**
  * An AWS service's answer as the SDK throws it (a ServiceException, or the error of a reply it could
- * not read: both carry `$metadata`): its status and request id. A wrapper repeating such an error's
- * message (Powertools Parameters' GetParameterError) counts as the reply itself.
+ * not read: both carry `$metadata`): its status and request id. (A library that wraps such an error
+ * repeating its message is unwrapped where that library is called: secrets.ts.)
  */
 const serviceReplyOf = (error: Error): { status?: unknown; requestId?: unknown } | undefined => {
   const { $metadata: metadata } = error as { $metadata?: { httpStatusCode?: unknown; requestId?: unknown } };
-  if (typeof metadata === 'object' && metadata !== null) return { status: metadata.httpStatusCode, requestId: metadata.requestId };
-  const { cause } = error;
-  return cause instanceof Error && cause.message === error.message ? serviceReplyOf(cause) : undefined;
+  return typeof metadata === 'object' && metadata !== null ? { status: metadata.httpStatusCode, requestId: metadata.requestId } : undefined;
 };
 
 /**

@@ -25,11 +25,19 @@ const abortable = <T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
 export const resolveSecret = async (ref: SecretRef, variable: string, signal?: AbortSignal): Promise<string> => {
   if (ref.kind === 'value') return ref.value;
   let value: string | undefined;
+  let wrapper: (new (...args: never[]) => Error) | undefined;
   try {
-    const { getParameter } = await abortable(import('@aws-lambda-powertools/parameters/ssm'), signal);
+    const [{ getParameter }, { GetParameterError }] = await abortable(
+      Promise.all([import('@aws-lambda-powertools/parameters/ssm'), import('@aws-lambda-powertools/parameters/errors')]),
+      signal,
+    );
+    wrapper = GetParameterError;
     value = await abortable(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS }), signal);
-  } catch (cause) {
-    if (signal?.aborted) throw cause;
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    // Powertools wraps SSM's reply in a GetParameterError that repeats its message: the reply itself
+    // is the cause, so that logs treat it as one (lib/errors.ts keeps only its name, status and id).
+    const cause = wrapper !== undefined && error instanceof wrapper && error.cause !== undefined ? error.cause : error;
     throw Object.assign(new ConfigError(`${variable}_SSM`, 'could not be read from SSM'), { cause });
   }
   if (value === undefined || value === '') throw new ConfigError(`${variable}_SSM`, 'names an empty SSM parameter');

@@ -1,7 +1,8 @@
 import type { ErrorObject } from 'ajv';
 import type { ErrorDetail } from '../errors.ts';
 
-// Kept apart from validation.ts so functions without a body schema don't bundle AJV itself.
+// Only AJV's error type is used here: the validators are generated standalone code
+// (scripts/generate-validators.ts), so no function bundles AJV itself.
 const BODY_PREFIX = /^\/body/;
 
 /** AJV errors → `{ path, message }` details naming the field (JSON Pointer) and the rule that failed. */

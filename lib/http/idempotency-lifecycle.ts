@@ -92,7 +92,7 @@ export const makeIdempotencyLifecycle = ({ persistenceStore, keyPrefix, canonica
     // Powertools hands a kept outcome back through this hook only: the mark tells a replay from a first answer.
     responseHook: (response) => ({ ...(response as Record<string, typeof response>), replayed: true }),
   });
-  // The store needs configuration that is only read on the first request with a key.
+  // The store (a DynamoDB client, loaded on demand) is built for the first request with a key: requests without one never need it.
   const run = once(async () =>
     makeIdempotent(async (_claim: Claim, attempt: () => Promise<KeptOutcome>) => attempt(), {
       persistenceStore: await persistenceStore(),

@@ -14,9 +14,9 @@ const USER_PARAMETER = 'user';
 const VALIDATORS: Record<EmailMode, ValidateFunction> = { strict: validateStrict, off: validateOff };
 
 /**
- * The POST /api/users body spec for the HTTP chain. The email mode comes from configuration that is
- * only loaded on the first request, so `mode()` is asked per request (a ConfigError thrown by
- * `mode()` becomes the chain's generic 500).
+ * The POST /api/users body spec for the HTTP chain. The email mode comes from configuration, which
+ * may be invalid, so `mode()` is asked per request rather than when the spec is built (a ConfigError
+ * thrown by `mode()` becomes the chain's generic 500).
  */
 export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
   const validate = ((event: unknown) => {
