@@ -8,8 +8,11 @@ import { ConfigError } from './errors.ts';
  */
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** A secret is either given inline (local use) or named as an SSM SecureString (`<VAR>_SSM`). */
-export type SecretRef = { kind: 'value'; value: string } | { kind: 'ssm'; parameterName: string };
+/**
+ * A secret is either given inline (local use) or named as an SSM SecureString (`<VAR>_SSM`, the
+ * `variable` a failed read is reported under).
+ */
+export type SecretRef = { kind: 'value'; value: string } | { kind: 'ssm'; parameterName: string; variable: string };
 
 export type InventoryAuthConfig =
   | { kind: 'oauth'; clientId: string; clientSecret: SecretRef }
@@ -89,12 +92,26 @@ const httpUrl = (env: Env, name: string): string => {
   return value.replace(/\/+$/, '');
 };
 
+/** A misconfigured cache is an operator error to report loudly, not a cache to skip quietly. */
+const redisUrl = (env: Env, name: string): string | undefined => {
+  const value = present(env, name);
+  if (value === undefined) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new ConfigError(name, 'must be a redis:// or rediss:// (TLS) URL');
+  return value;
+};
+
 const secret = (env: Env, name: string): SecretRef | undefined => {
   const ssm = present(env, `${name}_SSM`);
   if (ssm !== undefined) {
     // The function's IAM grants `arn:…:parameter<name>`: only a full path names the parameter it may read.
     if (!/^\/\S+$/.test(ssm)) throw new ConfigError(`${name}_SSM`, 'must be the full path of an SSM parameter, starting with "/"');
-    return { kind: 'ssm', parameterName: ssm };
+    return { kind: 'ssm', parameterName: ssm, variable: `${name}_SSM` };
   }
   const value = present(env, name);
   return value === undefined ? undefined : { kind: 'value', value };
@@ -147,13 +164,13 @@ const inventoryAuth = (env: Env): InventoryAuthConfig => {
 const DEFAULT_STALE_SECONDS_WITH_CLUSTER = 3600;
 
 const loadInventoryConfig = (env: Env): InventoryConfig => {
-  const redisUrl = present(env, 'REDIS_URL');
+  const cacheUrl = redisUrl(env, 'REDIS_URL');
   return {
     inventoryUrl: httpUrl(env, 'INVENTORY_URL'),
     auth: inventoryAuth(env),
     cacheTtlSeconds: positiveInt(env, 'DEVICES_CACHE_TTL_SECONDS', 60),
-    cacheStaleSeconds: nonNegativeInt(env, 'DEVICES_CACHE_STALE_SECONDS', redisUrl === undefined ? 0 : DEFAULT_STALE_SECONDS_WITH_CLUSTER),
-    redisUrl,
+    cacheStaleSeconds: nonNegativeInt(env, 'DEVICES_CACHE_STALE_SECONDS', cacheUrl === undefined ? 0 : DEFAULT_STALE_SECONDS_WITH_CLUSTER),
+    redisUrl: cacheUrl,
   };
 };
 

@@ -22,7 +22,7 @@ const abortable = <T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
  * leaked. `signal` bounds the wait (a hung SSM must not outlive the caller's deadline): on abort it
  * rejects with the signal's reason, for the caller to map like its other timeouts.
  */
-export const resolveSecret = async (ref: SecretRef, variable: string, signal?: AbortSignal): Promise<string> => {
+export const resolveSecret = async (ref: SecretRef, signal?: AbortSignal): Promise<string> => {
   if (ref.kind === 'value') return ref.value;
   let value: string | undefined;
   let wrapper: (new (...args: never[]) => Error) | undefined;
@@ -38,8 +38,8 @@ export const resolveSecret = async (ref: SecretRef, variable: string, signal?: A
     // Powertools wraps SSM's reply in a GetParameterError that repeats its message: the reply itself
     // is the cause, so that logs treat it as one (lib/errors.ts keeps only its name, status and id).
     const cause = wrapper !== undefined && error instanceof wrapper && error.cause !== undefined ? error.cause : error;
-    throw Object.assign(new ConfigError(`${variable}_SSM`, 'could not be read from SSM'), { cause });
+    throw Object.assign(new ConfigError(ref.variable, 'could not be read from SSM'), { cause });
   }
-  if (value === undefined || value === '') throw new ConfigError(`${variable}_SSM`, 'names an empty SSM parameter');
+  if (value === undefined || value === '') throw new ConfigError(ref.variable, 'names an empty SSM parameter');
   return value;
 };

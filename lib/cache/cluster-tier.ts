@@ -1,5 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { asError, ConfigError } from '../errors.ts';
+import { asError } from '../errors.ts';
 import { reconnectDelayMs } from './reconnect-backoff.ts';
 import type { HealthLogger } from '../health-logger.ts';
 import { makeTierHealth, type TierHealth } from './tier-health.ts';
@@ -113,20 +113,8 @@ const dropIfTimedOut = (client: Redis | undefined, error: unknown): void => {
   if (client?.status === 'ready' && error instanceof ClusterTimeoutError) client.disconnect(true);
 };
 
-/** A misconfigured cache is an operator error to report loudly, not a cache to skip quietly. */
-const checkRedisUrl = (url: string): void => {
-  let protocol: string;
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
-    throw new ConfigError('REDIS_URL', 'is not a valid URL');
-  }
-  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// (TLS) URL');
-};
-
 /** The cluster tier over ioredis (ElastiCache / Valkey / Redis), one connection per container. */
 export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterTier => {
-  checkRedisUrl(options.url);
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const health = makeTierHealth('cluster', options.logger);

@@ -35,7 +35,7 @@ export const makeConfiguredImport = (config: ImportConfig, options: { tmpDir: st
     fetchDestinationUsers:
       ticketing &&
       (async (signal) => {
-        const password = await resolveSecret(ticketing.password, 'TICKETING_PASSWORD', signal);
+        const password = await resolveSecret(ticketing.password, signal);
         return fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password, signal });
       }),
   });

@@ -6,8 +6,8 @@ import { makeJamfClient, type JamfClient } from './jamf-client.ts';
 /** The configured auth, with secrets resolved (SSM or inline) only when a token is requested. */
 const jamfAuthFromConfig = (auth: InventoryAuthConfig): JamfAuth =>
   auth.kind === 'oauth'
-    ? { kind: 'oauth', clientId: auth.clientId, clientSecret: (signal) => resolveSecret(auth.clientSecret, 'INVENTORY_CLIENT_SECRET', signal) }
-    : { kind: 'basic', username: auth.username, password: (signal) => resolveSecret(auth.password, 'INVENTORY_PASSWORD', signal) };
+    ? { kind: 'oauth', clientId: auth.clientId, clientSecret: (signal) => resolveSecret(auth.clientSecret, signal) }
+    : { kind: 'basic', username: auth.username, password: (signal) => resolveSecret(auth.password, signal) };
 
 export const makeJamfClientFromConfig = (config: InventoryConfig, onAuthFailure: () => void): JamfClient =>
   makeJamfClient({ baseUrl: config.inventoryUrl, auth: jamfAuthFromConfig(config.auth), onAuthFailure });

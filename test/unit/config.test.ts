@@ -55,6 +55,16 @@ describe('loadDevicesConfig', () => {
     expect(loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: ' 9007199254740991 ' }).cacheTtlSeconds).toBe(Number.MAX_SAFE_INTEGER);
   });
 
+  it.each([
+    ['a URL of another scheme', 'http://127.0.0.1:6379', 'must be a redis:// or rediss:// (TLS) URL'],
+    ['text that is not a URL', 'cache internal', 'is not a valid URL'],
+    ['a host without a scheme', 'localhost:6379', 'must be a redis:// or rediss:// (TLS) URL'],
+  ])('refuses %s as REDIS_URL, naming it, for the devices and the refresh', (_label, url, problem) => {
+    const refused = expect.objectContaining({ variable: 'REDIS_URL', status: 500, message: `Configuration error: REDIS_URL ${problem}` });
+    expect(() => loadDevicesConfig({ ...devicesEnv, REDIS_URL: url })).toThrow(refused);
+    expect(() => loadRefreshConfig({ ...devicesEnv, REDIS_URL: url })).toThrow(refused);
+  });
+
   it('requires REDIS_URL for the scheduled refresh, naming it', () => {
     expect(() => loadRefreshConfig(devicesEnv)).toThrow(expect.objectContaining({ variable: 'REDIS_URL' }));
     expect(loadRefreshConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).redisUrl).toBe('redis://cache:6379');
@@ -62,7 +72,7 @@ describe('loadDevicesConfig', () => {
 
   it('prefers an SSM parameter name over an inline secret', () => {
     const config = loadDevicesConfig({ ...devicesEnv, INVENTORY_CLIENT_SECRET_SSM: '/jamf/secret' });
-    expect(config.auth).toEqual({ kind: 'oauth', clientId: 'client', clientSecret: { kind: 'ssm', parameterName: '/jamf/secret' } });
+    expect(config.auth).toEqual({ kind: 'oauth', clientId: 'client', clientSecret: { kind: 'ssm', parameterName: '/jamf/secret', variable: 'INVENTORY_CLIENT_SECRET_SSM' } });
   });
 
   it.each(['jamf/secret', '/', '/jamf secret'])('refuses the SSM parameter name %j, naming the variable', (name) => {
@@ -139,7 +149,7 @@ describe('loadImportConfig', () => {
     expect(configErrorOf(() => loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u' })).variable).toBe('TICKETING_PASSWORD');
     expect(
       loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u', TICKETING_PASSWORD_SSM: '/t/pw' }).ticketing?.password,
-    ).toEqual({ kind: 'ssm', parameterName: '/t/pw' });
+    ).toEqual({ kind: 'ssm', parameterName: '/t/pw', variable: 'TICKETING_PASSWORD_SSM' });
   });
 });
 

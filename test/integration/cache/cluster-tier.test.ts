@@ -224,16 +224,8 @@ describe('reconnect backoff', () => {
   });
 });
 
-describe('REDIS_URL checks', () => {
+describe('REDIS_URL', () => {
   const logger = { warn: () => undefined, info: () => undefined };
-
-  it.each([
-    ['a URL of another scheme', 'http://127.0.0.1:6379', 'must be a redis:// or rediss:// (TLS) URL'],
-    ['text that is not a URL', 'cache internal', 'is not a valid URL'],
-    ['a host without a scheme', 'localhost:6379', 'must be a redis:// or rediss:// (TLS) URL'],
-  ])('refuses %s with a configuration error naming REDIS_URL', (_label, url, problem) => {
-    expect(() => makeRedisClusterTier({ url, logger })).toThrow(expect.objectContaining({ variable: 'REDIS_URL', status: 500, message: `Configuration error: REDIS_URL ${problem}` }));
-  });
 
   it('accepts redis:// and rediss:// (TLS) URLs without connecting, until the first lookup', async () => {
     // Loopback listeners, one per URL, that only count the connections they are offered.
