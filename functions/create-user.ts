@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { loadCreateUserConfig, once } from '../lib/config.ts';
+import { loadCreateUserConfig } from '../lib/config.ts';
+import { once } from '../lib/once.ts';
 import { idempotentRequests } from '../lib/http/idempotent-requests.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { checkConfigAtStartup } from '../lib/startup.ts';

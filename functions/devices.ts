@@ -1,5 +1,6 @@
 import { cacheTierName, CacheTier } from '../lib/cache/provenance.ts';
-import { loadDevicesConfig, once } from '../lib/config.ts';
+import { loadDevicesConfig } from '../lib/config.ts';
+import { once } from '../lib/once.ts';
 import { makeConfiguredDeviceList } from '../lib/devices/configured-devices.ts';
 import { typeDeviceQuery, type DeviceQuery } from '../lib/devices/device-query.ts';
 import { validate as validateDeviceQuery } from '../lib/devices/device-query.generated.ts';

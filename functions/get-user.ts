@@ -1,4 +1,5 @@
-import { loadUsersConfig, once } from '../lib/config.ts';
+import { loadUsersConfig } from '../lib/config.ts';
+import { once } from '../lib/once.ts';
 import { NotFoundError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { checkConfigAtStartup } from '../lib/startup.ts';

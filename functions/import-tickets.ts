@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import type { Context } from 'aws-lambda';
-import { loadImportConfig, once } from '../lib/config.ts';
+import { loadImportConfig } from '../lib/config.ts';
+import { once } from '../lib/once.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeConfiguredImport } from '../lib/import/configured-import.ts';

@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
-import { loadRefreshConfig, once } from '../lib/config.ts';
+import { loadRefreshConfig } from '../lib/config.ts';
+import { once } from '../lib/once.ts';
 import { makeConfiguredRefresh } from '../lib/devices/configured-refresh.ts';
 import type { RefreshOutcome } from '../lib/devices/refresh-devices.ts';
 import { describeError } from '../lib/errors.ts';

@@ -1,4 +1,4 @@
-import { parseVersion } from './latest-os/version.ts';
+import { parseVersion } from './os-version.ts';
 import { ConfigError } from './errors.ts';
 
 /**
@@ -214,21 +214,5 @@ export const loadImportConfig = (env: Env = process.env): ImportConfig => {
       username: required(env, 'TICKETING_USERNAME'),
       password: requiredSecret(env, 'TICKETING_PASSWORD'),
     },
-  };
-};
-
-/** Runs `load` once and remembers the result (or the error, so every request answers the same). */
-export const once = <T>(load: () => T): (() => T) => {
-  let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
-  return () => {
-    outcome ??= (() => {
-      try {
-        return { ok: true as const, value: load() };
-      } catch (error) {
-        return { ok: false as const, error };
-      }
-    })();
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
   };
 };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { formatVersion, isAtLeast, majorOf, parseVersion, type Version } from './version.ts';
+import { formatVersion, isAtLeast, majorOf, parseVersion, type Version } from '../os-version.ts';
 
 /**
  * What a device's OS is compared with to decide `os_is_latest` (docs/api.md). The decision is a

@@ -1,5 +1,5 @@
 import { isPlainObject } from '../plain-object.ts';
-import { compareVersions, majorOf, parseVersion, responseLevel, type Version } from './version.ts';
+import { compareVersions, majorOf, parseVersion, responseLevel, type Version } from '../os-version.ts';
 
 /**
  * The macOS feed of SOFA (macadmins' "Simple Organized Feed for Apple Software Updates",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadCreateUserConfig, loadDevicesConfig, loadImportConfig, loadRefreshConfig, loadUsersConfig, once } from '../../lib/config.ts';
+import { loadCreateUserConfig, loadDevicesConfig, loadImportConfig, loadRefreshConfig, loadUsersConfig } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
 
 const devicesEnv = {
@@ -150,18 +150,5 @@ describe('loadImportConfig', () => {
     expect(
       loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u', TICKETING_PASSWORD_SSM: '/t/pw' }).ticketing?.password,
     ).toEqual({ kind: 'ssm', parameterName: '/t/pw', variable: 'TICKETING_PASSWORD_SSM' });
-  });
-});
-
-describe('once', () => {
-  it('loads once and remembers a failure so every request answers the same', () => {
-    let calls = 0;
-    const failing = once(() => {
-      calls += 1;
-      throw new ConfigError('X', 'is required but not set');
-    });
-    expect(failing).toThrow(ConfigError);
-    expect(failing).toThrow(ConfigError);
-    expect(calls).toBe(1);
   });
 });
