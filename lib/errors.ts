@@ -55,12 +55,15 @@ export const asError = (reason: unknown): Error => (reason instanceof Error ? re
 
 /**
  * An AWS service's answer as the SDK throws it (a ServiceException, or the error of a reply it could
- * not read: both carry `$metadata`): its status and request id. (A library that wraps such an error
- * repeating its message is unwrapped where that library is called: secrets.ts.)
+ * not read: both carry `$metadata` with the reply's status): its status and request id. The SDK
+ * also puts `$metadata` on errors that got no reply (a refused connection, a timeout), without a
+ * status: their message is the SDK's or the system's own. (A library that wraps a reply repeating
+ * its message is unwrapped where that library is called: secrets.ts.)
  */
-const serviceReplyOf = (error: Error): { status?: unknown; requestId?: unknown } | undefined => {
+const serviceReplyOf = (error: Error): { status: unknown; requestId?: unknown } | undefined => {
   const { $metadata: metadata } = error as { $metadata?: { httpStatusCode?: unknown; requestId?: unknown } };
-  return typeof metadata === 'object' && metadata !== null ? { status: metadata.httpStatusCode, requestId: metadata.requestId } : undefined;
+  if (typeof metadata !== 'object' || metadata === null || metadata.httpStatusCode === undefined) return undefined;
+  return { status: metadata.httpStatusCode, requestId: metadata.requestId };
 };
 
 /**
@@ -72,7 +75,7 @@ const serviceReplyOf = (error: Error): { status?: unknown; requestId?: unknown }
 export const loggableMessage = (error: Error): string => {
   const reply = serviceReplyOf(error);
   if (reply === undefined) return error.message;
-  return `AWS error reply (HTTP ${String(reply.status ?? '?')}, request id ${String(reply.requestId ?? '?')}; its message is not logged)`;
+  return `AWS error reply (HTTP ${String(reply.status)}, request id ${String(reply.requestId ?? '?')}; its message is not logged)`;
 };
 
 /** Whether an error's stack may be logged: its first line repeats the message. */

@@ -54,6 +54,13 @@ const statusCode = (error: unknown): number | undefined =>
 const shown = (object: S3Object) => formatLocation({ kind: 's3', ...object });
 
 /**
+ * Why a request failed, for the one line a run ends with: the SDK's own error (a missing region or
+ * credentials, a refused connection) by name and message, a service's reply by name, status and
+ * request id only (lib/errors.ts), cut short.
+ */
+const whyFailed = (error: unknown): string => describeError(error).slice(0, 300);
+
+/**
  * Streams the object's body; a missing bucket or key fails here, before anything is written. The
  * request stops when `signal` aborts (a run's deadline), and an error while the body is read names
  * the object (the SDK's own says no more than "aborted").
@@ -69,12 +76,12 @@ export const openS3Source = async (client: S3Client, object: S3Object, signal?: 
     if (name === 'NoSuchKey' || name === 'NotFound') throw new LocationError(`Source object ${shown(object)} does not exist`);
     if (name === 'NoSuchBucket') throw new LocationError(`Source bucket ${object.bucket} does not exist`);
     if (name === 'AccessDenied' || statusCode(error) === 403) throw new LocationError(`Access to source object ${shown(object)} is denied`);
-    throw new StorageError(`Could not read source object ${shown(object)} (${name ?? 'unknown error'})`, error);
+    throw new StorageError(`Could not read source object ${shown(object)} (${whyFailed(error)})`, error);
   }
   if (!(body instanceof Readable)) throw new StorageError(`Source object ${shown(object)} has no readable body`);
   const named = new PassThrough({ highWaterMark: 1024 * 1024 });
   body.on('error', (error: unknown) => {
-    named.destroy(new StorageError(`Reading source object ${shown(object)} failed (${describeError(error).slice(0, 300)})`, error));
+    named.destroy(new StorageError(`Reading source object ${shown(object)} failed (${whyFailed(error)})`, error));
   });
   // The run may still be opening its destinations when the body breaks (or its deadline destroys
   // the request): the error waits for the reader, and must not crash the process meanwhile.
@@ -90,7 +97,7 @@ const createFailed = (object: S3Object, error: unknown): Error => {
   const name = errorName(error);
   if (name === 'NoSuchBucket') return new LocationError(`Bucket ${object.bucket} of ${shown(object)} does not exist`);
   if (name === 'AccessDenied' || statusCode(error) === 403) return new LocationError(`Access to ${shown(object)} is denied`);
-  return new StorageError(`Could not start the upload to ${shown(object)} (${name ?? 'unknown error'})`, error);
+  return new StorageError(`Could not start the upload to ${shown(object)} (${whyFailed(error)})`, error);
 };
 
 /**
@@ -118,7 +125,7 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   if (uploadId === undefined) throw new StorageError(`S3 started no upload to ${shown(object)}`);
   const upload = { ...target, UploadId: uploadId };
   // The writer sees one clear error naming the object, with the SDK's error as its cause.
-  const uploadFailed = (error: unknown) => new StorageError(`Upload to ${shown(object)} failed (${describeError(error).slice(0, 300)})`, error);
+  const uploadFailed = (error: unknown) => new StorageError(`Upload to ${shown(object)} failed (${whyFailed(error)})`, error);
   const cancel = new AbortController();
   const uploaded: CompletedPart[] = [];
   const uploading = new Set<Promise<void>>();

@@ -19,6 +19,12 @@ describe('error text for logs', () => {
     expect(hasLoggableStack(error)).toBe(false);
   });
 
+  it('keeps the message of an SDK error that got no reply, which carries $metadata without a status', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED', $metadata: { attempts: 3 } });
+    expect(describeError(refused)).toBe('Error: connect ECONNREFUSED 127.0.0.1:9');
+    expect(hasLoggableStack(refused)).toBe(true);
+  });
+
   it('treats an unreadable reply as a reply', () => {
     // The SDK's error for a body it could not parse quotes the body, and carries the reply's metadata.
     const unreadable = Object.assign(new SyntaxError('Unexpected token < in JSON: <html>SESSION-MARKER'), { $metadata: { httpStatusCode: 502 } });

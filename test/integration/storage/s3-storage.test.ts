@@ -1,4 +1,5 @@
 import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
@@ -81,6 +82,22 @@ describe('openS3Source', () => {
   it('fails with a LocationError for a missing bucket', async () => {
     freshClient();
     await expect(openS3Source(client, { bucket: 'no-such-bucket', key: 'a.csv' })).rejects.toThrow(LocationError);
+  });
+
+  it('says why a request could not be made (a refused connection), reading the source and starting an upload', async () => {
+    // A loopback port nobody listens on any more.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const unreachable = localS3Client(`http://127.0.0.1:${port}`);
+    clients.push(unreachable);
+    await expect(openS3Source(unreachable, { bucket: BUCKET, key: 'a.csv' })).rejects.toThrow(
+      expect.objectContaining({ name: 'StorageError', message: expect.stringMatching(new RegExp(`^Could not read source object s3://${BUCKET}/a\\.csv \\(.*ECONNREFUSED`)) }),
+    );
+    await expect(openS3Sink(unreachable, { bucket: BUCKET, key: 'out.tar' }, TAR)).rejects.toThrow(
+      expect.objectContaining({ name: 'StorageError', message: expect.stringMatching(new RegExp(`^Could not start the upload to s3://${BUCKET}/out\\.tar \\(.*ECONNREFUSED`)) }),
+    );
   });
 
   describe('over a network that fails', () => {
