@@ -1,19 +1,9 @@
+import { abandonOnAbort } from './abandon-on-abort.ts';
 import type { SecretRef } from './config.ts';
 import { ConfigError } from './errors.ts';
 
 /** SSM values are cached by Powertools for this long, so a rotated secret is picked up without a redeploy. */
 const SECRET_CACHE_SECONDS = 300;
-
-/** Rejects with the signal's reason as soon as it aborts (the SDK call itself is left to finish). */
-const abortable = <T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> => {
-  if (signal === undefined) return promise;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-};
 
 /**
  * Resolves a secret named in configuration: an inline value as is, an SSM parameter through
@@ -26,8 +16,8 @@ export const resolveSecret = async (ref: SecretRef, variable: string, signal?: A
   if (ref.kind === 'value') return ref.value;
   let value: string | undefined;
   try {
-    const { getParameter } = await abortable(import('@aws-lambda-powertools/parameters/ssm'), signal);
-    value = await abortable(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS }), signal);
+    const { getParameter } = await abandonOnAbort(import('@aws-lambda-powertools/parameters/ssm'), signal);
+    value = await abandonOnAbort(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS }), signal);
   } catch (cause) {
     if (signal?.aborted) throw cause;
     throw Object.assign(new ConfigError(`${variable}_SSM`, 'could not be read from SSM'), { cause });
