@@ -5,7 +5,6 @@ import { idempotentRequests } from '../lib/http/idempotent-requests.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { checkConfigAtStartup } from '../lib/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
-import { requireJsonAccepted } from '../lib/users/accepts-json.ts';
 import { makeCreateUser, userLocation } from '../lib/users/create-user.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
@@ -36,10 +35,10 @@ checkConfigAtStartup(logger, createUser);
 export const handler = makeHttpHandler<NewUser>({
   route: ROUTE,
   logger,
+  answersJsonOnly: true,
   body: makeUserBodySpec(() => config().emailPattern),
   wrapOperation: idempotentRequests({ persistenceStore: idempotencyStore, keyPrefix: ROUTE, canonicalBody: canonicalUserBody }),
-  handle: async ({ body, headers, origin }) => {
-    requireJsonAccepted(headers);
+  handle: async ({ body, origin }) => {
     const user = await createUser()(body, origin);
     return { status: 201, body: user, headers: { Location: userLocation(user.id) } };
   },

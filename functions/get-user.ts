@@ -4,7 +4,6 @@ import { NotFoundError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { checkConfigAtStartup } from '../lib/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
-import { requireJsonAccepted } from '../lib/users/accepts-json.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
 import { isUserId } from '../lib/users/user.ts';
@@ -19,8 +18,8 @@ checkConfigAtStartup(logger, store);
 export const handler = makeHttpHandler({
   route: 'GET /api/users/{id}',
   logger,
-  handle: async ({ pathParameters, headers }) => {
-    requireJsonAccepted(headers);
+  answersJsonOnly: true,
+  handle: async ({ pathParameters }) => {
     const users = store(); // first, so a misconfigured function answers 500 whatever the id
     const id = pathParameters.id;
     const user = isUserId(id) ? await users.getById(id) : undefined;

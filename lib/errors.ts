@@ -97,6 +97,13 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/** The caller's `Accept` header rules out JSON, the only representation this API has. */
+export class NotAcceptableError extends AppError {
+  constructor() {
+    super(406, 'This endpoint only produces application/json');
+  }
+}
+
 export class UnsupportedMediaTypeError extends AppError {
   constructor() {
     super(415, 'Content-Type must be application/json');

@@ -1,19 +1,9 @@
+import { abandonOnAbort } from './abandon-on-abort.ts';
 import type { SecretRef } from './config.ts';
 import { ConfigError } from './errors.ts';
 
 /** SSM values are cached by Powertools for this long, so a rotated secret is picked up without a redeploy. */
 const SECRET_CACHE_SECONDS = 300;
-
-/** Rejects with the signal's reason as soon as it aborts (the SDK call itself is left to finish). */
-const abortable = <T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> => {
-  if (signal === undefined) return promise;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-};
 
 /**
  * Resolves a secret named in configuration: an inline value as is, an SSM parameter through
@@ -27,12 +17,12 @@ export const resolveSecret = async (ref: SecretRef, signal?: AbortSignal): Promi
   let value: string | undefined;
   let wrapper: (new (...args: never[]) => Error) | undefined;
   try {
-    const [{ getParameter }, { GetParameterError }] = await abortable(
+    const [{ getParameter }, { GetParameterError }] = await abandonOnAbort(
       Promise.all([import('@aws-lambda-powertools/parameters/ssm'), import('@aws-lambda-powertools/parameters/errors')]),
       signal,
     );
     wrapper = GetParameterError;
-    value = await abortable(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS }), signal);
+    value = await abandonOnAbort(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS }), signal);
   } catch (error) {
     if (signal?.aborted) throw error;
     // Powertools wraps SSM's reply in a GetParameterError that repeats its message: the reply itself

@@ -1,4 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
+import { abandonOnAbort } from '../abandon-on-abort.ts';
 import { asError } from '../errors.ts';
 import { reconnectDelayMs } from './reconnect-backoff.ts';
 import type { HealthLogger } from '../health-logger.ts';
@@ -55,21 +56,18 @@ class ClusterTimeoutError extends Error {
 }
 
 /** Each command's bound (ioredis is given none of its own, so every timeout is this one, by type). */
-const withinMs = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ClusterTimeoutError(what, ms)), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(asError(error));
-      },
-    );
-  });
+const withinMs = async <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
+  const bound = new AbortController();
+  const timer = setTimeout(() => bound.abort(new ClusterTimeoutError(what, ms)), ms);
+  timer.unref();
+  try {
+    return await abandonOnAbort(promise, bound.signal);
+  } catch (error) {
+    throw asError(error);
+  } finally {
+    clearTimeout(timer);
+  }
+};
 
 // Statuses from which a first connection may still become ready: worth a bounded wait.
 const CONNECTING = new Set(['wait', 'connecting', 'connect']);

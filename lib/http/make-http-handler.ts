@@ -10,6 +10,7 @@ import { bodyErrors } from './body-errors.ts';
 import { jsonResponse } from './envelope.ts';
 import { errorEnvelope } from './error-envelope.ts';
 import type { HttpEvent, HttpMiddleware, HttpOperation, HttpResult } from './http-types.ts';
+import { jsonAccept } from './json-accept.ts';
 import { jsonBodyLimits } from './json-body-limits.ts';
 import { queryParameters, type QuerySpec } from './query-parameters.ts';
 import { requestOriginOf } from './request-origin.ts';
@@ -68,6 +69,11 @@ export interface HttpHandlerSpec<TBody, TQuery> {
    */
   logFields?: Record<string, unknown>;
   /**
+   * The route answers JSON only: a request whose `Accept` header rules out `application/json` is a
+   * 406 (json-accept.ts), checked after the body's rules, so an invalid body still gets its 422.
+   */
+  answersJsonOnly?: boolean;
+  /**
    * Wraps what decides the outcome (the body's rules and the operation), e.g. safe retries with an
    * Idempotency-Key (idempotent-requests.ts). The function builds it, so only a function that uses
    * a wrapper bundles what it needs.
@@ -106,17 +112,24 @@ const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware =>
 });
 
 /**
- * The body's own rules, a Middy chain of their own around the operation: folding, well-formed
- * Unicode and the schema (422), and the translation of the validator's errors. Kept apart from the
- * main chain so that safe retries wrap the rules together with the operation: the 422 they answer
- * is an outcome kept and replayed like the operation's own. The main chain answers the deadline.
+ * The request's own rules, a Middy chain of their own around the operation: for a body, folding,
+ * well-formed Unicode and the schema (422), and the translation of the validator's errors; then, for
+ * a route that answers JSON only, the `Accept` check (406), so an invalid body still gets its 422.
+ * Kept apart from the main chain so that safe retries wrap the rules together with the operation:
+ * the 422 they answer is an outcome kept and replayed like the operation's own (a 406 is not kept).
+ * The main chain answers the deadline.
  */
-const withBodyRules = ({ parameterName, normalize, validate }: BodySpec, operation: HttpOperation): HttpOperation => {
+const withRequestRules = (body: BodySpec | undefined, answersJsonOnly: boolean, operation: HttpOperation): HttpOperation => {
+  if (body === undefined && !answersJsonOnly) return operation;
   const rules = middy<HttpEvent, HttpResult, Error, Context>({ timeoutEarlyInMillis: 0 });
-  if (normalize) rules.use(normalizeBody(normalize));
-  rules.use(wellFormedStrings(parameterName, validate));
-  // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
-  rules.use(validator({ eventSchema: validate as unknown as Ajv })).use(bodyErrors(parameterName));
+  if (body) {
+    const { parameterName, normalize, validate } = body;
+    if (normalize) rules.use(normalizeBody(normalize));
+    rules.use(wellFormedStrings(parameterName, validate));
+    // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
+    rules.use(validator({ eventSchema: validate as unknown as Ajv })).use(bodyErrors(parameterName));
+  }
+  if (answersJsonOnly) rules.use(jsonAccept());
   return rules.handler(operation);
 };
 
@@ -126,10 +139,11 @@ const withBodyRules = ({ parameterName, normalize, validate }: BodySpec, operati
  * error envelope (the one place an error becomes a response), response encoding, the route guard
  * (404/405), the query (422), and for a body the JSON limits (413/400), the Content-Type's name,
  * the parser and the translation of its errors (415 for JSON of another content type, 400 for a
- * body that is not JSON). Then the operation runs, behind the body's rules (withBodyRules) and
- * the spec's wrapper, e.g. safe retries that answer a repeated Idempotency-Key from its kept
- * outcome. Every answer, replays included, leaves through the same middlewares: one access line
- * each. A request still running TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.
+ * body that is not JSON). Then the operation runs, behind the request's rules (withRequestRules:
+ * the body's, then the `Accept` check of a route that answers JSON only) and the spec's wrapper,
+ * e.g. safe retries that answer a repeated Idempotency-Key from its kept outcome. Every answer,
+ * replays included, leaves through the same middlewares: one access line each. A request still
+ * running TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.
  */
 export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never>>(spec: HttpHandlerSpec<TBody, TQuery>) => {
   const chain = middy<HttpEvent, HttpResult, Error, Context>({
@@ -163,8 +177,8 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
   if (spec.body) {
     const { parameterName } = spec.body;
     chain.use(jsonBodyLimits(parameterName)).use(contentTypeName()).use(httpJsonBodyParser()).use(bodyErrors(parameterName));
-    operation = withBodyRules(spec.body, operation);
   }
+  operation = withRequestRules(spec.body, spec.answersJsonOnly ?? false, operation);
   if (spec.wrapOperation) operation = spec.wrapOperation(operation);
   return chain.handler(operation);
 };

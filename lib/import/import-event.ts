@@ -1,12 +1,15 @@
-import { LocationError, parseLocation, type Location } from '../storage/location.ts';
+import { JobError } from '../errors.ts';
+import { parseLocation, type Location } from '../storage/location.ts';
 import { ImportCancelledError } from './import-job.ts';
 import { resolveEncoding } from './source-encoding.ts';
 
 /**
  * An `importTickets` event that is not `{ "source": "s3://…", "destination": "s3://…" }` with the
- * optional `"rejects": "s3://…"`, `"dry_run": true|false` and `"encoding": "<label>"`.
+ * optional `"rejects": "s3://…"`, `"dry_run": true|false` and `"encoding": "<label>"`. A JobError of
+ * its own, not a LocationError: most of what it refuses (an unknown key, `dry_run`, `encoding`, the
+ * event's shape) is no location.
  */
-class InvalidImportEventError extends LocationError {}
+class InvalidImportEventError extends JobError {}
 
 const s3Location = (event: Record<string, unknown>, field: 'source' | 'destination' | 'rejects'): Location => {
   const value = event[field];

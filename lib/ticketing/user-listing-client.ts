@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { backoffDelayMs, type Backoff } from '../backoff.ts';
 import { emailKey } from '../email-key.ts';
 import { runBounded } from '../upstream/bounded-pool.ts';
 import { callUpstream, redactUrl, retryAfterMs, UpstreamCallError, type UpstreamResponse } from '../upstream/upstream-call.ts';
@@ -17,6 +18,10 @@ export interface FetchDestinationUsersOptions {
   timeoutMs?: number;
   /** 5xx answers, timeouts and network errors are retried this many times per page. */
   maxRetries?: number;
+  /**
+   * The wait before a page's first retry (default 500 ms), doubling with each further one up to
+   * 64 × backoffMs: after a 5xx, a timeout, a network error, or a 429 without Retry-After.
+   */
   backoffMs?: number;
   /**
    * Total time one listing read may spend waiting on 429 answers, across all pages (default 120 s).
@@ -34,6 +39,12 @@ export interface FetchDestinationUsersOptions {
 export type DestinationUsers = Map<string, string>;
 
 const RATE_LIMIT_ATTEMPTS_PER_PAGE = 20;
+/**
+ * A page's backoff stops growing at 2^6 = 64 × backoffMs (32 s by default): a page throttled without
+ * Retry-After keeps trying every 32 s while the wait budget lasts, instead of soon asking for a wait
+ * that overruns it.
+ */
+const MAX_BACKOFF_DOUBLINGS = 6;
 
 const defaultSleep = (ms: number, signal: AbortSignal) => delay(ms, undefined, { signal });
 
@@ -44,7 +55,7 @@ interface Settings {
   authorization: string;
   timeoutMs: number;
   maxRetries: number;
-  backoffMs: number;
+  backoff: Backoff;
   maxRateLimitWaitMs: number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   signal: AbortSignal;
@@ -72,7 +83,7 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
       failures += 1;
       const problem = error instanceof UpstreamCallError && error.failure === 'timed-out' ? `timed out after ${settings.timeoutMs} ms` : 'was unreachable';
       if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} ${problem} (${failures} attempts)`, error);
-      await settings.sleep(settings.backoffMs * 2 ** (failures - 1), settings.signal);
+      await settings.sleep(backoffDelayMs(settings.backoff, failures), settings.signal);
       continue;
     }
     if (response.status >= 200 && response.status < 300) {
@@ -89,7 +100,7 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
         throw new TicketingListingError(`User listing ${shown} is still rate limited (HTTP 429) after ${RATE_LIMIT_ATTEMPTS_PER_PAGE} retries`);
       }
       const retryAfter = retryAfterMs(response.headers.get('retry-after'));
-      const wait = retryAfter ?? settings.backoffMs * 2 ** Math.min(rateLimited - 1, 6);
+      const wait = retryAfter ?? backoffDelayMs(settings.backoff, rateLimited);
       // The budget is shared by every page of this listing read (see maxRateLimitWaitMs).
       const remaining = settings.maxRateLimitWaitMs - settings.rateLimitWaitedMs;
       if (wait > remaining) {
@@ -105,7 +116,7 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
     if (response.status >= 500) {
       failures += 1;
       if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} failed with HTTP ${response.status} (${failures} attempts)`);
-      await settings.sleep(settings.backoffMs * 2 ** (failures - 1), settings.signal);
+      await settings.sleep(backoffDelayMs(settings.backoff, failures), settings.signal);
       continue;
     }
     // A redirect is reported, not followed: basic credentials go to the configured host only.
@@ -160,11 +171,13 @@ const followNextPages = async (first: UsersPage, baseUrl: string, maxPages: numb
 export const fetchDestinationUsers = async (options: FetchDestinationUsersOptions): Promise<DestinationUsers> => {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const maxPages = options.maxPages ?? 10_000;
+  const backoffMs = options.backoffMs ?? 500;
   const settings: Settings = {
     authorization: `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`,
     timeoutMs: options.timeoutMs ?? 15_000,
     maxRetries: options.maxRetries ?? 3,
-    backoffMs: options.backoffMs ?? 500,
+    // No jitter: a run's few pages in flight are not a crowd, and a wait named in a budget message is exact.
+    backoff: { baseMs: backoffMs, maxMs: backoffMs * 2 ** MAX_BACKOFF_DOUBLINGS },
     maxRateLimitWaitMs: options.maxRateLimitWaitMs ?? 120_000,
     sleep: options.sleep ?? defaultSleep,
     signal: options.signal ?? new AbortController().signal,

@@ -13,10 +13,3 @@ export class EmailTakenError extends ConflictError {
     super('A user with this email already exists');
   }
 }
-
-/** The caller's `Accept` header rules out JSON, the only representation this API has. */
-export class NotAcceptableError extends AppError {
-  constructor() {
-    super(406, 'This endpoint only produces application/json');
-  }
-}

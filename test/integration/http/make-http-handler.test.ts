@@ -46,6 +46,31 @@ describe('the shared HTTP chain', () => {
     expect((await finishingAfter(900)(httpEvent('GET', '/devices'), context)).statusCode).toBe(504);
   });
 
+  it('answers 406 in the envelope, before the operation, when a route answering JSON only meets an Accept without JSON', async () => {
+    let handled = 0;
+    const handlerOf = (answersJsonOnly: boolean) =>
+      makeHttpHandler({
+        route: 'GET /devices',
+        logger: new Logger({ serviceName: 'test' }),
+        answersJsonOnly,
+        handle: async () => {
+          handled += 1;
+          return { status: 200, body: [] };
+        },
+      });
+    const htmlOnly = { headers: { accept: 'text/html' } };
+    const refused = await handlerOf(true)(httpEvent('GET', '/devices', htmlOnly), lambdaContext());
+    expect(refused.statusCode).toBe(406);
+    expect(JSON.parse(refused.body!)).toEqual({
+      error: { message: 'This endpoint only produces application/json', status: 406, httpMessage: 'Not Acceptable' },
+    });
+    expect(handled).toBe(0);
+    expect(accessLines(logs)).toMatchObject([{ status_code: 406 }]);
+    expect((await handlerOf(true)(httpEvent('GET', '/devices', { headers: { accept: 'application/json' } }), lambdaContext())).statusCode).toBe(200);
+    expect((await handlerOf(false)(httpEvent('GET', '/devices', htmlOnly), lambdaContext())).statusCode).toBe(200);
+    expect(handled).toBe(2);
+  });
+
   it('writes the access line even when the log level filters INFO out', async () => {
     const handler = makeHttpHandler({
       route: 'GET /devices',

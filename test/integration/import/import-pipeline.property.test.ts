@@ -135,7 +135,7 @@ const csvArb = fc.record({
   destination: fc.option(fc.dictionary(fc.constantFrom(...emails.map((email) => email.toLowerCase())), fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }).map(String)), { nil: undefined }),
 });
 
-describe('runImport against a reference implementation', () => {
+describe('runImportPipeline against a reference implementation', () => {
   let tmpDir: string;
   beforeAll(async () => {
     tmpDir = await mkdtemp(join(tmpdir(), 'run-import-property-'));

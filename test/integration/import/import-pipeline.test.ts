@@ -19,7 +19,7 @@ const expectEveryRowAccounted = (summary: ImportSummary): void => {
   expect(summary.users + droppedTotal(summary.dropped.users)).toBe(summary.rows);
 };
 
-describe('runImport', () => {
+describe('runImportPipeline', () => {
   let tmpDir: string;
   beforeEach(async () => {
     tmpDir = await mkdtemp(join(tmpdir(), 'run-import-test-'));

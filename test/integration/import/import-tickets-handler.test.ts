@@ -2,6 +2,7 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } 
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { handler as ImportTicketsHandler } from '../../../functions/import-tickets.ts';
+import { JobError } from '../../../lib/errors.ts';
 import { ImportInputError } from '../../../lib/import/import-input-error.ts';
 import { ImportCancelledError } from '../../../lib/import/import-job.ts';
 import { LocationError } from '../../../lib/storage/location.ts';
@@ -45,6 +46,14 @@ const failureOf = (promise: Promise<unknown>) =>
     () => undefined,
     (error: unknown) => error as Error,
   );
+
+/** An event refused as such: a job error of its own kind, not a LocationError (whatever field it names). */
+const expectInvalidEventError = (error: Error | undefined): void => {
+  expect(error).toBeInstanceOf(JobError);
+  expect(error).not.toBeInstanceOf(LocationError);
+  expect(error?.name).toBe('InvalidImportEventError');
+  expect(error?.message).toMatch(/^Invalid import event: /);
+};
 
 beforeAll(async () => {
   s3Server = await startS3Server();
@@ -127,7 +136,7 @@ describe('importTickets handler', () => {
   it('rejects the invalid sample event with a clear error and writes nothing', async () => {
     const event = await loadImportEvent('invalid');
     const error = await failureOf(handler(event, lambdaContext()));
-    expect(error).toBeInstanceOf(LocationError);
+    expectInvalidEventError(error);
     expect(error?.message).toBe('Invalid import event: "destination" must be an s3://bucket/key URL, got "/tmp/tickets.tar"');
     // Powertools writes ERROR lines to stderr.
     expect(logs.raw()).toMatch(/"level":"ERROR","message":"import failed"/);
@@ -140,7 +149,7 @@ describe('importTickets handler', () => {
     ['not an object', 'import please', /expected \{"source"/],
   ])('rejects an event with %s', async (_label, event, message) => {
     const error = await failureOf(handler(event, lambdaContext()));
-    expect(error).toBeInstanceOf(LocationError);
+    expectInvalidEventError(error);
     expect(error?.message).toMatch(/^Invalid import event: /);
     expect(error?.message).toMatch(message);
   });
@@ -158,7 +167,7 @@ describe('importTickets handler', () => {
     expect(entry!.json.data.tickets.users[0]!.name).toBe('Zoë');
 
     const invalid = await failureOf(handler({ source, destination: `s3://${BUCKET}/output/x.tar`, encoding: 'ebcdic-ish' }, lambdaContext()));
-    expect(invalid).toBeInstanceOf(LocationError);
+    expectInvalidEventError(invalid);
     expect(invalid?.message).toBe(
       'Invalid import event: "encoding" must be a WHATWG encoding label such as "utf-8", "windows-1252" or "utf-16le", got "ebcdic-ish"',
     );
@@ -187,7 +196,7 @@ describe('importTickets handler', () => {
       [{ source }, /"destination" must be an s3:\/\/bucket\/key string/],
     ] as const) {
       const error = await failureOf(handler(event, lambdaContext()));
-      expect(error).toBeInstanceOf(LocationError);
+      expectInvalidEventError(error);
       expect(error?.message).toMatch(/^Invalid import event: /);
       expect(error?.message).toMatch(message);
     }

@@ -153,6 +153,16 @@ describe('fetchDestinationUsers', () => {
     expect(waits).toEqual([100, 200]);
   });
 
+  it('caps the backoff of 5xx retries and of 429s without Retry-After alike, at 64 × backoffMs', async () => {
+    const server = await start({ users: generateTicketingUsers(50) });
+    for (let attempt = 0; attempt < 8; attempt += 1) server.failNext(1, { kind: 'status', status: 503 });
+    for (let attempt = 0; attempt < 8; attempt += 1) server.failNext(1, { kind: 'status', status: 429 });
+    const { waits, sleep } = recordingSleep();
+    expect((await fetchFrom(server, { sleep, backoffMs: 10, maxRetries: 8 })).size).toBe(50);
+    const growing = [10, 20, 40, 80, 160, 320, 640, 640];
+    expect(waits).toEqual([...growing, ...growing]);
+  });
+
   it('fails the whole listing when a page keeps answering 5xx (never a partial map)', async () => {
     const server = await start({ users: generateTicketingUsers(300) });
     for (let attempt = 0; attempt < 4; attempt += 1) server.failNext(3, { kind: 'status', status: 502 });

@@ -195,6 +195,16 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
     expect(await items()).toEqual([]);
   });
 
+  it('answers an invalid body its 422 even when Accept rules out JSON: Accept is checked after the body (docs/api.md)', async () => {
+    const result = await post(JSON.stringify({ email: 'not-an-email', firstName: 'A', lastName: 'B' }), {
+      'content-type': 'application/json',
+      accept: 'text/html',
+    });
+    expect(result.statusCode).toBe(422);
+    expect(envelopeOf(result).error).toMatchObject({ status: 422, message: VALIDATION_MESSAGE });
+    expect(await items()).toEqual([]);
+  });
+
   it('answers 406 to a read whose Accept rules out JSON, before any lookup', async () => {
     const created = JSON.parse((await post(JSON.stringify({ email: 'html@example.com', firstName: 'A', lastName: 'B' }))).body!);
     const result = await get(created.id, { accept: 'text/html' });

@@ -1,5 +1,6 @@
-import { headerValue } from '../http/headers.ts';
-import { NotAcceptableError } from './user-errors.ts';
+import { NotAcceptableError } from '../errors.ts';
+import { headerValue } from './headers.ts';
+import type { HttpMiddleware } from './http-types.ts';
 
 interface MediaRange {
   type: string;
@@ -42,7 +43,9 @@ const acceptsJson = (accept: string | undefined): boolean => {
   return best !== undefined && best.quality > 0;
 };
 
-/** Refuses (406) a request whose `Accept` header rules out JSON. */
-export const requireJsonAccepted = (headers: Readonly<Record<string, string | undefined>>): void => {
-  if (!acceptsJson(headerValue(headers, 'accept'))) throw new NotAcceptableError();
-};
+/** Refuses (406) a request whose `Accept` header rules out JSON, the only representation a route has. */
+export const jsonAccept = (): HttpMiddleware => ({
+  before: ({ event }) => {
+    if (!acceptsJson(headerValue(event.headers ?? {}, 'accept'))) throw new NotAcceptableError();
+  },
+});
