@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { exitWhenWritten } from '../scripts/exit-when-written.ts';
+import { exitWhenWritten, toleratePipeReadersLeaving } from '../scripts/exit-when-written.ts';
 
 /**
  * `npm run bench`: runs every `bench/*.bench.ts` (or those named on the command line, e.g.
@@ -7,6 +7,7 @@ import { exitWhenWritten } from '../scripts/exit-when-written.ts';
  * numbers, they never fail on them: this machine is shared and noisy, so each one also runs a
  * baseline in the same process and reports ratios.
  */
+toleratePipeReadersLeaving();
 const only = process.argv.slice(2);
 const all = (await readdir(new URL('.', import.meta.url))).filter((file) => file.endsWith('.bench.ts')).sort();
 const files = all.filter((file) => only.length === 0 || only.some((name) => file.startsWith(name)));

@@ -8,6 +8,19 @@ const written = (stream: NodeJS.WriteStream): Promise<void> =>
   });
 
 /**
+ * A reader that went away (`npm run invoke … | head`) fails stdout or stderr with EPIPE: nothing
+ * more can leave, which is no failure of the script's, so it ends with its own exit code rather than
+ * an unhandled stream error. Any other stream error still ends the process as one. Call it first.
+ */
+export const toleratePipeReadersLeaving = (): void => {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
+  }
+};
+
+/**
  * `process.exit(code)` once what was written to stdout and stderr has left the process. Writes to a
  * pipe are asynchronous: exiting at once drops what the reader had not taken yet (`npm run invoke |
  * jq` got the first 64 KiB of a 140 KiB answer). Used where a script must exit although something

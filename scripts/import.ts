@@ -11,7 +11,7 @@ import { progressFigures, throttleProgress } from '../lib/import/import-progress
 import { resolveEncoding } from '../lib/import/source-encoding.ts';
 import { checkFileDestination } from '../lib/storage/file-storage.ts';
 import { parseLocation } from '../lib/storage/location.ts';
-import { exitWhenWritten } from './exit-when-written.ts';
+import { exitWhenWritten, toleratePipeReadersLeaving } from './exit-when-written.ts';
 
 const USAGE = [
   'usage: npm run import -- [options] <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>',
@@ -58,8 +58,12 @@ const NPM_TAKEN_OPTIONS = ['dry-run', 'rejects', 'encoding', 'single-thread', 'r
  */
 const pathsProblem = (positionals: readonly string[], values: Record<string, string | boolean | undefined>): string => {
   const got = positionals.length === 0 ? 'got no path' : `got ${positionals.length} ${positionals.length === 1 ? 'path' : 'paths'} (${positionals.map((path) => `"${path}"`).join(', ')})`;
+  // Only values that cannot be what their option wants (no encoding label, no count) are surely a
+  // swallowed path; a --rejects path may be either, so the hint says which way it was read.
+  const swallowed = (name: string, value: string): boolean =>
+    name === 'rejects' || (name === 'encoding' && resolveEncoding(value) === undefined) || (name === 'read-threads' && !/^\s*\d+\s*$/.test(value));
   const tookPaths = ['rejects', 'encoding', 'read-threads']
-    .filter((name) => typeof values[name] === 'string')
+    .filter((name) => typeof values[name] === 'string' && swallowed(name, values[name]))
     .map((name) => `--${name} took "${String(values[name])}" as its value`);
   const npmTook = NPM_TAKEN_OPTIONS.filter((name) => process.env[`npm_config_${name.replaceAll('-', '_')}`] !== undefined);
   const hints = [
@@ -154,6 +158,7 @@ const main = async (args: string[]): Promise<void> => {
   }
 };
 
+toleratePipeReadersLeaving();
 try {
   await main(process.argv.slice(2));
 } catch (error) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { describeError } from '../lib/errors.ts';
-import { exitWhenWritten } from './exit-when-written.ts';
+import { exitWhenWritten, toleratePipeReadersLeaving } from './exit-when-written.ts';
 import { startEmbeddedDefaults } from './local/embedded-defaults.ts';
 import { loadLocalEnvFile } from './local/env-file.ts';
 import { makeLogLineRouter } from './local/log-lines.ts';
@@ -16,6 +16,7 @@ import { findEventFile, functionNames, invokeTarget, s3LocationsOf } from './loc
  * stdout as they happen; the result follows as JSON. Exit 0 when the handler returned, 1 when it
  * threw, 2 for a usage error.
  */
+toleratePipeReadersLeaving();
 const root = fileURLToPath(new URL('..', import.meta.url));
 const usageError = (message: string): never => {
   process.stderr.write(`invoke: ${message}\nusage: npm run invoke -- <function> <event.json>\n`);
@@ -84,6 +85,8 @@ try {
 } finally {
   await defaults.stop().catch(() => undefined);
   stderrLines.flush();
+  // The real stream again: exitWhenWritten waits for what it holds, which the router's stand-in cannot tell.
+  process.stderr.write = writeStderr;
 }
 // Handlers keep clients (HTTP keep-alive, SDK sockets) open, as they would in a warm Lambda.
 await exitWhenWritten(exitCode);

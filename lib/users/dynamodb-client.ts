@@ -9,9 +9,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * before the function's 29 s timeout: a clean-up cut off by a frozen container would strand the
  * email lock. A create that first meets a stale lock makes up to four more; a lock it strands when
  * cut off is stale in turn and reclaimed. Worst case per call: attempts × (connect + request) plus
- * the SDK's retry back-off (under 0.5 s), 4.1 s; a DynamoDB request normally takes milliseconds.
+ * the SDK's retry back-off (under 1 s, its base for a throttled request), 4 s; a DynamoDB request
+ * normally takes milliseconds.
  */
-const USERS_CLIENT_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 600, requestTimeoutMs: 1_200 } as const;
+const USERS_CLIENT_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 500, requestTimeoutMs: 1_000 } as const;
 
 /**
  * API Gateway gives up after 30 s; bounded connect/request times and attempts keep a hung or

@@ -10,8 +10,11 @@ import { makeUsersDocumentClient } from '../../../lib/users/dynamodb-client.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { clearEnvironment, saveEnvironment, setEnvironment } from '../../support/environment.ts';
 
-/** The SDK's standard retry waits at most this long between two attempts at this attempt count. */
-const RETRY_BACKOFF_BOUND_MS = 500;
+/**
+ * The SDK's standard retry waits at most this long between two attempts at this attempt count: a
+ * random share of its base delay, which is 1 s for a throttled request (50 ms otherwise).
+ */
+const RETRY_BACKOFF_BOUND_MS = 1_000;
 /**
  * The longest chain of calls of a create (lib/users/dynamodb-user-store.ts): for an email whose key
  * differs from its lower case, the older keying's lock and that lock's user; then the email lock, the

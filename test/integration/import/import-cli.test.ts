@@ -243,6 +243,12 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual([]);
   });
 
+  it('does not blame an option whose value is what it asks for', async () => {
+    const result = await runCli(['--encoding', 'latin1', 'in.csv']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^import: expected a source and a destination, got 1 path \("in\.csv"\)\nusage:/);
+  });
+
   it('exits 2 saying npm kept an option written before --', async () => {
     // `npm run import --dry-run in.csv` runs the script with in.csv alone and npm_config_dry_run set.
     const result = await runCli(['in.csv'], { ...baseEnv(), npm_config_dry_run: 'true' });

@@ -93,6 +93,17 @@ describe('npm run invoke -- <function> <event.json>', () => {
     expect((JSON.parse(result.body) as unknown[]).length).toBeGreaterThan(100);
   });
 
+  it('exits 0 when the reader of its output leaves early (| head)', async () => {
+    const env: Record<string, string | undefined> = { ...process.env, LOCAL_ENV_FILE: '' };
+    for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+    const { stdout } = await run('bash', ['-c', `"$0" scripts/invoke.ts devices devices/success.json 2>/dev/null | head -c 10 >/dev/null; echo "exit \${PIPESTATUS[0]}"`, process.execPath], {
+      cwd: ROOT,
+      env,
+      timeout: 60_000,
+    });
+    expect(stdout.trim()).toBe('exit 0');
+  });
+
   it('runs importTickets with its sample event against the seeded local S3-compatible store', async () => {
     const { code, stdout } = await invoke('importTickets', 'success.json');
     expect(code).toBe(0);
