@@ -47,8 +47,8 @@ export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: Call
           },
           limits,
         );
-  if (response.status < 200 || response.status >= 300) throw statusError(label, response, 'token');
-  const token = tokenFrom(parseJsonBody(label, response, 'never'), auth.kind === 'oauth' ? 'access_token' : 'token');
+  if (response.status < 200 || response.status >= 300) throw statusError(label, response, 'token-endpoint');
+  const token = tokenFrom(parseJsonBody(label, response, 'token-endpoint'), auth.kind === 'oauth' ? 'access_token' : 'token');
   if (token === undefined) throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} answered 200 without a token` });
   return token;
 };

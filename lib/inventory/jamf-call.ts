@@ -56,34 +56,41 @@ const tokenErrorCodes = (text: string): string => {
 };
 
 /**
+ * Which response a body belongs to, for what of it the log may show: a token endpoint's (it may
+ * repeat the request, credentials included), or an inventory page's with the request's own values
+ * (its bearer token) to hide.
+ */
+export type BodyOrigin = 'token-endpoint' | { hiding: readonly string[] };
+
+/**
  * The error for a status the caller did not expect. 401/403 (and a 400 from a token endpoint, as
  * OAuth answers `invalid_client`) mean our credentials or token were refused; a 404 means
  * INVENTORY_URL does not point at a Jamf Pro server. The log gets a token endpoint's error codes
- * only, and an inventory body with the bearer token (`token`) hidden.
+ * only, and an inventory body with the request's values hidden.
  */
-export const statusError = (label: string, response: UpstreamResponse, endpoint: 'token' | { inventoryToken: string }): UpstreamError => {
-  const shown = endpoint === 'token' ? tokenErrorCodes(response.text) : excerpt(response.text, [endpoint.inventoryToken]);
+export const statusError = (label: string, response: UpstreamResponse, origin: BodyOrigin): UpstreamError => {
+  const shown = origin === 'token-endpoint' ? tokenErrorCodes(response.text) : excerpt(response.text, origin.hiding);
   const detail = `${label} answered ${response.status}: ${shown}`;
   const { status } = response;
   if (status === 429) {
     const retryAfterSeconds = retryAfterSecondsOf(response.headers.get('retry-after'));
     return new UpstreamError(UpstreamFailure.RateLimited, { detail, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });
   }
-  if ((status === 400 && endpoint === 'token') || status === 401 || status === 403) return new UpstreamError(UpstreamFailure.CredentialsRejected, { detail });
+  if ((status === 400 && origin === 'token-endpoint') || status === 401 || status === 403) return new UpstreamError(UpstreamFailure.CredentialsRejected, { detail });
   if (status === 404) return new UpstreamError(UpstreamFailure.Misconfigured, { detail });
   return new UpstreamError(UpstreamFailure.Unavailable, { detail });
 };
 
 /**
- * Parses a JSON body. `shown`: 'never' where a body could hold a token (a token endpoint's), else
- * the request's values to hide in an excerpt. JSON.parse quotes the body in its message, so that
- * error is never kept as a cause.
+ * Parses a JSON body. Nothing of a token endpoint's body is excerpted (it could hold a token); an
+ * inventory body is, with the request's values hidden. JSON.parse quotes the body in its message,
+ * so that error is never kept as a cause.
  */
-export const parseJsonBody = (label: string, response: UpstreamResponse, shown: 'never' | { hiding: readonly string[] }): unknown => {
+export const parseJsonBody = (label: string, response: UpstreamResponse, origin: BodyOrigin): unknown => {
   try {
     return JSON.parse(response.text) as unknown;
   } catch {
-    const excerpted = shown === 'never' ? '' : `: ${excerpt(response.text, shown.hiding)}`;
+    const excerpted = origin === 'token-endpoint' ? '' : `: ${excerpt(response.text, origin.hiding)}`;
     throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent a body that is not JSON${excerpted}` });
   }
 };

@@ -76,12 +76,12 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       limitsOf(signal),
     );
     // An error page may repeat the request, bearer token included: it is hidden in every excerpt.
-    const hiding = [token];
-    if (response.status === 401) return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text, hiding)}` };
-    if (response.status !== 200) throw statusError(label, response, { inventoryToken: token });
-    const parsed = asPage(parseJsonBody(label, response, { hiding }));
+    const origin = { hiding: [token] };
+    if (response.status === 401) return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text, origin.hiding)}` };
+    if (response.status !== 200) throw statusError(label, response, origin);
+    const parsed = asPage(parseJsonBody(label, response, origin));
     if (parsed === undefined) {
-      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent JSON without totalCount and results: ${excerpt(response.text, hiding)}` });
+      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent JSON without totalCount and results: ${excerpt(response.text, origin.hiding)}` });
     }
     return { kind: 'page', page: parsed };
   };
