@@ -17,10 +17,16 @@ interface Outcome {
   stderr: string;
 }
 
-/** `node scripts/invoke.ts …` on embedded defaults only (no .env, no configuration variables). */
-const invoke = async (...args: string[]): Promise<Outcome> => {
+/** The environment without a .env file or any configuration variable: embedded defaults only. */
+const embeddedDefaultsOnly = (): Record<string, string | undefined> => {
   const env: Record<string, string | undefined> = { ...process.env, LOCAL_ENV_FILE: '' };
   for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+  return env;
+};
+
+/** `node scripts/invoke.ts …` on embedded defaults only. */
+const invoke = async (...args: string[]): Promise<Outcome> => {
+  const env = embeddedDefaultsOnly();
   try {
     const { stdout, stderr } = await run(process.execPath, ['scripts/invoke.ts', ...args], { cwd: ROOT, env, timeout: 60_000 });
     return { code: 0, stdout, stderr };
@@ -80,8 +86,7 @@ describe('npm run invoke -- <function> <event.json>', () => {
 
   it('writes the whole result into a pipe before it exits', async () => {
     // A pipe takes 64 KiB at a time: the demo inventory's result is twice that, and exiting at once cut it there.
-    const env: Record<string, string | undefined> = { ...process.env, LOCAL_ENV_FILE: '' };
-    for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+    const env = embeddedDefaultsOnly();
     const { stdout } = await run('bash', ['-c', `"$0" scripts/invoke.ts devices devices/success.json 2>/dev/null | cat`, process.execPath], {
       cwd: ROOT,
       env,
@@ -94,8 +99,7 @@ describe('npm run invoke -- <function> <event.json>', () => {
   });
 
   it('exits 0 when the reader of its output leaves early (| head)', async () => {
-    const env: Record<string, string | undefined> = { ...process.env, LOCAL_ENV_FILE: '' };
-    for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+    const env = embeddedDefaultsOnly();
     const { stdout } = await run('bash', ['-c', `"$0" scripts/invoke.ts devices devices/success.json 2>/dev/null | head -c 10 >/dev/null; echo "exit \${PIPESTATUS[0]}"`, process.execPath], {
       cwd: ROOT,
       env,
