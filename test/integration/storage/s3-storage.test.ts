@@ -1,5 +1,4 @@
 import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { createServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
@@ -10,6 +9,7 @@ import { LocationError } from '../../../lib/storage/location.ts';
 import { openS3Sink, openS3Source } from '../../../lib/storage/s3-storage.ts';
 import { StorageError } from '../../../lib/storage/storage.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
+import { freePort } from '../../support/free-port.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
 import { crc32Base64, isCompleteMultipartUpload, isUploadPart, S3_INTERNAL_ERROR, startS3FaultProxy, type S3FaultProxy } from '../../support/s3-fault-proxy.ts';
 
@@ -86,11 +86,7 @@ describe('openS3Source', () => {
 
   it('says why a request could not be made (a refused connection), reading the source and starting an upload', async () => {
     // A loopback port nobody listens on any more.
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as AddressInfo;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const unreachable = localS3Client(`http://127.0.0.1:${port}`);
+    const unreachable = localS3Client(`http://127.0.0.1:${await freePort()}`);
     clients.push(unreachable);
     await expect(openS3Source(unreachable, { bucket: BUCKET, key: 'a.csv' })).rejects.toThrow(
       expect.objectContaining({ name: 'StorageError', message: expect.stringMatching(new RegExp(`^Could not read source object s3://${BUCKET}/a\\.csv \\(.*ECONNREFUSED`)) }),
