@@ -15,9 +15,24 @@ const bodyBytes = (event: HttpEvent): number => {
   return event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : Buffer.byteLength(event.body);
 };
 
-/** The body as text, decoded when API Gateway passed it base64-encoded. */
-export const bodyText = (event: HttpEvent): string =>
-  event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+/**
+ * Decodes strictly: JSON text is UTF-8, and bytes that are not would otherwise become U+FFFD and be
+ * stored as if the caller had sent them.
+ */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The body as text, decoded when API Gateway passed it base64-encoded; a BadRequestError when those
+ * bytes are not UTF-8. A body API Gateway passed as text was decoded by API Gateway.
+ */
+export const bodyText = (event: HttpEvent): string => {
+  if (!event.isBase64Encoded) return event.body ?? '';
+  try {
+    return utf8.decode(Buffer.from(event.body ?? '', 'base64'));
+  } catch (cause) {
+    throw new BadRequestError('Request body is not valid JSON: it is not UTF-8', cause);
+  }
+};
 
 /**
  * What a JSON body must be before the body parser sees it: at most MAX_BODY_BYTES (413), JSON text

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { get, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -62,6 +63,18 @@ const accessLines = (output: string): Record<string, unknown>[] =>
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 const json = { 'content-type': 'application/json', accept: 'application/json' };
+
+/** A GET whose body arrives as sent (fetch would undo a Content-Encoding), with its raw headers. */
+const rawGet = (target: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> =>
+  new Promise((resolve, reject) => {
+    const request = get(target, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
 
 describe('npm start serves the whole API over HTTP on embedded defaults', () => {
   let port: number;
@@ -180,6 +193,33 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toContain('GET');
     expect(((await response.json()) as { error: { httpMessage: string } }).error.httpMessage).toBe('Method Not Allowed');
+  });
+
+  it('leaves a body below the function\'s own threshold uncompressed, as API Gateway does, whatever the caller accepts', async () => {
+    const response = await rawGet(`${url}/devices`, { 'accept-encoding': 'gzip, deflate, br' });
+    expect(response.status).toBe(200);
+    // Well above the 1 KiB from which the emulator's web server would gzip it, below the handler's 256 KiB.
+    expect(response.body.length).toBeGreaterThan(64 * 1024);
+    expect(response.headers['content-encoding']).toBeUndefined();
+    expect(response.headers.etag).toMatch(/^"[^"]+"$/);
+    expect(response.headers.etag).not.toContain('-gzip');
+    // The handler's one Vary, not a second one from the emulator's compression.
+    expect(response.headers.vary?.split(',').map((name) => name.trim().toLowerCase())).toEqual(['accept-encoding']);
+    expect((JSON.parse(response.body.toString('utf8')) as unknown[]).length).toBeGreaterThan(100);
+  });
+
+  it('adds no CORS headers and answers a preflight from the routes (405 in the envelope), as API Gateway does without CORS', async () => {
+    const origin = 'http://app.example';
+    const preflight = await fetch(`${url}/api/users`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(preflight.status).toBe(405);
+    expect(await preflight.json()).toEqual({ error: { message: expect.any(String), status: 405, httpMessage: 'Method Not Allowed' } });
+    expect([...preflight.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    const read = await fetch(`${url}/devices?limit=1`, { headers: { origin } });
+    expect(read.status).toBe(200);
+    expect([...read.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
   });
 
   it('refuses a second start on the same port at once, with a clear message', async () => {

@@ -123,6 +123,19 @@ describe('POST /credentials', () => {
     expect((await send('x')).statusCode).toBe(400);
   });
 
+  it('answers 400 to a base64-encoded JSON body whose bytes are not UTF-8, whatever charset it claims', async () => {
+    const latin1 = Buffer.from('{"client_id":"caf\xe9","client_secret":"b"}', 'latin1').toString('base64');
+    for (const contentType of ['application/json', 'application/json; charset=iso-8859-1', 'text/plain']) {
+      const result = await handler(
+        { ...httpEvent('POST', '/credentials', { body: latin1, headers: { 'content-type': contentType } }), isBase64Encoded: true },
+        lambdaContext(),
+      );
+      expect(result.statusCode).toBe(400);
+      expect(JSON.parse(result.body!).error).toMatchObject({ status: 400, httpMessage: 'Bad Request' });
+      expect(result.body).not.toContain('caf');
+    }
+  });
+
   it.each(['CONTENT-TYPE', 'Content-type', 'content-Type'])('parses JSON whose %s header is named in any case', async (name) => {
     const result = await post('{"client_id":"a","client_secret":"b"}', { [name]: 'application/json' });
     expect(result.statusCode).toBe(200);

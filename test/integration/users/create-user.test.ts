@@ -173,6 +173,21 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
     expect(await items()).toEqual([]);
   });
 
+  it('answers 400 to a base64-encoded body whose bytes are not UTF-8, and creates nothing', async () => {
+    // "Zoë" in Latin-1: the 0xEB byte is no UTF-8 sequence, and must not become U+FFFD in the table.
+    const latin1 = Buffer.from('{"email":"zoe@example.com","firstName":"Zo\xeb","lastName":"B"}', 'latin1');
+    const event = { ...httpEvent('POST', '/api/users', { body: latin1.toString('base64'), headers: JSON_HEADERS }), isBase64Encoded: true };
+    const result = await handlers.createUser(event, lambdaContext());
+    expect(result.statusCode).toBe(400);
+    expect(envelopeOf(result)).toEqual({ error: { message: 'Request body is not valid JSON: it is not UTF-8', status: 400, httpMessage: 'Bad Request' } });
+    expect(await items()).toEqual([]);
+    // The same text as UTF-8 bytes is taken, the ë intact.
+    const utf8 = Buffer.from('{"email":"zoe@example.com","firstName":"Zo\u00eb","lastName":"B"}', 'utf8');
+    const created = await handlers.createUser({ ...event, body: utf8.toString('base64') }, lambdaContext());
+    expect(created.statusCode).toBe(201);
+    expect(JSON.parse(created.body!)).toMatchObject({ firstName: 'Zoë' });
+  });
+
   it('answers 400 to a POST with neither a body nor a Content-Type', async () => {
     const result = await handlers.createUser(httpEvent('POST', '/api/users'), lambdaContext());
     expect(result.statusCode).toBe(400);
