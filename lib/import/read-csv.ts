@@ -44,29 +44,12 @@ export interface ReadCsvOptions {
   maxRowChars?: number;
 }
 
-/** A data row with more fields than the header: rows ran together, or a comma went unquoted. */
-export class FieldCountError extends ImportInputError {
-  /** The row's number among the data rows (from 1). */
-  readonly dataRow: number;
-  readonly fields: number;
-  readonly headerFields: number;
-
-  constructor(dataRow: number, fields: number, headerFields: number) {
-    super(
-      `CSV data row ${dataRow} has ${fields} fields but the header has ${headerFields} ` +
-        '(rows with mixed line endings, or a comma in an unquoted field?)',
-    );
-    this.dataRow = dataRow;
-    this.fields = fields;
-    this.headerFields = headerFields;
-  }
-}
-
 /**
  * Malformed CSV at a row, named by the row's number among the data rows and the line it starts on,
  * so that it can be found in a large file: a quoted field with more text after its closing quote
  * (`"Hello" she said`: papaparse would read on to the next quote that ends a field, taking the rows
- * between into this cell), a quoted field that never closes, a row past the length limit.
+ * between into this cell), a quoted field that never closes, a row past the length limit, a row with
+ * more fields than the header.
  */
 export class CsvRowError extends ImportInputError {
   /** The row's number among the data rows (from 1). */
@@ -101,6 +84,21 @@ const DEFAULT_MAX_ROW_CHARS = 16 << 20;
 const DECODE_SLICE_BYTES = 32 * 1024;
 
 const isEmptyLine = (row: readonly string[]): boolean => row.length === 1 && row[0] === '';
+
+/**
+ * The first of `rows` with more fields than the header (of `headerFields` fields, or when undefined
+ * the first row that is not blank), or -1.
+ */
+const firstTooWideRow = (rows: readonly (readonly string[])[], headerFields: number | undefined): number => {
+  let fields = headerFields;
+  for (let index = 0; index < rows.length; index += 1) {
+    const row = rows[index]!;
+    if (isEmptyLine(row)) continue;
+    if (fields === undefined) fields = row.length;
+    else if (row.length > fields) return index;
+  }
+  return -1;
+};
 
 interface ParseError {
   code: string;
@@ -187,11 +185,14 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   let headerSeen = start !== undefined;
   let columnCount = start?.shape.columnCount ?? 0;
   let dataRowsSeen = 0;
+  // The header's field count as the parse under way began (undefined: the header is among its rows).
+  let headerFieldsBefore: number | undefined;
   // Parse again only once the text has doubled since a parse that left an unfinished row: a long
   // quoted field is then re-scanned a logarithmic number of times, not once per input slice.
   let parseAt = chunkChars;
 
   const parseAvailable = async (final: boolean): Promise<void> => {
+    headerFieldsBefore = headerSeen ? columnCount : undefined;
     if (parser === undefined && start === undefined) refuseBareCarriageReturns(pending);
     newline ??= start?.shape.newline ?? detectNewline(pending);
     parser ??= new Papa.Parser({ delimiter: ',', quoteChar: '"', newline });
@@ -219,7 +220,7 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
       pending = pending.slice(results.meta.cursor);
       if (pending.length > maxRowChars) {
         // The unfinished row is all that is left: it starts after every row parsed.
-        const overlong = rowError(results.data, results.data.length, parsed, `is longer than ${maxRowChars} characters (a quote that never closes?)`);
+        const overlong = rowError(results.data, results.data.length, parsed, `is longer than ${maxRowChars} characters, the most one row may hold (a quote that never closes?)`);
         if (overlong !== undefined) throw overlong;
       }
       parseAt = Math.max(chunkChars, Math.min(2 * pending.length, maxRowChars + 1));
@@ -251,9 +252,10 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
     }
     // More cells than the header has names for: rows ran together (a CRLF header over LF rows) or a
     // comma went unquoted. Either way cells would land under the wrong columns, so stop, naming it.
-    const overlong = dataRows.findIndex((row) => row.length > columnCount);
-    if (overlong >= 0) {
-      throw new FieldCountError(dataRowsSeen + overlong + 1, dataRows[overlong]!.length, columnCount);
+    const tooWide = firstTooWideRow(results.data, headerFieldsBefore);
+    if (tooWide !== -1) {
+      const problem = `has ${results.data[tooWide]!.length} fields but the header has ${columnCount} (rows with mixed line endings, or a comma in an unquoted field?)`;
+      throw rowError(results.data, tooWide, parsed, problem)!;
     }
     dataRowsSeen += dataRows.length;
     if (dataRows.length > 0) await options.onRows(dataRows, lines);
@@ -267,7 +269,7 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   const rowError = (rows: readonly (readonly string[])[], index: number, text: string, problem: string): ImportInputError | undefined => {
     let line = lineFeeds - countLineFeeds(text) + 1;
     let dataRow = dataRowsSeen;
-    let headerFields = headerSeen ? columnCount : undefined;
+    let headerFields = headerFieldsBefore;
     for (let row = 0; row < index; row += 1) {
       const cells = rows[row]!;
       line += linesOf(cells);

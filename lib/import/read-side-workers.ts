@@ -3,7 +3,7 @@ import { setImmediate } from 'node:timers/promises';
 import { isMainThread, parentPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import { asError } from '../errors.ts';
 import { ImportInputError } from './import-input-error.ts';
-import { CsvRowError, FieldCountError, type CsvShape, type CsvStart } from './read-csv.ts';
+import { CsvRowError, type CsvShape, type CsvStart } from './read-csv.ts';
 import { makeReadSide, type OnBatch, type ReadSideOptions } from './read-side.ts';
 import { cutsApplyTo, RowCuts } from './row-cuts.ts';
 import { VerdictWriter, type VerdictBatch } from './row-verdicts.ts';
@@ -59,9 +59,6 @@ const PIECES_IN_FLIGHT = 4;
  */
 const batchesInFlight = (threads: number): number => (threads > 1 ? 8 : 3);
 
-/** What a field-count error says, crossing threads as plain data. */
-type FieldCount = Pick<FieldCountError, 'dataRow' | 'fields' | 'headerFields'>;
-
 /** What a row's error says, crossing threads as plain data. */
 type RowFault = Pick<CsvRowError, 'dataRow' | 'line' | 'problem'>;
 
@@ -69,7 +66,6 @@ type RowFault = Pick<CsvRowError, 'dataRow' | 'line' | 'problem'>;
 interface Failure {
   name: string;
   message: string;
-  fieldCount?: FieldCount | undefined;
   rowFault?: RowFault | undefined;
 }
 
@@ -108,17 +104,13 @@ const batchMemory = (batch: VerdictBatch): ArrayBuffer[] =>
 
 const failureOf = (error: unknown): Failure => {
   const { name, message } = asError(error);
-  if (error instanceof FieldCountError) {
-    return { name, message, fieldCount: { dataRow: error.dataRow, fields: error.fields, headerFields: error.headerFields } };
-  }
   if (error instanceof CsvRowError) return { name, message, rowFault: { dataRow: error.dataRow, line: error.line, problem: error.problem } };
   return { name, message };
 };
 
 /** The same error on this side, its data row counted from the file's first (`rowsBefore` precede the segment). */
 const rebuild = (failure: Failure, rowsBefore: number): Error => {
-  const { fieldCount, rowFault } = failure;
-  if (fieldCount !== undefined) return new FieldCountError(rowsBefore + fieldCount.dataRow, fieldCount.fields, fieldCount.headerFields);
+  const { rowFault } = failure;
   // Its line is the file's already: a segment's reader counts lines from the segment's first.
   if (rowFault !== undefined) return new CsvRowError(rowsBefore + rowFault.dataRow, rowFault.line, rowFault.problem);
   if (failure.name === ImportInputError.name) return new ImportInputError(failure.message);

@@ -173,9 +173,16 @@ describe('readCsv', () => {
   });
 
   it('fails naming the row when a row has more fields than the header (an unquoted comma)', async () => {
-    await expect(read([`${HEADER}\n1,2,3,4,5,6,7,8,9,10\n1,2,3,4,5,6,7,8,9,10,11\n`])).rejects.toThrow(
-      /CSV data row 2 has 11 fields but the header has 10/,
+    await expect(read([`${HEADER}\n1,2,3,4,5,6,7,8,9,10\n1,2,3,4,5,6,7,8,9,10,11\n`])).rejects.toThrowError(
+      new CsvRowError(2, 3, 'has 11 fields but the header has 10 (rows with mixed line endings, or a comma in an unquoted field?)'),
     );
+  });
+
+  it.each([1, 9, 4096])('names the line of a row with too many fields after quoted newlines and blank lines (pieces of %i bytes)', async (size) => {
+    // Data row 3 starts on line 7: row 1's BODY spans two lines, a blank line follows it, row 2's BODY spans two more.
+    const text = `${HEADER}\n1,2,3,4,5,"two\nlines",7,8,9,10\n\n1,2,3,4,5,"x\ny",7,8,9,10\n1,2,3,4,5,6,7,8,9,10,11,12\n1,2,3\n`;
+    const error = await failureOf(readCsv(chunksOf(byteChunks(text, size)), { onRows: () => undefined, chunkChars: 16 }));
+    expect(error).toEqual(new CsvRowError(3, 7, 'has 12 fields but the header has 10 (rows with mixed line endings, or a comma in an unquoted field?)'));
   });
 
   it('names mixed line endings when an LF row under a CRLF header ends in a quoted field', async () => {
@@ -259,7 +266,7 @@ describe('readCsv', () => {
     });
 
     it('leaves the first fault to the field-count check when a row before it has too many fields', async () => {
-      await expect(read([`${HEADER}\n1,2,3,4,5,6,7,8,9,10,11\n1,2,3,4,5,"a"b,7,8,9,10\n`])).rejects.toThrowError(/CSV data row 1 has 11 fields/);
+      await expect(read([`${HEADER}\n1,2,3,4,5,6,7,8,9,10,11\n1,2,3,4,5,"a"b,7,8,9,10\n`])).rejects.toThrowError(/^CSV data row 1 \(line 2\) has 11 fields/);
     });
 
     it('keeps doubled quotes and spaces inside quotes as data', async () => {
@@ -272,7 +279,7 @@ describe('readCsv', () => {
     const parts = [`${HEADER}\n1,2,3,4,5,"a\nb",7,8,9,10\n\n1,2,3,4,5,"`, ...Array.from({ length: 20 }, () => 'x'.repeat(100))];
     await expect(
       readCsv(chunksOf(parts), { onRows: () => {}, chunkChars: 10, maxRowChars: 1000 }),
-    ).rejects.toThrowError('CSV data row 2 (line 5) is longer than 1000 characters (a quote that never closes?)');
+    ).rejects.toThrowError('CSV data row 2 (line 5) is longer than 1000 characters, the most one row may hold (a quote that never closes?)');
   });
 
   it('waits for an asynchronous consumer before reading on', async () => {
