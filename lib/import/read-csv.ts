@@ -40,7 +40,11 @@ export interface ReadCsvOptions {
   onBytes?: (bytesRead: number) => void;
   /** Parse once this many characters are buffered (bigger = fewer re-parses of a split row). */
   chunkChars?: number;
-  /** A row (one quoted field that never closes, typically) longer than this fails the import. */
+  /**
+   * A row still unfinished when it holds more than this fails the import (one quoted field that never
+   * closes, typically). Checked as text arrives, so a row that ends within the slice that took it
+   * past the limit is taken: the bound is on memory, not an exact row length.
+   */
   maxRowChars?: number;
 }
 
@@ -157,9 +161,9 @@ const linesOf = (row: readonly string[]): number => {
  * carried into the next chunk. Blank lines are not rows. No view of a chunk is kept once `push`
  * settled, so the caller may fill its memory again. Throws ImportInputError for an empty input,
  * a header lacking required columns, lines ending in CR alone, bytes that are not valid in the
- * encoding, and (CsvRowError, FieldCountError: named by data row) a quoted field that never closes
- * or has text after its closing quote, a row past the length limit, a row with more fields than the
- * header.
+ * encoding, and (CsvRowError: named by data row and line) a quoted field that never closes or has
+ * text after its closing quote, a row still unfinished past the length limit, a row with more fields
+ * than the header.
  */
 export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   const chunkChars = options.chunkChars ?? DEFAULT_CHUNK_CHARS;
