@@ -88,6 +88,10 @@ export const makeImportJob =
     const destinationUsers = deps.fetchDestinationUsers ? await deps.fetchDestinationUsers(signal) : undefined;
     signal?.throwIfAborted();
     const { stream: input, bytes: sourceBytes } = await deps.openSource(source, signal);
+    // The reading sees the source's errors through its own listener once it has begun; until then
+    // (the spill space, the destinations, the pipeline's set-up) a stop destroys the source with the
+    // signal's reason, which must not be an unhandled 'error' event that crashes the process.
+    input.on('error', () => undefined);
     let archive: Sink | undefined;
     let rejectsSink: Sink | undefined;
     let spillWatch: SpillWatch | undefined;

@@ -123,13 +123,14 @@ describe('npm run import (scripts/import.ts)', () => {
       for (let attempt = 0; attempt < 200 && !(await readdir(directory)).some((name) => name.endsWith('.partial')); attempt += 1) await delay(25);
       expect((await readdir(directory)).some((name) => name.endsWith('.partial'))).toBe(true);
       child.kill('SIGINT');
-      expect(await exited).toBe(130);
+      // Together, so that an unexpected exit shows what the CLI said.
+      const code = await exited;
+      expect({ code, stderr: stderr.trim() }).toEqual({ code: 130, stderr: 'import failed: interrupted by SIGINT; nothing was written' });
     } finally {
       running = false;
       await producing;
       await writer.close().catch(() => undefined);
     }
-    expect(stderr.trim()).toBe('import failed: interrupted by SIGINT; nothing was written');
     expect(await readdir(directory)).toEqual(['in.csv']);
   });
 

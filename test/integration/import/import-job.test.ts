@@ -1,6 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JobError } from '../../../lib/errors.ts';
@@ -249,6 +250,28 @@ describe('import job', () => {
       }),
     );
     expect(error).toBeInstanceOf(ImportCancelledError);
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it('stops when the signal fires after the destinations opened and before the CSV is read, the source\'s error crashing nothing', async () => {
+    // The job destroys the source with the signal's reason at once; the reading has not begun, so
+    // nothing listens to the source yet (a Ctrl-C right after the archive's temporary file appeared).
+    const interrupted = new AbortController();
+    const source = new PassThrough();
+    const { openSink } = makeLocationOpeners({ s3: () => real });
+    const error = await failureOf(
+      jobOn(real, {
+        openSource: async () => ({ stream: source, bytes: undefined }),
+        openSink: async (location, contentType, signal) => {
+          const sink = await openSink(location, contentType, signal);
+          // After the job's own continuation (it registers its stop, then starts the pipeline), before any I/O completes.
+          setImmediate(() => interrupted.abort(new ImportCancelledError('interrupted')));
+          return sink;
+        },
+      })({ source: parseLocation('/unused/in.csv'), destination: parseLocation(join(directory, 'out.tar')), signal: interrupted.signal }),
+    );
+    expect(error).toBeInstanceOf(ImportCancelledError);
+    expect(source.destroyed).toBe(true);
     expect(await readdir(directory)).toEqual([]);
   });
 
