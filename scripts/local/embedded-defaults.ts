@@ -77,7 +77,8 @@ const note = (variable: string, text: string): string => `  ${variable.padEnd(26
 /** A variable's value as the banner shows it: a URL without its credentials (`user:password@`, `?token=`). */
 const shown = (name: string, value: string): string => {
   if (SECRET_VARIABLES.has(name)) return '(set)';
-  if (!name.endsWith('_URL')) return value;
+  // `…_URL` and the SDK's `AWS_ENDPOINT_URL_<SERVICE>`.
+  if (!/_URL(_|$)/.test(name)) return value;
   // `user:pw@host` parses too (as scheme `user:`): only a URL with a host is one.
   if (URL.canParse(value) && new URL(value).host !== '') return redactUrl(value);
   // A word such as `demo` is shown; other text that is no URL may be one with a password it broke.

@@ -28,7 +28,7 @@ const LATEST_OS_VERSION = '26.0';
 /** `node scripts/start.ts` in its own process group: no .env, no configuration variable but LATEST_OS_VERSION. */
 const runStart = (port: number, options: { underShell?: boolean; env?: Record<string, string> } = {}): RunningStart => {
   const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
-  for (const name of [...CONFIGURATION_VARIABLES, 'AWS_ENDPOINT_URL']) delete env[name];
+  for (const name of CONFIGURATION_VARIABLES) delete env[name];
   Object.assign(env, { LATEST_OS_VERSION, ...options.env });
   // Under a shell, like `npm start`: the shell is the child, start.ts its child (`; true` keeps sh from exec'ing).
   const [command, args] = options.underShell
@@ -248,6 +248,7 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
       await waitFor(() => (/^\{"level":"WARN".*"cache tier degraded"/m.test(other.output()) ? true : undefined), 10_000, 'the WARN line on stdout');
       expect(other.errors()).not.toContain('{"level"');
       const group = Number(/process group (\d+)/.exec(other.output())?.[1]);
+      expect(Number.isInteger(group)).toBe(true);
       other.child.kill('SIGINT');
       const code = await Promise.race([other.exited, sleep(25_000).then(() => 'still running')]);
       expect(code).toBe(0);
@@ -278,6 +279,7 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     try {
       await waitFor(() => (/^ready: /m.test(orphaned.output()) ? true : undefined), READY_TIMEOUT_MS, 'the ready line');
       const group = Number(/process group (\d+)/.exec(orphaned.output())?.[1]);
+      expect(Number.isInteger(group)).toBe(true);
       process.kill(orphaned.child.pid!, 'SIGKILL');
       await waitFor(() => (/^stopped$/m.test(orphaned.output()) ? true : undefined), 20_000, 'the stopped line');
       await waitFor(() => (groupAlive(orphaned.child.pid!) || groupAlive(group) ? undefined : true), 5_000, 'the process groups to end');

@@ -5,6 +5,9 @@
  * should not ask that module.
  */
 export const groupAlive = (pid: number): boolean => {
+  // A group id read from output that lacked it is NaN, which `process.kill` rejects with a TypeError:
+  // caught below, that would say "gone" and let a check of what was left running pass unseen.
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`not a process group id: ${pid}`);
   try {
     process.kill(-pid, 0);
     return true;

@@ -30,4 +30,15 @@ describe('describeConfigured (the banner lines for variables from the environmen
     expect(schemeless).toContain('(not a valid URL)');
     expect(schemeless).not.toContain('hunter2');
   });
+
+  it('treats the per-service endpoint variables (AWS_ENDPOINT_URL_S3, …) as URLs too', () => {
+    const lines = describeConfigured(
+      { AWS_ENDPOINT_URL: 'http://all:every-pw@127.0.0.1:4566', AWS_ENDPOINT_URL_S3: 'http://minio:s3-pw@127.0.0.1:9000', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000/?token=ddb-secret' },
+      ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL_DYNAMODB'],
+    ).join('\n');
+    expect(lines).not.toMatch(/every-pw|s3-pw|minio|ddb-secret/);
+    expect(lines).toContain('http://127.0.0.1:4566/');
+    expect(lines).toContain('http://127.0.0.1:9000/');
+    expect(lines).toContain('http://127.0.0.1:8000/?token=redacted');
+  });
 });
