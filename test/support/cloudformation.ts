@@ -32,7 +32,7 @@ export interface PackagedService {
   cleanup: () => Promise<void>;
 }
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 
 /** What `osls package` needs to bundle: the descriptor, its includes and every source file. */

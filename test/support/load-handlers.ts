@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { vi } from 'vitest';
-import { createIdempotencyTable, createUsersTable } from '../../../scripts/local/dynalite.ts';
-import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
-import { saveEnvironment, setEnvironment } from '../../support/environment.ts';
+import { createIdempotencyTable, createUsersTable } from '../../scripts/local/dynalite.ts';
+import { LOCAL_AWS_ENV } from '../../scripts/local/local-aws.ts';
+import { saveEnvironment, setEnvironment } from './environment.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -22,8 +22,8 @@ export const loadUserHandlers = async (env: Record<string, string | undefined>):
   const restore = saveEnvironment(Object.keys(env));
   setEnvironment(env);
   vi.resetModules();
-  const createUser = (await import('../../../functions/create-user.ts')).handler as unknown as Handler;
-  const getUser = (await import('../../../functions/get-user.ts')).handler as unknown as Handler;
+  const createUser = (await import('../../functions/create-user.ts')).handler as unknown as Handler;
+  const getUser = (await import('../../functions/get-user.ts')).handler as unknown as Handler;
   return { createUser, getUser, restore };
 };
 

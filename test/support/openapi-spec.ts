@@ -32,7 +32,7 @@ export interface OpenApiDocument {
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export const loadOpenApi = async (): Promise<OpenApiDocument> =>
-  parse(await readFile(new URL('../../../openapi.yaml', import.meta.url), 'utf8')) as OpenApiDocument;
+  parse(await readFile(new URL('../../openapi.yaml', import.meta.url), 'utf8')) as OpenApiDocument;
 
 /** Follows a local `$ref` (`#/components/...`); anything else is returned as is. */
 export const deref = <T>(document: OpenApiDocument, value: T): T => {

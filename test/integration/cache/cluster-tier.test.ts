@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
-import { reconnectDelayMs } from '../../../lib/cache/reconnect-backoff.ts';
 import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { recordingLogger } from '../../support/recording-logger.ts';
 
@@ -212,15 +211,6 @@ describe('Redis cluster tier', () => {
     } finally {
       await fresh.close();
     }
-  });
-});
-
-describe('reconnect backoff', () => {
-  it('grows exponentially from 50 ms and is capped at one second plus jitter', () => {
-    const noJitter = () => 0;
-    expect([1, 2, 3, 4, 5, 6].map((attempt) => reconnectDelayMs(attempt, noJitter))).toEqual([50, 100, 200, 400, 800, 1_000]);
-    expect(reconnectDelayMs(1_000, noJitter)).toBe(1_000);
-    expect(reconnectDelayMs(3, () => 0.999)).toBe(299);
   });
 });
 

@@ -11,7 +11,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createBucket, localS3Client, startS3Server } from '../../../scripts/local/s3-server.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { chatCsv, chatRow, readArchive } from '../../support/chat-import.ts';
-import { createUserTables } from '../users/load-handlers.ts';
+import { createUserTables } from '../../support/load-handlers.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../../../demo/fake-jamf.ts';
 import { startRedisServer } from '../../support/redis-server.ts';
 import { startFakeSsm } from '../../support/fake-ssm.ts';

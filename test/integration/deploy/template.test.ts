@@ -16,7 +16,7 @@ import {
   type CfnValue,
   type Grant,
   type PackagedService,
-} from './cloudformation.ts';
+} from '../../support/cloudformation.ts';
 import { apiRouteKeys } from '../../support/api-routes.ts';
 
 const FUNCTIONS = {

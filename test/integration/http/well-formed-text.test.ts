@@ -3,7 +3,7 @@ import { handler as credentials } from '../../../functions/credentials.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
-import { createUserTables, loadUserHandlers, localDynamoEnv, type UserHandlers } from '../users/load-handlers.ts';
+import { createUserTables, loadUserHandlers, localDynamoEnv, type UserHandlers } from '../../support/load-handlers.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 const VALUE_MESSAGE = 'must be well-formed Unicode (no lone surrogates)';

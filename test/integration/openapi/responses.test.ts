@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it, vi } 
 import { apiRouteKeys } from '../../support/api-routes.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
-import { createUserTables } from '../users/load-handlers.ts';
+import { createUserTables } from '../../support/load-handlers.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
 import {
@@ -16,7 +16,7 @@ import {
   makeSchemaCompiler,
   responseProblems,
   type OpenApiDocument,
-} from './openapi-spec.ts';
+} from '../../support/openapi-spec.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { setEnvironment } from '../../support/environment.ts';
 

@@ -7,7 +7,7 @@ import { freePort } from '../../support/free-port.ts';
 import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { LOCAL_AWS } from '../../../scripts/local/local-aws.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
-import { createUserTables, loadUserHandlers, localDynamoEnv, type UserHandlers } from './load-handlers.ts';
+import { createUserTables, loadUserHandlers, localDynamoEnv, type UserHandlers } from '../../support/load-handlers.ts';
 
 const VALIDATION_MESSAGE = 'Request validation failed: Parameter (user) failed schema validation';
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };

@@ -9,7 +9,7 @@ import { UserStoreError } from '../../../lib/users/user-errors.ts';
 import type { User, UserStore } from '../../../lib/users/user.ts';
 import { createUsersTable, startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { LOCAL_AWS } from '../../../scripts/local/local-aws.ts';
-import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.ts';
 
 /** Any create of an email reclaims a lock left without its user once it is older than 60 s (docs/architecture.md, docs/operations.md). */
 const STALE_LOCK_MS = 60_000;

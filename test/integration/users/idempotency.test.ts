@@ -6,8 +6,8 @@ import { accessLines, captureStdout, type CapturedLogs } from '../../support/cap
 import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { LOCAL_AWS } from '../../../scripts/local/local-aws.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
-import { startFaultProxy, type DynamoCall, type FaultDecision, type FaultProxy } from './fault-proxy.ts';
-import { createUserTables, loadUserHandlers, localDynamoEnv, type UserHandlers } from './load-handlers.ts';
+import { startFaultProxy, type DynamoCall, type FaultDecision, type FaultProxy } from '../../support/fault-proxy.ts';
+import { createUserTables, loadUserHandlers, localDynamoEnv, type UserHandlers } from '../../support/load-handlers.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 const VALIDATION_MESSAGE = 'Request validation failed: Parameter (user) failed schema validation';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { int64Halves, Int64Set, ownedCopy } from '../../../lib/import/int64-set.ts';
+import { retainedMb } from '../../support/retained-heap.ts';
 
 const scratch = new Int32Array(2);
 /** Adds a canonical id through its halves, as the import does. */
@@ -60,5 +61,14 @@ describe('ownedCopy', () => {
   it('returns an equal string', () => {
     const big = `${'x'.repeat(100_000)}needle@example.com`;
     expect(ownedCopy(big.slice(100_000))).toBe('needle@example.com');
+  });
+
+  it('keeps none of the large string its text was cut from, where a plain substring keeps it all', () => {
+    const email = (parent: string): string => parent.slice(0, 20);
+    // The control shows the measure sees a pinned parent: 32 substrings hold 32 MB.
+    expect(retainedMb((parent) => Array.from({ length: 32 }, (_, n) => email(parent(n))))).toBeGreaterThan(24);
+    const copies: string[] = [];
+    expect(retainedMb((parent) => Array.from({ length: 32 }, (_, n) => copies[n] = ownedCopy(email(parent(n)))))).toBeLessThan(8);
+    expect(copies[7]).toBe('00000007@example.com');
   });
 });
