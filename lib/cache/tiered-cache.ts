@@ -131,5 +131,3 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
     },
   };
 };
-
-export type TieredCache<Value extends Stamp, Request> = ReturnType<typeof makeTieredCache<Value, Request>>;
