@@ -73,23 +73,33 @@ const pathsProblem = (positionals: readonly string[], values: Record<string, str
   return hints.length === 0 ? got : `${got}; ${hints.join('; ')}`;
 };
 
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  encoding: { type: 'string' },
+  rejects: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  'single-thread': { type: 'boolean' },
+  'read-threads': { type: 'string' },
+} as const;
+
+/**
+ * The first option this CLI does not know, as written. Found by parsing again without strictness
+ * (node's own message for it ends in a quote it never closes).
+ */
+const unknownOption = (args: string[]): string | undefined => {
+  for (const token of parseArgs({ args, allowPositionals: true, strict: false, tokens: true, options: OPTIONS }).tokens) {
+    if (token.kind === 'option' && !Object.hasOwn(OPTIONS, token.name)) return token.rawName;
+  }
+  return undefined;
+};
+
 const main = async (args: string[]): Promise<void> => {
   let parsed;
   try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        encoding: { type: 'string' },
-        rejects: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        'single-thread': { type: 'boolean' },
-        'read-threads': { type: 'string' },
-      },
-    });
+    parsed = parseArgs({ args, allowPositionals: true, options: OPTIONS });
   } catch (error) {
-    usageError((error as Error).message);
+    const unknown = (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownOption(args) : undefined;
+    usageError(unknown === undefined ? (error as Error).message : `unknown option ${unknown} (a path that starts with "-" can be written ./${unknown})`);
     return;
   }
   const { values, positionals } = parsed;

@@ -8,7 +8,7 @@ import { exitWhenWritten, toleratePipeReadersLeaving } from './exit-when-written
 import { startEmbeddedDefaults } from './local/embedded-defaults.ts';
 import { loadLocalEnvFile } from './local/env-file.ts';
 import { makeLogLineRouter } from './local/log-lines.ts';
-import { findEventFile, functionNames, invokeTarget, s3LocationsOf } from './local/invoke-target.ts';
+import { findEventFile, functionNames, invokeTarget, s3LocationsOf, sampleEventNames } from './local/invoke-target.ts';
 
 /**
  * `npm run invoke -- <function> <event.json>`: runs one handler (its TypeScript module, on Node 24)
@@ -19,15 +19,28 @@ import { findEventFile, functionNames, invokeTarget, s3LocationsOf } from './loc
 toleratePipeReadersLeaving();
 const root = fileURLToPath(new URL('..', import.meta.url));
 const usageError = (message: string): never => {
-  process.stderr.write(`invoke: ${message}\nusage: npm run invoke -- <function> <event.json>\n`);
+  process.stderr.write(`invoke: ${message}\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events/<function>/>\n`);
   process.exit(2);
 };
 
 const [name, eventArg] = process.argv.slice(2);
 const template = await readFile(join(root, 'serverless.yml'), 'utf8');
-if (name === undefined || eventArg === undefined) usageError('a function name and an event file are required');
-const target = invokeTarget(root, template, name!) ?? usageError(`unknown function "${name}" (known: ${functionNames(template).join(', ')})`);
-const eventPath = findEventFile(root, target.name, eventArg!) ?? usageError(`event file "${eventArg}" not found (looked as given, in events/ and in events/${target.name}/)`);
+const names = functionNames(template);
+if (name === undefined) usageError(`a function and an event are required (functions: ${names.join(', ')})`);
+/** What a wrong name was probably meant to be: the function spelled the same but for case. */
+const meant = (given: string): string => {
+  const match = names.find((known) => known.toLowerCase() === given.toLowerCase());
+  return match === undefined ? '' : `; did you mean "${match}"?`;
+};
+const target = invokeTarget(root, template, name!) ?? usageError(`unknown function "${name}" (known: ${names.join(', ')})${meant(name!)}`);
+const samples = (): string => {
+  const events = sampleEventNames(root, target.name);
+  return events.length === 0 ? '' : `; events/${target.name}/ holds ${events.join(', ')}`;
+};
+if (eventArg === undefined) usageError(`an event is required${samples()}`);
+const eventPath =
+  findEventFile(root, target.name, eventArg!) ??
+  usageError(`event file "${eventArg}" not found (looked as given, in events/ and in events/${target.name}/)${samples()}`);
 let event: unknown;
 try {
   event = JSON.parse(await readFile(eventPath, 'utf8'));
@@ -71,6 +84,10 @@ process.stderr.write = ((chunk: string | Uint8Array, encodingOrDone?: BufferEnco
   if (callback !== undefined) queueMicrotask(() => callback(null));
   return true;
 }) as typeof process.stderr.write;
+
+// Lambda sets this for an on-demand function; Powertools reports `cold_start: true` only under it.
+// Read when the handler's module creates its logger, so it is set before the import.
+process.env.AWS_LAMBDA_INITIALIZATION_TYPE ??= 'on-demand';
 
 let exitCode = 0;
 try {

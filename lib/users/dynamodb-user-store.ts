@@ -99,9 +99,14 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     }
   };
 
-  const fail = async (user: User, step: string, cause: unknown, userItemMayExist: boolean): Promise<never> => {
-    const leftover = await compensate(user, userItemMayExist);
-    const note = leftover === undefined ? '' : `; compensation failed, email lock of user ${user.id} left in place (${describeError(leftover)})`;
+  /**
+   * Undoes what may have landed and fails. `lockLanded`: whether the lock is surely written (else its
+   * write failed, and may or may not have landed), so the log says what a failed clean-up left.
+   */
+  const fail = async (user: User, step: string, cause: unknown, written: { lockLanded: boolean; userItemMayExist: boolean }): Promise<never> => {
+    const leftover = await compensate(user, written.userItemMayExist);
+    const left = written.lockLanded ? 'left in place' : 'left in place if its write landed';
+    const note = leftover === undefined ? '' : `; compensation failed, email lock of user ${user.id} ${left} (${describeError(leftover)})`;
     throw new UserStoreError(`${step}${note}`, cause);
   };
 
@@ -209,7 +214,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     } catch (error) {
       if (error instanceof EmailTakenError || error instanceof UserStoreError) throw error;
       // A timed-out write may still have landed.
-      return fail(user, 'write email lock', error, false);
+      return fail(user, 'write email lock', error, { lockLanded: false, userItemMayExist: false });
     }
     try {
       await client.send(
@@ -223,7 +228,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
       );
     } catch (error) {
       // A condition failure here is an id collision: the item is someone else's, so only the lock goes.
-      return fail(user, 'write user item', error, !isConditionFailure(error));
+      return fail(user, 'write user item', error, { lockLanded: true, userItemMayExist: !isConditionFailure(error) });
     }
     return user;
   };

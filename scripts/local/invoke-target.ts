@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import type { LocalService } from './embedded-defaults.ts';
@@ -54,6 +54,13 @@ export const functionNames = (templateText: string): string[] =>
 export const findEventFile = (root: string, functionName: string, given: string): string | undefined => {
   const candidates = [resolve(given), join(root, 'events', given), join(root, 'events', functionName, given)];
   return candidates.flatMap((path) => [path, `${path}.json`]).find((path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true);
+};
+
+/** The sample events of a function: the names under `events/<function>/`, without `.json`. */
+export const sampleEventNames = (root: string, functionName: string): string[] => {
+  const folder = join(root, 'events', functionName);
+  if (statSync(folder, { throwIfNoEntry: false })?.isDirectory() !== true) return [];
+  return readdirSync(folder).filter((file) => file.endsWith('.json')).map((file) => file.slice(0, -'.json'.length)).sort();
 };
 
 /** The S3 buckets and the source object an import event names (the local store creates and seeds them). */

@@ -64,6 +64,9 @@ export const offlineCommand = (options: { root: string; port: number; env: Env; 
     ...localParams(options.env),
   ],
   env: {
+    // Lambda sets this for an on-demand function (Powertools' `cold_start` needs it); serverless-offline
+    // sets the other AWS_LAMBDA_* variables itself, not this one.
+    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     ...options.env,
     // Unattended: no prompts, telemetry or update notices from the framework.
     CI: 'true',

@@ -283,7 +283,13 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(result.stderr).toMatch(/usage: npm run import -- \[options\] <source/);
     const unknown = await runCli(['--frobnicate', join(directory, 'a.csv'), join(directory, 'b.tar')]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^import: Unknown option '--frobnicate'/);
+    expect(unknown.stderr).toMatch(/^import: unknown option --frobnicate \(a path that starts with "-" can be written \.\/--frobnicate\)\nusage:/);
+    const short = await runCli(['-x', join(directory, 'a.csv'), join(directory, 'b.tar')]);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/^import: unknown option -x \(/);
+    const missingValue = await runCli([join(directory, 'a.csv'), join(directory, 'b.tar'), '--encoding']);
+    expect(missingValue.code).toBe(2);
+    expect(missingValue.stderr).toMatch(/^import: Option '--encoding <value>' argument missing\nusage:/);
   });
 
   it('exits non-zero naming a missing variable when the listing is half configured', async () => {

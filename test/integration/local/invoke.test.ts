@@ -112,6 +112,11 @@ describe('npm run invoke -- <function> <event.json>', () => {
     const { code, stdout } = await invoke('importTickets', 'success.json');
     expect(code).toBe(0);
     expect(resultOf(stdout)).toMatchObject({ rows: 250 });
+    // One invocation of a fresh process is a cold start, as Lambda's environment lets Powertools tell.
+    expect(logLines(stdout).map((line) => [line.message, line.cold_start])).toEqual([
+      ['import started', true],
+      ['import finished', true],
+    ]);
   });
 
   it('puts the handler\'s ERROR lines on stdout with its other log lines, and exits 1 when it throws', async () => {
@@ -130,10 +135,23 @@ describe('npm run invoke -- <function> <event.json>', () => {
     expect(stdout).toBe('');
   });
 
-  it('exits 2 for a missing event file, a directory, or a missing argument', async () => {
-    expect((await invoke('credentials', 'no-such-event.json')).stderr).toContain('event file "no-such-event.json" not found');
+  it('exits 2 for a missing event file, a directory, or a missing argument, naming the sample events', async () => {
+    const missing = await invoke('credentials', 'no-such-event.json');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('event file "no-such-event.json" not found (looked as given, in events/ and in events/credentials/); events/credentials/ holds invalid-extra-property, success\n');
     expect((await invoke('credentials', 'events')).code).toBe(2);
-    expect((await invoke('credentials')).code).toBe(2);
+    const noEvent = await invoke('devices');
+    expect(noEvent.code).toBe(2);
+    expect(noEvent.stderr).toMatch(/^invoke: an event is required; events\/devices\/ holds invalid-query, page, success, wrong-method\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events\/<function>\/>\n$/);
+    const nothing = await invoke();
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain('invoke: a function and an event are required (functions: credentials, devices, refreshDevices, createUser, getUser, importTickets)');
+  });
+
+  it('suggests the function a name differs from only in case', async () => {
+    const { code, stderr } = await invoke('createuser', 'success');
+    expect(code).toBe(2);
+    expect(stderr).toContain('unknown function "createuser" (known: credentials, devices, refreshDevices, createUser, getUser, importTickets); did you mean "createUser"?');
   });
 
   it('exits 2 for an event file that is not JSON', async () => {

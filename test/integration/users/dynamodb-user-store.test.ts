@@ -247,7 +247,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     const user = newUser('stuck@example.com');
     const failure = await store.insert(user).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(UserStoreError);
-    expect(String((failure as Error).message)).toContain('email lock');
+    expect(String((failure as Error).message)).toContain(`compensation failed, email lock of user ${user.id} left in place (`);
     const stored = await items();
     expect(stored.map((item) => String(item.pk)).sort()).toEqual(['EMAIL#stuck@example.com', `USER#${user.id}`]);
     proxy.decide(() => 'pass');
@@ -272,6 +272,17 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     expect(failed).toBeGreaterThan(1);
     expect(await retrying.getById(user.id)).toEqual(user);
     expect((await items()).map((item) => String(item.pk)).sort()).toEqual(['EMAIL#retry@example.com', `USER#${user.id}`]);
+  });
+
+  it('says only that the lock may be left when its own write failed and so did the clean-up', async () => {
+    proxy.decide((call) => (call.body.includes('"EMAIL#') && (call.operation === 'PutItem' || call.operation === 'DeleteItem') ? 'fail' : 'pass'));
+    const user = newUser('unsure@example.com');
+    const failure = await store.insert(user).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(UserStoreError);
+    expect(String((failure as Error).message)).toMatch(
+      new RegExp(`^User storage failed: write email lock; compensation failed, email lock of user ${user.id} left in place if its write landed \\(`),
+    );
+    expect(await items()).toEqual([]);
   });
 
   it('still refuses a user item whose id is taken by another email', async () => {
