@@ -9,7 +9,7 @@ import { ALL_SERVICES, describeConfigured, startEmbeddedDefaults } from './local
 import { loadLocalEnvFile } from './local/env-file.ts';
 import { makeLogLineRouter, type LineRouter } from './local/log-lines.ts';
 import { CONFIGURATION_VARIABLES, offlineCommand } from './local/offline-command.ts';
-import { paramVariables } from './local/offline-params.ts';
+import { paramVariables, templateWithParams } from './local/offline-params.ts';
 import { isPortFree, LOOPBACK, parsePort } from './local/ports.ts';
 import { spawnGroup, type ProcessGroup } from './local/process-group.ts';
 import { createShadowService, type ShadowService } from './local/shadow-service.ts';
@@ -80,8 +80,9 @@ for (const line of defaults.notes) say(line);
 for (const line of describeConfigured(process.env, CONFIGURATION_VARIABLES.filter((name) => !(name in defaults.env)))) say(line);
 
 const env = { ...process.env, ...defaults.env };
-const shadow = (running.shadow = await createShadowService(root, `device-users-offline-${port}`));
-const command = offlineCommand({ root, port, env, params: paramVariables(await readFile(join(root, 'serverless.yml'), 'utf8')) });
+const template = await readFile(join(root, 'serverless.yml'), 'utf8');
+const shadow = (running.shadow = await createShadowService(root, `device-users-offline-${port}`, templateWithParams(template, paramVariables(template), env)));
+const command = offlineCommand({ root, port, env });
 // A signal that came while we were getting ready: start nothing more (the stop under way exits).
 if (stopping) await stopping;
 const osls = (running.osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] }));

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { paramArguments, type Env } from './offline-params.ts';
+import type { Env } from './offline-params.ts';
 
 /** Every configuration variable (docs/configuration.md), for the banner. */
 export const CONFIGURATION_VARIABLES = [
@@ -35,18 +35,22 @@ export interface OfflineCommand {
 }
 
 /**
- * The `osls offline` command line. Port 0 lets the OS pick the emulator's Lambda, WebSocket and ALB
- * ports, so only `port` is fixed and two stacks run side by side. `--localEnvironment` hands the
- * handlers this process's environment, which is how secrets reach them without entering the
- * template; template values arrive as `--param`. Node 24 (this process's own) runs osls.
- */
-/**
- * Stage parameters the local stack sets itself: the scheduled device refresh runs (every minute,
- * through serverless-offline's scheduler) only where a Redis cluster is configured to keep warm.
+ * Stage parameters the local stack sets itself (no value of the user's): the scheduled device refresh
+ * runs (every minute, through serverless-offline's scheduler) only where a Redis cluster is
+ * configured to keep warm.
  */
 const localParams = (env: Env): string[] => ['--param', `devicesRefreshEnabled=${(env.REDIS_URL ?? '').trim() === '' ? 'false' : 'true'}`];
 
-export const offlineCommand = (options: { root: string; port: number; env: Env; params: ReadonlyMap<string, string> }): OfflineCommand => ({
+/**
+ * The `osls offline` command line, run in the stack's private copy of the service (shadow-service.ts).
+ * Port 0 lets the OS pick the emulator's Lambda, WebSocket and ALB ports, so only `port` is fixed and
+ * two stacks run side by side. `--localEnvironment` hands the handlers this process's environment,
+ * which is how secrets reach them without entering the template; the values the template passes on
+ * are written into that copy's serverless.yml (offline-params.ts), so none of them is on this command
+ * line. Node 24 (this process's own) runs osls.
+ */
+
+export const offlineCommand = (options: { root: string; port: number; env: Env }): OfflineCommand => ({
   executable: process.execPath,
   args: [
     join(options.root, 'node_modules', 'osls', 'bin', 'serverless.js'),
@@ -60,7 +64,6 @@ export const offlineCommand = (options: { root: string; port: number; env: Env; 
     '--noAuth',
     '--noPrependStageInUrl',
     '--localEnvironment',
-    ...paramArguments(options.params, options.env),
     ...localParams(options.env),
   ],
   env: {

@@ -1,4 +1,4 @@
-import { parse } from 'yaml';
+import { isMap, isScalar, parse, parseDocument } from 'yaml';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -31,13 +31,23 @@ export const paramVariables = (templateText: string): Map<string, string> => {
 /**
  * serverless-offline gives each function `{...process.env, ...provider.environment,
  * ...function.environment}`, and the template's parameters default to '' — so a value only reaches
- * a handler through the template as `--param name=value`. Only variables the template names appear
- * here, and the template names no secret variable (only `<SECRET>_SSM`). A credential written into
- * a URL (`REDIS_URL`'s password, a feed's `?token=`) does reach the command line, where this
- * machine's process list shows it (docs/local-stack.md says so).
+ * a handler through the template, as its stage parameter. Each variable the template names that is
+ * set (not blank) is written into a copy of the template, as that parameter in `params.default` and
+ * in every stage's block there, so it wins as `--param` would. The copy lives in the stack's private
+ * folder (shadow-service.ts), never on a command line: a credential written into a URL (`REDIS_URL`'s
+ * password, a feed's `?token=`) stays out of this machine's process list. The template names no
+ * secret variable itself (only `<SECRET>_SSM`).
  */
-export const paramArguments = (mapping: ReadonlyMap<string, string>, env: Env): string[] =>
-  [...mapping]
-    .filter(([variable]) => (env[variable] ?? '').trim() !== '')
-    .sort(([a], [b]) => a.localeCompare(b))
-    .flatMap(([variable, name]) => ['--param', `${name}=${env[variable]}`]);
+export const templateWithParams = (templateText: string, mapping: ReadonlyMap<string, string>, env: Env): string => {
+  const document = parseDocument(templateText, { logLevel: 'silent' });
+  const params = document.get('params');
+  const stages = isMap(params) ? params.items.map((item) => (isScalar(item.key) ? String(item.key.value) : String(item.key))) : [];
+  if (!stages.includes('default')) stages.unshift('default');
+  for (const [variable, name] of mapping) {
+    const value = env[variable];
+    if (value === undefined || value.trim() === '') continue;
+    for (const stage of stages) document.setIn(['params', stage, name], value);
+  }
+  // CloudFormation tags (!Ref) are kept as written; no line folding.
+  return document.toString({ lineWidth: 0, flowCollectionPadding: false });
+};

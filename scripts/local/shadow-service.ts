@@ -1,4 +1,4 @@
-import { copyFile, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,21 +11,31 @@ import { join } from 'node:path';
 // Build output of other runs, and what no bundle imports: the bundler's file watcher (live reload)
 // then ignores edits to tests, benchmarks and sample events.
 const NOT_LINKED = new Set(['.git', '.esbuild', '.serverless', '.serverless-offline', '.build', 'dist', 'coverage', 'test', 'bench', 'events']);
-/** The framework only recognises a service directory whose descriptor is a regular file. */
-const COPIED = new Set(['serverless.yml']);
+/** The framework only recognises a service directory whose descriptor is a regular file: it is written, not linked. */
+const DESCRIPTOR = 'serverless.yml';
 
 export interface ShadowService {
   dir: string;
   remove: () => Promise<void>;
 }
 
-export const createShadowService = async (projectRoot: string, label: string): Promise<ShadowService> => {
+/**
+ * A private folder (mkdtemp: only its owner may enter) of links to the project, with `descriptor` as
+ * its serverless.yml: the template with this stack's parameter values (offline-params.ts), which
+ * may hold a credential, so the file is its owner's alone too.
+ */
+export const createShadowService = async (projectRoot: string, label: string, descriptor: string): Promise<ShadowService> => {
   const dir = await mkdtemp(join(tmpdir(), `${label}-`));
-  const entries = await readdir(projectRoot);
-  await Promise.all(
-    entries
-      .filter((name) => !NOT_LINKED.has(name))
-      .map((name) => (COPIED.has(name) ? copyFile : symlink)(join(projectRoot, name), join(dir, name))),
-  );
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  const remove = () => rm(dir, { recursive: true, force: true });
+  try {
+    const entries = await readdir(projectRoot);
+    await Promise.all(
+      entries.filter((name) => !NOT_LINKED.has(name) && name !== DESCRIPTOR).map((name) => symlink(join(projectRoot, name), join(dir, name))),
+    );
+    await writeFile(join(dir, DESCRIPTOR), descriptor, { mode: 0o600 });
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+  return { dir, remove };
 };

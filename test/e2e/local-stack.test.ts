@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -108,6 +108,18 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(stack.output()).toMatch(/REDIS_URL .*memory cache only/);
     expect(stack.output()).toMatch(/LATEST_OS_VERSION +26\.0 \(from the environment\)/);
     expect(Number.isInteger(offlineGroup)).toBe(true);
+  });
+
+  it('passes the template its values in a private copy of serverless.yml, not on the command line the process list shows', () => {
+    const commandLine = readFileSync(`/proc/${offlineGroup}/cmdline`, 'utf8').split('\0');
+    expect(commandLine).toContain('offline');
+    // LATEST_OS_VERSION=26.0 reaches the handlers (the next test), but not through an argument.
+    expect(commandLine.filter((argument) => argument.includes('latestOsVersion') || argument.includes('26.0'))).toEqual([]);
+    const [folder] = leftoverFolders(port);
+    expect(folder).toBeDefined();
+    expect(statSync(`${tmpdir()}/${folder}`).mode & 0o077).toBe(0);
+    expect(statSync(`${tmpdir()}/${folder}/serverless.yml`).mode & 0o077).toBe(0);
+    expect(readFileSync(`${tmpdir()}/${folder}/serverless.yml`, 'utf8')).toMatch(/^ {4}latestOsVersion: '26\.0'$/m);
   });
 
   it('answers GET /devices from the demo inventory: ascending unique ids, boolean os_is_latest', async () => {

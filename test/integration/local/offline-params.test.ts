@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { paramArguments, paramVariables } from '../../../scripts/local/offline-params.ts';
+import { parse } from 'yaml';
+import { paramVariables, templateWithParams } from '../../../scripts/local/offline-params.ts';
 
 const template = readFileSync(new URL('../../../serverless.yml', import.meta.url), 'utf8');
 
@@ -42,23 +43,33 @@ functions:
   });
 });
 
-describe('paramArguments', () => {
+describe('templateWithParams (the private copy of serverless.yml the local stack runs)', () => {
   const mapping = new Map([
     ['INVENTORY_URL', 'inventoryUrl'],
     ['REDIS_URL', 'redisUrl'],
     ['USERS_TABLE', 'usersTable'],
   ]);
+  type Params = Record<string, Record<string, unknown>>;
+  const paramsOf = (text: string): Params => (parse(text, { logLevel: 'silent' }) as { params: Params }).params;
 
-  it('passes each set variable as --param name=value, keeping = inside the value', () => {
-    expect(paramArguments(mapping, { INVENTORY_URL: 'http://127.0.0.1:1/?a=b', USERS_TABLE: 'users-local' })).toEqual([
-      '--param',
-      'inventoryUrl=http://127.0.0.1:1/?a=b',
-      '--param',
-      'usersTable=users-local',
-    ]);
+  it('writes each set variable as its stage parameter, exactly as given, and changes nothing else', () => {
+    const awkward = "redis://:p#a'ss: w\"rd=@127.0.0.1:6379/0?x=1&y= 2";
+    const copy = templateWithParams(template, mapping, { REDIS_URL: awkward, USERS_TABLE: 'users-local' });
+    expect(paramsOf(copy).default).toEqual({ ...paramsOf(template).default, redisUrl: awkward, usersTable: 'users-local' });
+    const { params: _copied, ...restOfCopy } = parse(copy, { logLevel: 'silent' }) as Record<string, unknown>;
+    const { params: _original, ...restOfOriginal } = parse(template, { logLevel: 'silent' }) as Record<string, unknown>;
+    expect(restOfCopy).toEqual(restOfOriginal);
+    // CloudFormation tags stay as written (the deployment's resources are described in the same file).
+    expect(copy.match(/!Ref \w+/g)).toEqual(template.match(/!Ref \w+/g));
+  });
+
+  it('sets the value in every stage block too, so it wins as a command-line --param would', () => {
+    const withStage = `params:\n  default:\n    redisUrl: ''\n  dev:\n    redisUrl: redis://dev-cluster:6379\nprovider:\n  name: aws\n`;
+    const params = paramsOf(templateWithParams(withStage, mapping, { REDIS_URL: 'redis://127.0.0.1:6390' }));
+    expect(params).toEqual({ default: { redisUrl: 'redis://127.0.0.1:6390' }, dev: { redisUrl: 'redis://127.0.0.1:6390' } });
   });
 
   it('leaves out unset and blank variables, so the template default applies', () => {
-    expect(paramArguments(mapping, { REDIS_URL: '  ', INVENTORY_URL: undefined })).toEqual([]);
+    expect(paramsOf(templateWithParams(template, mapping, { REDIS_URL: '  ', INVENTORY_URL: undefined }))).toEqual(paramsOf(template));
   });
 });
