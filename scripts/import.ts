@@ -83,12 +83,19 @@ const OPTIONS = {
 } as const;
 
 /**
- * The first option this CLI does not know, as written. Found by parsing again without strictness
- * (node's own message for it ends in a quote it never closes).
+ * What to say of the first option this CLI does not know, found by parsing again without
+ * strictness (node's own message for it ends in a quote it never closes): the option as typed, an
+ * option it may be a slip for (`--dryrun`), or how to give a path that starts with `-`.
  */
-const unknownOption = (args: string[]): string | undefined => {
+const unknownOptionProblem = (args: string[]): string | undefined => {
   for (const token of parseArgs({ args, allowPositionals: true, strict: false, tokens: true, options: OPTIONS }).tokens) {
-    if (token.kind === 'option' && !Object.hasOwn(OPTIONS, token.name)) return token.rawName;
+    if (token.kind !== 'option' || Object.hasOwn(OPTIONS, token.name)) continue;
+    const typed = args[token.index]!;
+    const squashed = (name: string): string => name.replaceAll('-', '').toLowerCase();
+    const meant = Object.keys(OPTIONS).find((name) => squashed(name) === squashed(token.name));
+    const where = typed === token.rawName ? token.rawName : `${token.rawName} (in "${typed}")`;
+    if (meant !== undefined) return `unknown option ${where}; did you mean --${meant}?`;
+    return typed === token.rawName ? `unknown option ${where} (a path that starts with "-" can be written ./${typed})` : `unknown option ${where}`;
   }
   return undefined;
 };
@@ -98,8 +105,8 @@ const main = async (args: string[]): Promise<void> => {
   try {
     parsed = parseArgs({ args, allowPositionals: true, options: OPTIONS });
   } catch (error) {
-    const unknown = (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownOption(args) : undefined;
-    usageError(unknown === undefined ? (error as Error).message : `unknown option ${unknown} (a path that starts with "-" can be written ./${unknown})`);
+    const unknown = (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownOptionProblem(args) : undefined;
+    usageError(unknown ?? (error as Error).message);
     return;
   }
   const { values, positionals } = parsed;

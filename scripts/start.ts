@@ -81,7 +81,14 @@ for (const line of describeConfigured(process.env, CONFIGURATION_VARIABLES.filte
 
 const env = { ...process.env, ...defaults.env };
 const template = await readFile(join(root, 'serverless.yml'), 'utf8');
-const shadow = (running.shadow = await createShadowService(root, `device-users-offline-${port}`, templateWithParams(template, paramVariables(template), env)));
+let descriptor = template;
+try {
+  descriptor = templateWithParams(template, paramVariables(template), env);
+} catch (error) {
+  process.stderr.write(`start: ${(error as Error).message}\n`);
+  await shutdown('serverless.yml', 1);
+}
+const shadow = (running.shadow = await createShadowService(root, `device-users-offline-${port}`, descriptor));
 const command = offlineCommand({ root, port, env });
 // A signal that came while we were getting ready: start nothing more (the stop under way exits).
 if (stopping) await stopping;

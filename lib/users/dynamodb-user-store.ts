@@ -88,14 +88,23 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
     }
   };
 
-  /** Undoes whatever of `user` may have landed; returns why it could not, if it could not. */
-  const compensate = async (user: User, userItemMayExist: boolean): Promise<unknown> => {
+  /**
+   * Undoes whatever of `user` may have landed: its user item (when its write may have landed), then
+   * its email lock. Returns what a failure left, and why, if it failed.
+   */
+  const compensate = async (user: User, userItemMayExist: boolean): Promise<{ left: string; error: unknown } | undefined> => {
+    if (userItemMayExist) {
+      try {
+        await client.send(new DeleteCommand({ TableName: tableName, Key: { pk: userItemKey(user.id) } }));
+      } catch (error) {
+        return { left: 'its user item (if its write landed) and its email lock', error };
+      }
+    }
     try {
-      if (userItemMayExist) await client.send(new DeleteCommand({ TableName: tableName, Key: { pk: userItemKey(user.id) } }));
       await deleteLock(user);
       return undefined;
     } catch (error) {
-      return error;
+      return { left: 'its email lock', error };
     }
   };
 
@@ -105,8 +114,10 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
    */
   const fail = async (user: User, step: string, cause: unknown, written: { lockLanded: boolean; userItemMayExist: boolean }): Promise<never> => {
     const leftover = await compensate(user, written.userItemMayExist);
-    const left = written.lockLanded ? 'left in place' : 'left in place if its write landed';
-    const note = leftover === undefined ? '' : `; compensation failed, email lock of user ${user.id} ${left} (${describeError(leftover)})`;
+    const note =
+      leftover === undefined
+        ? ''
+        : `; compensation failed, user ${user.id} left ${leftover.left} in place${written.lockLanded ? '' : ' if its write landed'} (${describeError(leftover.error)})`;
     throw new UserStoreError(`${step}${note}`, cause);
   };
 

@@ -49,7 +49,6 @@ const localParams = (env: Env): string[] => ['--param', `devicesRefreshEnabled=$
  * are written into that copy's serverless.yml (offline-params.ts), so none of them is on this command
  * line. Node 24 (this process's own) runs osls.
  */
-
 export const offlineCommand = (options: { root: string; port: number; env: Env }): OfflineCommand => ({
   executable: process.execPath,
   args: [

@@ -1,4 +1,4 @@
-import { isMap, isScalar, parse, parseDocument } from 'yaml';
+import { isMap, isScalar, parse, parseDocument, type YAMLMap } from 'yaml';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -40,13 +40,25 @@ export const paramVariables = (templateText: string): Map<string, string> => {
  */
 export const templateWithParams = (templateText: string, mapping: ReadonlyMap<string, string>, env: Env): string => {
   const document = parseDocument(templateText, { logLevel: 'silent' });
-  const params = document.get('params');
-  const stages = isMap(params) ? params.items.map((item) => (isScalar(item.key) ? String(item.key.value) : String(item.key))) : [];
-  if (!stages.includes('default')) stages.unshift('default');
-  for (const [variable, name] of mapping) {
-    const value = env[variable];
-    if (value === undefined || value.trim() === '') continue;
-    for (const stage of stages) document.setIn(['params', stage, name], value);
+  const set = [...mapping]
+    // osls drops trailing white space from a `--param` value (a deployment's too): so does the copy.
+    .map(([variable, name]) => [name, env[variable]?.trimEnd() ?? ''] as const)
+    .filter(([, value]) => value.trim() !== '');
+  if (set.length === 0) return templateText;
+  // An empty `params:` (or `default:`) is null in YAML: a block is made for it.
+  if (!isMap(document.get('params'))) {
+    if (document.get('params') != null) throw new Error('serverless.yml: `params` is not a block of stage parameters, so the local stack cannot set its values there');
+    document.set('params', document.createNode({}));
+  }
+  const params = document.get('params') as YAMLMap;
+  if (!params.has('default')) params.set('default', document.createNode({}));
+  for (const stage of params.items) {
+    // The stage's own key node is kept (a stage named `1` stays one key, not a second "1").
+    if (stage.value == null || (isScalar(stage.value) && stage.value.value == null)) stage.value = document.createNode({});
+    if (!isMap(stage.value)) {
+      throw new Error(`serverless.yml: params.${String(isScalar(stage.key) ? stage.key.value : stage.key)} is not a block of stage parameters, so the local stack cannot set its values there`);
+    }
+    for (const [name, value] of set) stage.value.set(name, value);
   }
   // CloudFormation tags (!Ref) are kept as written; no line folding.
   return document.toString({ lineWidth: 0, flowCollectionPadding: false });

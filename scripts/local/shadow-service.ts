@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { removeAtExit } from '../../lib/remove-at-exit.ts';
 
 /**
  * serverless-esbuild writes its bundles to `<service dir>/.esbuild` and `osls package` deletes that
@@ -22,19 +23,26 @@ export interface ShadowService {
 /**
  * A private folder (mkdtemp: only its owner may enter) of links to the project, with `descriptor` as
  * its serverless.yml: the template with this stack's parameter values (offline-params.ts), which
- * may hold a credential, so the file is its owner's alone too.
+ * may hold a credential, so the file is its owner's alone too. It goes with `remove()`, or at the
+ * latest when the process exits (a stop forced after its time limit, a crash, a signal while this
+ * is still being made); only SIGKILL leaves it behind.
  */
 export const createShadowService = async (projectRoot: string, label: string, descriptor: string): Promise<ShadowService> => {
   const dir = await mkdtemp(join(tmpdir(), `${label}-`));
-  const remove = () => rm(dir, { recursive: true, force: true });
+  const forget = removeAtExit(dir);
+  const remove = async (): Promise<void> => {
+    await rm(dir, { recursive: true, force: true });
+    forget();
+  };
   try {
-    const entries = await readdir(projectRoot);
-    await Promise.all(
-      entries.filter((name) => !NOT_LINKED.has(name) && name !== DESCRIPTOR).map((name) => symlink(join(projectRoot, name), join(dir, name))),
-    );
+    const entries = (await readdir(projectRoot)).filter((name) => !NOT_LINKED.has(name) && name !== DESCRIPTOR);
+    // All settled before the folder goes, so a failed clean-up cannot hide which link failed.
+    const linked = await Promise.allSettled(entries.map((name) => symlink(join(projectRoot, name), join(dir, name))));
+    const failed = linked.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
     await writeFile(join(dir, DESCRIPTOR), descriptor, { mode: 0o600 });
   } catch (error) {
-    await remove();
+    await remove().catch(() => undefined);
     throw error;
   }
   return { dir, remove };

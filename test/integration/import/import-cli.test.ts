@@ -286,7 +286,12 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(unknown.stderr).toMatch(/^import: unknown option --frobnicate \(a path that starts with "-" can be written \.\/--frobnicate\)\nusage:/);
     const short = await runCli(['-x', join(directory, 'a.csv'), join(directory, 'b.tar')]);
     expect(short.code).toBe(2);
-    expect(short.stderr).toMatch(/^import: unknown option -x \(/);
+    expect(short.stderr).toMatch(/^import: unknown option -x \(a path that starts with "-" can be written \.\/-x\)\n/);
+    const clustered = await runCli(['-hx', join(directory, 'a.csv'), join(directory, 'b.tar')]);
+    expect(clustered.stderr).toMatch(/^import: unknown option -x \(in "-hx"\)\nusage:/);
+    const slip = await runCli(['--dryrun', join(directory, 'a.csv')]);
+    expect(slip.code).toBe(2);
+    expect(slip.stderr).toMatch(/^import: unknown option --dryrun; did you mean --dry-run\?\nusage:/);
     const missingValue = await runCli([join(directory, 'a.csv'), join(directory, 'b.tar'), '--encoding']);
     expect(missingValue.code).toBe(2);
     expect(missingValue.stderr).toMatch(/^import: Option '--encoding <value>' argument missing\nusage:/);

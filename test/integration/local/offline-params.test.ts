@@ -69,6 +69,27 @@ describe('templateWithParams (the private copy of serverless.yml the local stack
     expect(params).toEqual({ default: { redisUrl: 'redis://127.0.0.1:6390' }, dev: { redisUrl: 'redis://127.0.0.1:6390' } });
   });
 
+  it('makes a block where params, default or a stage is empty, keeps a stage key that is no string, and drops trailing white space as osls does', () => {
+    const env = { REDIS_URL: 'redis://127.0.0.1:6390  ' };
+    expect(paramsOf(templateWithParams('service: s\n', mapping, env))).toEqual({ default: { redisUrl: 'redis://127.0.0.1:6390' } });
+    expect(paramsOf(templateWithParams('params:\n', mapping, env))).toEqual({ default: { redisUrl: 'redis://127.0.0.1:6390' } });
+    const copy = templateWithParams('params:\n  default:\n  1:\n    redisUrl: x\n  prod: ~\n', mapping, env);
+    expect(copy.match(/^ {2}1:$/gm)).toHaveLength(1);
+    expect(paramsOf(copy)).toEqual({
+      default: { redisUrl: 'redis://127.0.0.1:6390' },
+      1: { redisUrl: 'redis://127.0.0.1:6390' },
+      prod: { redisUrl: 'redis://127.0.0.1:6390' },
+    });
+  });
+
+  it('refuses, naming the block, a params or stage that is no block of parameters', () => {
+    const env = { REDIS_URL: 'redis://127.0.0.1:6390' };
+    expect(() => templateWithParams('params: ${file(./params.yml)}\n', mapping, env)).toThrow('serverless.yml: `params` is not a block of stage parameters');
+    expect(() => templateWithParams('params:\n  default: &d\n    redisUrl: a\n  prod: *d\n', mapping, env)).toThrow('serverless.yml: params.prod is not a block');
+    // Nothing to set: the template is used as it is.
+    expect(templateWithParams('params: ${file(./params.yml)}\n', mapping, {})).toBe('params: ${file(./params.yml)}\n');
+  });
+
   it('leaves out unset and blank variables, so the template default applies', () => {
     expect(paramsOf(templateWithParams(template, mapping, { REDIS_URL: '  ', INVENTORY_URL: undefined }))).toEqual(paramsOf(template));
   });

@@ -247,11 +247,24 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     const user = newUser('stuck@example.com');
     const failure = await store.insert(user).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(UserStoreError);
-    expect(String((failure as Error).message)).toContain(`compensation failed, email lock of user ${user.id} left in place (`);
+    expect(String((failure as Error).message)).toContain(`compensation failed, user ${user.id} left its user item (if its write landed) and its email lock in place (`);
     const stored = await items();
     expect(stored.map((item) => String(item.pk)).sort()).toEqual(['EMAIL#stuck@example.com', `USER#${user.id}`]);
     proxy.decide(() => 'pass');
     await expect(store.insert(newUser('STUCK@example.com'))).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it('says the lock alone is left when the user item went but the lock could not', async () => {
+    proxy.decide((call) => {
+      if (call.operation === 'PutItem' && call.body.includes('"USER#')) return 'fail';
+      return call.operation === 'DeleteItem' && call.body.includes('"EMAIL#') ? 'fail' : 'pass';
+    });
+    const user = newUser('lockonly@example.com');
+    const failure = await store.insert(user).catch((error: unknown) => error);
+    expect(String((failure as Error).message)).toMatch(
+      new RegExp(`^User storage failed: write user item; compensation failed, user ${user.id} left its email lock in place \\(`),
+    );
+    expect((await items()).map((item) => String(item.pk))).toEqual(['EMAIL#lockonly@example.com']);
   });
 
   it('cleans up a lock whose write landed although the call failed', async () => {
@@ -280,7 +293,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     const failure = await store.insert(user).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(UserStoreError);
     expect(String((failure as Error).message)).toMatch(
-      new RegExp(`^User storage failed: write email lock; compensation failed, email lock of user ${user.id} left in place if its write landed \\(`),
+      new RegExp(`^User storage failed: write email lock; compensation failed, user ${user.id} left its email lock in place if its write landed \\(`),
     );
     expect(await items()).toEqual([]);
   });
