@@ -1,5 +1,5 @@
 import { JobError } from '../errors.ts';
-import { parseLocation, type Location } from '../storage/location.ts';
+import { parseLocation, quoteLocation, type Location } from '../storage/location.ts';
 import { ImportCancelledError } from './import-job.ts';
 import { resolveEncoding } from './source-encoding.ts';
 
@@ -15,6 +15,11 @@ const s3Location = (event: Record<string, unknown>, field: 'source' | 'destinati
   const value = event[field];
   if (typeof value !== 'string' || value.trim() === '') {
     throw new InvalidImportEventError(`Invalid import event: "${field}" must be an s3://bucket/key string`);
+  }
+  // Only s3:// here: another scheme or a path is refused as such, before the location's own rules
+  // (which speak of file paths, the command line's other kind).
+  if (!/^s3:/i.test(value.trimStart())) {
+    throw new InvalidImportEventError(`Invalid import event: "${field}" must be an s3://bucket/key URL, got ${quoteLocation(value)}`);
   }
   let location: Location;
   try {

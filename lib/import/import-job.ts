@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { asError, JobError } from '../errors.ts';
-import { formatLocation, LocationError, sameLocation, type Location } from '../storage/location.ts';
-import type { OpenSink, OpenSource, Sink } from '../storage/storage.ts';
+import { formatLocation, LocationError, type Location } from '../storage/location.ts';
+import type { OpenSink, OpenSource, PlaceOf, Sink } from '../storage/storage.ts';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from './import-pipeline.ts';
 import type { DestinationUsers } from './resolve-users.ts';
 import { checkSpillSpace, makeSpillWatch, type SpillWatch } from './spill-space.ts';
@@ -11,6 +11,8 @@ export type { DestinationUsers } from './resolve-users.ts';
 export interface ImportJobDeps {
   openSource: OpenSource;
   openSink: OpenSink;
+  /** Where a location really is (a file through its links); absent: as written. */
+  placeOf?: PlaceOf | undefined;
   /** Absent: user resolution is disabled (no destination listing configured); the summary says so. */
   fetchDestinationUsers?: ((signal: AbortSignal | undefined) => Promise<DestinationUsers>) | undefined;
   /** Where the pipeline spills to disk (`/tmp` in Lambda). */
@@ -44,13 +46,23 @@ export type ImportJob = (request: ImportRequest) => Promise<ImportSummary>;
 /** The run was stopped from outside (Ctrl-C, the Lambda deadline) and cleaned up. */
 export class ImportCancelledError extends JobError {}
 
-/** Source, destination and rejects must be three different places. */
-const checkDistinct = (locations: readonly (Location | undefined)[]): void => {
+/**
+ * Source, destination and rejects must be three different places, also in a dry run (which opens no
+ * destination, but is the check of a real run). Compared where they really are: a destination that
+ * is the source's target through a symbolic link would replace the source's file.
+ */
+const checkDistinct = async (locations: readonly (Location | undefined)[], placeOf: PlaceOf): Promise<void> => {
   const given = locations.filter((location): location is Location => location !== undefined);
+  const places = await Promise.all(given.map((location) => placeOf(location)));
   for (const [index, location] of given.entries()) {
-    if (given.slice(index + 1).some((other) => sameLocation(location, other))) {
-      throw new LocationError(`Source, destination and rejects must differ (${formatLocation(location)} is given twice)`);
-    }
+    const twin = given.findIndex((other, at) => at > index && places[at] === places[index]);
+    if (twin === -1) continue;
+    const [first, second] = [formatLocation(location), formatLocation(given[twin]!)];
+    throw new LocationError(
+      first === second
+        ? `Source, destination and rejects must differ (${first} is given twice)`
+        : `Source, destination and rejects must differ (${first} and ${second} are the same file, ${places[index]})`,
+    );
   }
 };
 
@@ -83,7 +95,7 @@ export const makeImportJob =
   (deps: ImportJobDeps): ImportJob =>
   async ({ source, destination, rejects, dryRun = false, singleThread = false, readThreads, onProgress, signal, encoding }) => {
     if (!dryRun && destination === undefined) throw new LocationError('A destination is required (except for a dry run)');
-    checkDistinct([source, dryRun ? undefined : destination, rejects]);
+    await checkDistinct([source, destination, rejects], deps.placeOf ?? (async (location) => formatLocation(location)));
     signal?.throwIfAborted();
     const destinationUsers = deps.fetchDestinationUsers ? await deps.fetchDestinationUsers(signal) : undefined;
     signal?.throwIfAborted();

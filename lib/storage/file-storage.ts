@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { constants, createReadStream, open as openCallback } from 'node:fs';
-import { open, rename, rm, stat } from 'node:fs/promises';
+import { open, realpath, rename, rm, stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
@@ -39,6 +39,22 @@ export const openFileSource = async (path: string): Promise<Source> => {
   // Until a writer has come, the pipe reports nothing to read (no end either): the socket waits.
   if (kind.isFIFO()) return { stream: new Socket({ fd, readable: true, writable: false }), bytes: undefined };
   return { stream: createReadStream(path, { fd, highWaterMark: READ_CHUNK_BYTES }), bytes: kind.size };
+};
+
+/**
+ * The file a path names once symbolic links are followed (for a file that does not exist yet, its
+ * folder's real path and its name), so that two spellings of one file, a link and its target
+ * included, compare equal. A path that cannot be resolved stays as given.
+ */
+export const realFilePath = async (path: string): Promise<string> => {
+  try {
+    return await realpath(path);
+  } catch {
+    return realpath(dirname(path)).then(
+      (folder) => join(folder, basename(path)),
+      () => path,
+    );
+  }
 };
 
 /**

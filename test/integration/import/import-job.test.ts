@@ -1,5 +1,5 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, realpath, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
@@ -210,6 +210,27 @@ describe('import job', () => {
 
   it('refuses to overwrite its own source', async () => {
     await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(/Source, destination and rejects must differ \(s3:\/\/job-test\/same.csv is given twice\)/);
+  });
+
+  it('refuses a destination that is the file of the source through a symbolic link, and leaves the source as it was', async () => {
+    const original = join(directory, 'export.csv');
+    const link = join(directory, 'export-link.csv');
+    await writeFile(original, chatCsv([chatRow(0)]));
+    await symlink(original, link);
+    const error = await failureOf(jobOn(real)({ source: parseLocation(link), destination: parseLocation(original) }));
+    expect(error).toBeInstanceOf(LocationError);
+    expect(error?.message).toBe(`Source, destination and rejects must differ (${link} and ${original} are the same file, ${await realpath(original)})`);
+    expect(await readFile(original, 'utf8')).toBe(chatCsv([chatRow(0)]));
+    // The rejects file through a link to the folder is the same place too.
+    await symlink(directory, join(directory, 'again'));
+    await expect(jobOn(real)({ source: parseLocation(original), destination: parseLocation(join(directory, 'out.tar')), rejects: parseLocation(join(directory, 'again', 'out.tar')) })).rejects.toThrow(
+      /are the same file/,
+    );
+  });
+
+  it('refuses in a dry run too a destination that is the source (the dry run checks the real run it stands for)', async () => {
+    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv'), dryRun: true })).rejects.toThrow(/must differ \(s3:\/\/job-test\/same.csv is given twice\)/);
+    expect(sent).toEqual([]);
   });
 
   it('stops mid-upload when the signal fires, aborting the multipart upload and leaving no object', async () => {

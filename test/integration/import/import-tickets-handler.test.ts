@@ -146,6 +146,9 @@ describe('importTickets handler', () => {
     ['no destination', { source: `s3://${BUCKET}/input/chat.csv` }, /"destination" must be an s3:\/\/bucket\/key string/],
     ['an empty source (an unset schedule parameter)', { source: '', destination: `s3://${BUCKET}/x.tar` }, /"source" must be/],
     ['a malformed bucket', { source: 's3://Bad_Bucket/in.csv', destination: `s3://${BUCKET}/x.tar` }, /does not name a valid S3 bucket/],
+    ['an http URL', { source: 'http://127.0.0.1/x.csv', destination: `s3://${BUCKET}/x.tar` }, /^Invalid import event: "source" must be an s3:\/\/bucket\/key URL, got "http:\/\/127\.0\.0\.1\/x\.csv"$/],
+    ['a key with a trailing space', { source: `s3://${BUCKET}/input/chat.csv `, destination: `s3://${BUCKET}/x.tar` }, /"source": ".*chat\.csv " starts or ends with white space/],
+    ['a key longer than S3 allows', { source: `s3://${BUCKET}/${'k'.repeat(1025)}`, destination: `s3://${BUCKET}/x.tar` }, /has an object key of 1025 bytes; S3 allows at most 1024$/],
     ['not an object', 'import please', /expected \{"source"/],
   ])('rejects an event with %s', async (_label, event, message) => {
     const error = await failureOf(handler(event, lambdaContext()));
