@@ -8,6 +8,8 @@ import { parseUsersPage, type UsersPage } from './users-page.ts';
 
 /** The listing's fixed page size. */
 const PAGE_SIZE = 100;
+/** How often a listing that changed while it was read is read again before the run gives up. */
+const LISTING_REREADS = 2;
 
 export interface FetchDestinationUsersOptions {
   baseUrl: string;
@@ -184,17 +186,25 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
     rateLimitWaitedMs: 0,
   };
   const pageUrl = (page: number) => `${baseUrl}/api/v1/users.json?page=${page}`;
-  const first = await fetchPage(pageUrl(1), settings);
-  let rest: UsersPage[];
-  if (first.count === undefined) {
-    rest = await followNextPages(first, baseUrl, maxPages, settings);
-  } else {
+  /** Every page once, or how the listing changed when a page's `count` differs from page 1's. */
+  const readListing = async (): Promise<{ pages: UsersPage[] } | { changed: string }> => {
+    const first = await fetchPage(pageUrl(1), settings);
+    if (first.count === undefined) return { pages: [first, ...(await followNextPages(first, baseUrl, maxPages, settings))] };
     const lastPage = Math.max(1, Math.ceil(first.count / PAGE_SIZE));
     if (lastPage > maxPages) throw new TicketingListingError(`User listing claims ${first.count} users, more than ${maxPages} pages`);
-    rest = lastPage === 1 ? [] : await fetchPagesConcurrently(pageUrl, 2, lastPage, options.concurrency ?? 4, settings);
+    const rest = lastPage === 1 ? [] : await fetchPagesConcurrently(pageUrl, 2, lastPage, options.concurrency ?? 4, settings);
+    const moved = rest.find((page) => page.count !== first.count);
+    return moved === undefined ? { pages: [first, ...rest] } : { changed: `from ${first.count} to ${String(moved.count)} users` };
+  };
+  // Numbered pages shift when a user is added or removed during the read, and a user could then fall
+  // between two pages: such a read is thrown away and the listing read again, a bounded number of times.
+  let read = await readListing();
+  for (let again = 1; 'changed' in read && again <= LISTING_REREADS; again += 1) read = await readListing();
+  if ('changed' in read) {
+    throw new TicketingListingError(`User listing kept changing while it was read (${LISTING_REREADS + 1} reads; the last went ${read.changed}); run the import again when it is quiet`);
   }
   const users: DestinationUsers = new Map();
-  for (const page of [first, ...rest]) {
+  for (const page of read.pages) {
     for (const user of page.users) {
       const email = user.email?.trim();
       const key = email ? emailKey(email) : undefined;

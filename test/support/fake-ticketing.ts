@@ -30,6 +30,11 @@ export interface FakeTicketingOptions {
   omitCount?: boolean;
   /** Base URL written into `next_page` links (default: this server). */
   nextPageBase?: string;
+  /**
+   * Called after each page is served, with the live user list, which it may change (a user deleted
+   * or added at the destination while a client reads the listing shifts every later page).
+   */
+  afterPage?: (page: number, users: FakeTicketingUser[]) => void;
 }
 
 export interface FakeTicketing {
@@ -59,7 +64,7 @@ const userJson = (user: FakeTicketingUser): string =>
   `{"id":${user.id},"name":${JSON.stringify(user.name)},"email":${JSON.stringify(user.email)},"role":"end-user"}`;
 
 export const startFakeTicketing = async (options: FakeTicketingOptions = {}): Promise<FakeTicketing> => {
-  const users = options.users ?? [];
+  const users = [...(options.users ?? [])];
   const username = options.username ?? DEMO_TICKETING_CREDENTIALS.username;
   const password = options.password ?? DEMO_TICKETING_CREDENTIALS.password;
   const pageSize = options.pageSize ?? 100;
@@ -118,6 +123,7 @@ export const startFakeTicketing = async (options: FakeTicketingOptions = {}): Pr
     const nextPage = last ? 'null' : JSON.stringify(`${options.nextPageBase ?? baseUrl}/api/v1/users.json?page=${page + 1}`);
     const count = options.omitCount ? '' : `,"count":${users.length}`;
     send(response, 200, `{"users":[${slice.map(userJson).join(',')}],"next_page":${nextPage},"previous_page":null${count}}`);
+    options.afterPage?.(page, users);
   };
 
   const server = createServer((request, response) => {

@@ -74,6 +74,39 @@ describe('fetchDestinationUsers', () => {
     expect(server.maxConcurrent()).toBeLessThanOrEqual(3);
   });
 
+  it('reads the listing again when a user is removed while it is read, so nobody falls between two pages', async () => {
+    const everyone = generateTicketingUsers(250);
+    let removed = false;
+    const server = await start({
+      users: everyone,
+      // Agent 0 leaves right after page 1 went out: Agent 100 moves up to page 1, already read.
+      afterPage: (page, users) => {
+        if (page === 1 && !removed) {
+          removed = true;
+          users.shift();
+        }
+      },
+    });
+    const users = await fetchFrom(server);
+    expect(users.size).toBe(249);
+    expect(users.get('agent.100@example.com')).toBe(everyone[100]!.id);
+    expect(users.has('agent.0@example.com')).toBe(false);
+    expect(server.requests.filter((page) => page === 1)).toHaveLength(2);
+  });
+
+  it('fails, saying so, when the listing keeps changing through every read', async () => {
+    let next = 10_000;
+    const server = await start({
+      users: generateTicketingUsers(250),
+      afterPage: (page, users) => {
+        if (page === 1) users.push({ id: String((next += 1)), email: `new.${next}@example.com`, name: 'New' });
+      },
+    });
+    const error = await failure(fetchFrom(server));
+    expect(error.message).toBe('User listing kept changing while it was read (3 reads; the last went from 252 to 253 users); run the import again when it is quiet');
+    expect(server.requests.filter((page) => page === 1)).toHaveLength(3);
+  });
+
   it('follows next_page until null when the listing gives no count', async () => {
     const server = await start({ users: generateTicketingUsers(230), omitCount: true });
     const map = await fetchFrom(server);
