@@ -13,5 +13,7 @@ export const handler = makeHttpHandler<Credentials>({
   handle: async ({ body }) => ({
     status: 200,
     body: { client_id: body.client_id, client_secret: body.client_secret },
+    // The body holds a secret: no cache along the way may keep it.
+    headers: { 'Cache-Control': 'no-store' },
   }),
 });

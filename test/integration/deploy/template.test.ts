@@ -157,8 +157,16 @@ describe('osls package: the CloudFormation template', () => {
         expect(groups.map(([id]) => id).sort()).toEqual([...FUNCTION_NAMES.map((name) => `${FUNCTIONS[name].logicalId}LogGroup`), 'HttpApiLogGroup'].sort());
         for (const [id, group] of groups) expect(group.Properties?.RetentionInDays, id).toBe(days);
       }
-      const stage = full.template.Resources.HttpApiStage?.Properties as { AccessLogSettings?: { DestinationArn: CfnValue } } | undefined;
+      const stage = full.template.Resources.HttpApiStage?.Properties as { AccessLogSettings?: { DestinationArn: CfnValue; Format: string } } | undefined;
       expect(refText(stage?.AccessLogSettings?.DestinationArn)).toBe('HttpApiLogGroup.Arn');
+      // One JSON object a line, saying also why API Gateway itself refused a request (the authorizer's reason).
+      expect(JSON.parse(stage!.AccessLogSettings!.Format)).toMatchObject({
+        status: '$context.status',
+        routeKey: '$context.routeKey',
+        error: '$context.error.message',
+        authorizerError: '$context.authorizer.error',
+        integrationError: '$context.integrationErrorMessage',
+      });
     });
   });
 

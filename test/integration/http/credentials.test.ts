@@ -21,6 +21,8 @@ describe('POST /credentials', () => {
     const result = await handler(await loadEvent('credentials/success.json'), lambdaContext());
     expect(result.statusCode).toBe(200);
     expect(JSON.parse(result.body!)).toEqual({ client_id: 'demo-client', client_secret: 'demo-secret-value' });
+    // The body holds a secret: no cache may keep it.
+    expect(result.headers?.['Cache-Control']).toBe('no-store');
   });
 
   it.each([
