@@ -21,14 +21,11 @@ const s3Location = (event: Record<string, unknown>, field: 'source' | 'destinati
   if (!/^s3:/i.test(value.trimStart())) {
     throw new InvalidImportEventError(`Invalid import event: "${field}" must be an s3://bucket/key URL, got ${quoteLocation(value)}`);
   }
-  let location: Location;
   try {
-    location = parseLocation(value);
+    return parseLocation(value);
   } catch (error) {
     throw new InvalidImportEventError(`Invalid import event: "${field}": ${(error as Error).message}`);
   }
-  if (location.kind !== 's3') throw new InvalidImportEventError(`Invalid import event: "${field}" must be an s3://bucket/key URL, got "${value}"`);
-  return location;
 };
 
 /** The optional `"encoding"`: a WHATWG label, as its canonical name. */

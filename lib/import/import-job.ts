@@ -48,8 +48,8 @@ export class ImportCancelledError extends JobError {}
 
 /**
  * Source, destination and rejects must be three different places, also in a dry run (which opens no
- * destination, but is the check of a real run). Compared where they really are: a destination that
- * is the source's target through a symbolic link would replace the source's file.
+ * destination, but is the check of a real run). Compared where they really are (PlaceOf): a
+ * destination that reaches the source's file under another name would replace it.
  */
 const checkDistinct = async (locations: readonly (Location | undefined)[], placeOf: PlaceOf): Promise<void> => {
   const given = locations.filter((location): location is Location => location !== undefined);
@@ -61,7 +61,7 @@ const checkDistinct = async (locations: readonly (Location | undefined)[], place
     throw new LocationError(
       first === second
         ? `Source, destination and rejects must differ (${first} is given twice)`
-        : `Source, destination and rejects must differ (${first} and ${second} are the same file, ${places[index]})`,
+        : `Source, destination and rejects must differ (${first} and ${second} are the same file)`,
     );
   }
 };

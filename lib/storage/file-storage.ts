@@ -41,20 +41,22 @@ export const openFileSource = async (path: string): Promise<Source> => {
   return { stream: createReadStream(path, { fd, highWaterMark: READ_CHUNK_BYTES }), bytes: kind.size };
 };
 
+/** A path whose file does not exist yet: its folder's real path (symbolic links followed) and its name. */
+const realFolderPath = async (path: string): Promise<string> =>
+  realpath(dirname(path)).then(
+    (folder) => join(folder, basename(path)),
+    () => path,
+  );
+
 /**
- * The file a path names once symbolic links are followed (for a file that does not exist yet, its
- * folder's real path and its name), so that two spellings of one file, a link and its target
- * included, compare equal. A path that cannot be resolved stays as given.
+ * Where a file is, so that two names of one file compare equal: an existing file is its device and
+ * inode (whatever name reaches it: a symbolic link, a hard link, another letter case on a file
+ * system that ignores case, a bind mount); a file yet to be written is its folder's real path and
+ * its name.
  */
-export const realFilePath = async (path: string): Promise<string> => {
-  try {
-    return await realpath(path);
-  } catch {
-    return realpath(dirname(path)).then(
-      (folder) => join(folder, basename(path)),
-      () => path,
-    );
-  }
+export const filePlace = async (path: string): Promise<string> => {
+  const found = await stat(path).catch(() => undefined);
+  return found === undefined ? `path ${await realFolderPath(path)}` : `file ${found.dev}:${found.ino}`;
 };
 
 /**

@@ -16,7 +16,11 @@ const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 const MAX_KEY_BYTES = 1024;
 
 /** A location as an error quotes it: a very long one shortened, so the message stays one readable line. */
-export const quoteLocation = (text: string): string => JSON.stringify(text.length > 120 ? `${text.slice(0, 100)}…` : text);
+export const quoteLocation = (text: string): string => {
+  // By code point, so no character is cut in half; both ends kept, where a stray space would be.
+  const characters = [...text];
+  return JSON.stringify(characters.length > 120 ? `${characters.slice(0, 80).join('')}…${characters.slice(-30).join('')}` : text);
+};
 
 const parseS3 = (text: string): Location => {
   const rest = text.slice('s3://'.length);
@@ -39,7 +43,7 @@ const parseS3 = (text: string): Location => {
 export const parseLocation = (text: string): Location => {
   if (text.trim() === '') throw new LocationError('A location is empty (expected a file path or s3://bucket/key)');
   if (text !== text.trim()) {
-    throw new LocationError(`${quoteLocation(text)} starts or ends with white space: a location is taken as written (a key or file name may hold such spaces), so remove it`);
+    throw new LocationError(`${quoteLocation(text)} starts or ends with white space, which a location may not have (trimmed, it would name another object or file)`);
   }
   const scheme = SCHEME.exec(text)?.[1]?.toLowerCase();
   if (scheme === 's3') {

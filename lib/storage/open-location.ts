@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { openFileSink, openFileSource, realFilePath } from './file-storage.ts';
+import { filePlace, openFileSink, openFileSource } from './file-storage.ts';
 import { formatLocation } from './location.ts';
 import type { S3SinkOptions } from './s3-storage.ts';
 import type { OpenSink, OpenSource, PlaceOf } from './storage.ts';
@@ -13,7 +13,7 @@ export const makeLocationOpeners = (deps: {
   s3: () => S3Client | Promise<S3Client>;
   s3Sink?: S3SinkOptions;
 }): { openSource: OpenSource; openSink: OpenSink; placeOf: PlaceOf } => ({
-  placeOf: async (location) => (location.kind === 'file' ? realFilePath(location.path) : formatLocation(location)),
+  placeOf: async (location) => (location.kind === 'file' ? filePlace(location.path) : formatLocation(location)),
   openSource: async (location, signal) => {
     if (location.kind === 'file') return openFileSource(location.path);
     const { openS3Source } = await import('./s3-storage.ts');

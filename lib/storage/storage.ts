@@ -30,8 +30,8 @@ export type OpenSource = (location: Location, signal?: AbortSignal) => Promise<S
 export type OpenSink = (location: Location, contentType: string, signal?: AbortSignal) => Promise<Sink>;
 
 /**
- * Where a location really is, as text: two locations with the same place are one (a file reached
- * through a symbolic link is its target's place). Never fails: what cannot be resolved is its own place.
+ * Where a location really is, as text: two locations with the same place are one (a file under any
+ * of its names is one place). Never fails: what cannot be resolved is its own place.
  */
 export type PlaceOf = (location: Location) => Promise<string>;
 

@@ -61,8 +61,11 @@ interface Settings {
   maxRateLimitWaitMs: number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   signal: AbortSignal;
-  /** Shared by every page: the 429 budget is per job. */
-  rateLimitWaitedMs: number;
+  /**
+   * How long 429s have been waited for, shared by every page of every read of the listing (the 429
+   * budget is per job): one object, so copies of these settings (a read's own abort signal) add to it.
+   */
+  rateLimitWaited: { ms: number };
 }
 
 const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> => {
@@ -104,14 +107,14 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
       const retryAfter = retryAfterMs(response.headers.get('retry-after'));
       const wait = retryAfter ?? backoffDelayMs(settings.backoff, rateLimited);
       // The budget is shared by every page of this listing read (see maxRateLimitWaitMs).
-      const remaining = settings.maxRateLimitWaitMs - settings.rateLimitWaitedMs;
+      const remaining = settings.maxRateLimitWaitMs - settings.rateLimitWaited.ms;
       if (wait > remaining) {
         const asked = retryAfter === undefined ? `the next ${formatWait(wait)} backoff` : `Retry-After ${formatWait(wait)}`;
         throw new TicketingListingError(
           `User listing ${shown} is rate limited (HTTP 429): ${asked} exceeds the remaining ${formatWait(remaining)} of the ${formatWait(settings.maxRateLimitWaitMs)} wait budget`,
         );
       }
-      settings.rateLimitWaitedMs += wait;
+      settings.rateLimitWaited.ms += wait;
       await settings.sleep(wait, settings.signal);
       continue;
     }
@@ -183,25 +186,26 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
     maxRateLimitWaitMs: options.maxRateLimitWaitMs ?? 120_000,
     sleep: options.sleep ?? defaultSleep,
     signal: options.signal ?? new AbortController().signal,
-    rateLimitWaitedMs: 0,
+    rateLimitWaited: { ms: 0 },
   };
   const pageUrl = (page: number) => `${baseUrl}/api/v1/users.json?page=${page}`;
-  /** Every page once, or how the listing changed when a page's `count` differs from page 1's. */
-  const readListing = async (): Promise<{ pages: UsersPage[] } | { changed: string }> => {
+  /** Every page once, or how the listing shrank when a later page's `count` is below page 1's. */
+  const readListing = async (): Promise<{ pages: UsersPage[] } | { shrank: string }> => {
     const first = await fetchPage(pageUrl(1), settings);
     if (first.count === undefined) return { pages: [first, ...(await followNextPages(first, baseUrl, maxPages, settings))] };
     const lastPage = Math.max(1, Math.ceil(first.count / PAGE_SIZE));
     if (lastPage > maxPages) throw new TicketingListingError(`User listing claims ${first.count} users, more than ${maxPages} pages`);
     const rest = lastPage === 1 ? [] : await fetchPagesConcurrently(pageUrl, 2, lastPage, options.concurrency ?? 4, settings);
-    const moved = rest.find((page) => page.count !== first.count);
-    return moved === undefined ? { pages: [first, ...rest] } : { changed: `from ${first.count} to ${String(moved.count)} users` };
+    const shrunk = rest.find((page) => page.count !== undefined && page.count < first.count!);
+    return shrunk === undefined ? { pages: [first, ...rest] } : { shrank: `from ${first.count} to ${String(shrunk.count)} users` };
   };
-  // Numbered pages shift when a user is added or removed during the read, and a user could then fall
-  // between two pages: such a read is thrown away and the listing read again, a bounded number of times.
+  // A user removed during the read moves every later user one place up, so one could fall between
+  // two pages already read; such a read is thrown away and the listing read again, a bounded number
+  // of times. (A user added only repeats one on the next page, and the first entry of an id wins.)
   let read = await readListing();
-  for (let again = 1; 'changed' in read && again <= LISTING_REREADS; again += 1) read = await readListing();
-  if ('changed' in read) {
-    throw new TicketingListingError(`User listing kept changing while it was read (${LISTING_REREADS + 1} reads; the last went ${read.changed}); run the import again when it is quiet`);
+  for (let again = 1; 'shrank' in read && again <= LISTING_REREADS; again += 1) read = await readListing();
+  if ('shrank' in read) {
+    throw new TicketingListingError(`User listing kept losing users while it was read (${LISTING_REREADS + 1} reads; the last went ${read.shrank}); run the import again when it is quiet`);
   }
   const users: DestinationUsers = new Map();
   for (const page of read.pages) {

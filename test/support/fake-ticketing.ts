@@ -28,6 +28,8 @@ export interface FakeTicketingOptions {
   pageSize?: number;
   /** Leave `count` out of every page so clients must follow `next_page`. */
   omitCount?: boolean;
+  /** State `count` on page 1 only (some listings do). */
+  countOnFirstPageOnly?: boolean;
   /** Base URL written into `next_page` links (default: this server). */
   nextPageBase?: string;
   /**
@@ -121,7 +123,7 @@ export const startFakeTicketing = async (options: FakeTicketingOptions = {}): Pr
     const slice = users.slice((page - 1) * pageSize, page * pageSize);
     const last = page * pageSize >= users.length;
     const nextPage = last ? 'null' : JSON.stringify(`${options.nextPageBase ?? baseUrl}/api/v1/users.json?page=${page + 1}`);
-    const count = options.omitCount ? '' : `,"count":${users.length}`;
+    const count = options.omitCount || (options.countOnFirstPageOnly && page > 1) ? '' : `,"count":${users.length}`;
     send(response, 200, `{"users":[${slice.map(userJson).join(',')}],"next_page":${nextPage},"previous_page":null${count}}`);
     options.afterPage?.(page, users);
   };

@@ -94,17 +94,58 @@ describe('fetchDestinationUsers', () => {
     expect(server.requests.filter((page) => page === 1)).toHaveLength(2);
   });
 
-  it('fails, saying so, when the listing keeps changing through every read', async () => {
+  it('fails, saying so, when users keep being removed through every read', async () => {
+    const server = await start({
+      users: generateTicketingUsers(250),
+      afterPage: (page, users) => {
+        if (page === 1) users.shift();
+      },
+    });
+    const error = await failure(fetchFrom(server));
+    expect(error.message).toBe('User listing kept losing users while it was read (3 reads; the last went from 248 to 247 users); run the import again when it is quiet');
+    expect(server.requests.filter((page) => page === 1)).toHaveLength(3);
+  });
+
+  it('keeps a read during which users were only added (nobody is skipped; a repeated entry keeps its first id)', async () => {
     let next = 10_000;
     const server = await start({
       users: generateTicketingUsers(250),
       afterPage: (page, users) => {
-        if (page === 1) users.push({ id: String((next += 1)), email: `new.${next}@example.com`, name: 'New' });
+        // One added at the front: every later user moves one place down, the last of page 1 repeats on page 2.
+        if (page === 1) users.unshift({ id: String((next += 1)), email: `new.${next}@example.com`, name: 'New' });
       },
     });
-    const error = await failure(fetchFrom(server));
-    expect(error.message).toBe('User listing kept changing while it was read (3 reads; the last went from 252 to 253 users); run the import again when it is quiet');
+    const users = await fetchFrom(server);
+    expect(users.size).toBe(250);
+    expect(server.requests.filter((page) => page === 1)).toHaveLength(1);
+  });
+
+  it('shares one 429 wait budget across the reads of a listing that changed', async () => {
+    const recorder = recordingSleep();
+    let removed = 0;
+    const server: FakeTicketing = await start({
+      users: generateTicketingUsers(250),
+      afterPage: (page, users) => {
+        if (page !== 1) return;
+        // In each read, page 2 asks for a 1 s wait once: 3 s over three reads, against a 2.5 s budget.
+        server.failNext(2, { kind: 'status', status: 429, retryAfter: '1' });
+        if (removed < 2) {
+          removed += 1;
+          users.shift();
+        }
+      },
+    });
+    const error = await failure(fetchFrom(server, { sleep: recorder.sleep, maxRateLimitWaitMs: 2_500 }));
+    expect(error.message).toMatch(/rate limited \(HTTP 429\): Retry-After 1 s exceeds the remaining 500 ms of the 2500 ms wait budget/);
+    expect(recorder.waits).toEqual([1_000, 1_000]);
+    // The third read's wait is the one refused: the first two reads' waits counted against it.
     expect(server.requests.filter((page) => page === 1)).toHaveLength(3);
+  });
+
+  it('keeps a listing that states count on page 1 only', async () => {
+    const server = await start({ users: generateTicketingUsers(250), countOnFirstPageOnly: true });
+    const users = await fetchFrom(server);
+    expect(users.size).toBe(250);
   });
 
   it('follows next_page until null when the listing gives no count', async () => {
