@@ -160,10 +160,13 @@ describe('osls package: the CloudFormation template', () => {
       const stage = full.template.Resources.HttpApiStage?.Properties as { AccessLogSettings?: { DestinationArn: CfnValue; Format: string } } | undefined;
       expect(refText(stage?.AccessLogSettings?.DestinationArn)).toBe('HttpApiLogGroup.Arn');
       // One JSON object a line, saying also why API Gateway itself refused a request (the authorizer's reason).
-      expect(JSON.parse(stage!.AccessLogSettings!.Format)).toMatchObject({
+      // The error message comes already quoted (`messageString`), so the line stays JSON whatever it holds.
+      const format = stage!.AccessLogSettings!.Format;
+      expect(format).toContain('"error":$context.error.messageString,');
+      expect(JSON.parse(format.replace('$context.error.messageString', '"quoted by API Gateway"'))).toMatchObject({
         status: '$context.status',
         routeKey: '$context.routeKey',
-        error: '$context.error.message',
+        error: 'quoted by API Gateway',
         authorizerError: '$context.authorizer.error',
         integrationError: '$context.integrationErrorMessage',
       });
