@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateChatCsv } from '../demo/chat-export.ts';
+import { collectGarbage } from '../test/support/retained-heap.ts';
 import { buildDedupeKeys, type KeyCounts } from './import/dedupe-keys.ts';
 
 /**
@@ -152,8 +151,7 @@ const measureSpill = async (rows: number, npm: { env: NodeJS.ProcessEnv; nodeArg
 
 /** Heap and array buffers in use after a full collection. */
 const liveBytes = (): number => {
-  setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
+  collectGarbage()();
   const { heapUsed, arrayBuffers } = process.memoryUsage();
   return heapUsed + arrayBuffers;
 };

@@ -106,7 +106,7 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
       }
       const retryAfter = retryAfterMs(response.headers.get('retry-after'));
       const wait = retryAfter ?? backoffDelayMs(settings.backoff, rateLimited);
-      // The budget is shared by every page of this listing read (see maxRateLimitWaitMs).
+      // The budget is shared by every page of every read of this listing (see maxRateLimitWaitMs).
       const remaining = settings.maxRateLimitWaitMs - settings.rateLimitWaited.ms;
       if (wait > remaining) {
         const asked = retryAfter === undefined ? `the next ${formatWait(wait)} backoff` : `Retry-After ${formatWait(wait)}`;
@@ -192,16 +192,17 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
   /** Every page once, or how the listing shrank when a later page's `count` is below page 1's. */
   const readListing = async (): Promise<{ pages: UsersPage[] } | { shrank: string }> => {
     const first = await fetchPage(pageUrl(1), settings);
-    if (first.count === undefined) return { pages: [first, ...(await followNextPages(first, baseUrl, maxPages, settings))] };
-    const lastPage = Math.max(1, Math.ceil(first.count / PAGE_SIZE));
-    if (lastPage > maxPages) throw new TicketingListingError(`User listing claims ${first.count} users, more than ${maxPages} pages`);
+    const { count } = first;
+    if (count === undefined) return { pages: [first, ...(await followNextPages(first, baseUrl, maxPages, settings))] };
+    const lastPage = Math.max(1, Math.ceil(count / PAGE_SIZE));
+    if (lastPage > maxPages) throw new TicketingListingError(`User listing claims ${count} users, more than ${maxPages} pages`);
     const rest = lastPage === 1 ? [] : await fetchPagesConcurrently(pageUrl, 2, lastPage, options.concurrency ?? 4, settings);
-    const shrunk = rest.find((page) => page.count !== undefined && page.count < first.count!);
-    return shrunk === undefined ? { pages: [first, ...rest] } : { shrank: `from ${first.count} to ${String(shrunk.count)} users` };
+    const shrunk = rest.find((page) => page.count !== undefined && page.count < count);
+    return shrunk === undefined ? { pages: [first, ...rest] } : { shrank: `from ${count} to ${String(shrunk.count)} users` };
   };
   // A user removed during the read moves every later user one place up, so one could fall between
   // two pages already read; such a read is thrown away and the listing read again, a bounded number
-  // of times. (A user added only repeats one on the next page, and the first entry of an id wins.)
+  // of times. (A user added only repeats one on the next page, and the first entry of an email counts.)
   let read = await readListing();
   for (let again = 1; 'shrank' in read && again <= LISTING_REREADS; again += 1) read = await readListing();
   if ('shrank' in read) {

@@ -1,4 +1,4 @@
-import { isMap, isScalar, parse, parseDocument, type YAMLMap } from 'yaml';
+import { isMap, isScalar, parse, parseDocument } from 'yaml';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -46,11 +46,9 @@ export const templateWithParams = (templateText: string, mapping: ReadonlyMap<st
     .filter(([, value]) => value.trim() !== '');
   if (set.length === 0) return templateText;
   // An empty `params:` (or `default:`) is null in YAML: a block is made for it.
-  if (!isMap(document.get('params'))) {
-    if (document.get('params') != null) throw new Error('serverless.yml: `params` is not a block of stage parameters, so the local stack cannot set its values there');
-    document.set('params', document.createNode({}));
-  }
-  const params = document.get('params') as YAMLMap;
+  let params = document.get('params');
+  if (params == null) document.set('params', (params = document.createNode({})));
+  if (!isMap(params)) throw new Error('serverless.yml: `params` is not a block of stage parameters, so the local stack cannot set its values there');
   if (!params.has('default')) params.set('default', document.createNode({}));
   for (const stage of params.items) {
     // The stage's own key node is kept (a stage named `1` stays one key, not a second "1").

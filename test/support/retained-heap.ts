@@ -4,7 +4,7 @@ import { runInNewContext } from 'node:vm';
 const MB = 1024 * 1024;
 
 /** V8's `gc()`, made available at run time (a context created after the flag is set gets it). */
-const collectGarbage = (): (() => void) => {
+export const collectGarbage = (): (() => void) => {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as () => void;
 };
