@@ -18,6 +18,20 @@ export type InventoryAuthConfig =
   | { kind: 'oauth'; clientId: string; clientSecret: SecretRef }
   | { kind: 'basic'; username: string; password: SecretRef };
 
+/** Whether the cluster tier speaks to a Redis Cluster: asked of the server (`auto`), or forced. */
+export type RedisClusterMode = 'auto' | 'on' | 'off';
+
+/** The shared cluster tier (docs/configuration.md#the-cluster-tier). */
+export interface RedisConfig {
+  /** `redis://` or `rediss://` (TLS), with an optional ACL user and password. */
+  url: string;
+  cluster: RedisClusterMode;
+  /** A PEM file of the CAs that sign the server's certificate (`rediss://` only); unset: the system's. */
+  tlsCaFile: string | undefined;
+  /** The ACL password kept in SSM (REDIS_PASSWORD_SSM); unset: the URL's password, if any. */
+  password: SecretRef | undefined;
+}
+
 /** The inventory and its cache: what GET /devices and the scheduled refresh share. */
 export interface InventoryConfig {
   inventoryUrl: string;
@@ -25,7 +39,8 @@ export interface InventoryConfig {
   cacheTtlSeconds: number;
   /** How long past its TTL a device list is still served while a scheduled refresh brings a new one. */
   cacheStaleSeconds: number;
-  redisUrl: string | undefined;
+  /** Unset: the memory tier alone. */
+  redis: RedisConfig | undefined;
 }
 
 /** What `os_is_latest` is decided against (docs/api.md). */
@@ -41,7 +56,7 @@ export interface DevicesConfig extends InventoryConfig {
 }
 
 /** The scheduled refresh stores devices, not decisions: it needs no latest-OS reference. */
-export type RefreshConfig = InventoryConfig & { redisUrl: string };
+export type RefreshConfig = InventoryConfig & { redis: RedisConfig };
 
 /** What reading users needs (getUser): the table alone. */
 export interface UsersConfig {
@@ -92,20 +107,6 @@ const httpUrl = (env: Env, name: string): string => {
   return value.replace(/\/+$/, '');
 };
 
-/** A misconfigured cache is an operator error to report loudly, not a cache to skip quietly. */
-const redisUrl = (env: Env, name: string): string | undefined => {
-  const value = present(env, name);
-  if (value === undefined) return undefined;
-  let protocol: string;
-  try {
-    protocol = new URL(value).protocol;
-  } catch {
-    throw new ConfigError(name, 'is not a valid URL');
-  }
-  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new ConfigError(name, 'must be a redis:// or rediss:// (TLS) URL');
-  return value;
-};
-
 const secret = (env: Env, name: string): SecretRef | undefined => {
   const ssm = present(env, `${name}_SSM`);
   if (ssm !== undefined) {
@@ -121,6 +122,32 @@ const requiredSecret = (env: Env, name: string): SecretRef => {
   const ref = secret(env, name);
   if (ref === undefined) throw new ConfigError(name, `is required but neither ${name} nor ${name}_SSM is set`);
   return ref;
+};
+
+/** A misconfigured cache is an operator error to report loudly, not a cache to skip quietly. */
+const redisConfig = (env: Env): RedisConfig | undefined => {
+  const value = present(env, 'REDIS_URL');
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('REDIS_URL', 'is not a valid URL');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// (TLS) URL');
+  const cluster = present(env, 'REDIS_CLUSTER')?.trim() ?? 'auto';
+  if (cluster !== 'auto' && cluster !== 'on' && cluster !== 'off') throw new ConfigError('REDIS_CLUSTER', 'must be "auto", "on" or "off"');
+  const tlsCaFile = present(env, 'REDIS_TLS_CA_FILE');
+  if (tlsCaFile !== undefined && url.protocol !== 'rediss:') throw new ConfigError('REDIS_TLS_CA_FILE', 'applies to a rediss:// (TLS) REDIS_URL only');
+  const passwordSsm = present(env, 'REDIS_PASSWORD_SSM');
+  let password: SecretRef | undefined;
+  if (passwordSsm !== undefined) {
+    if (!/^\/\S+$/.test(passwordSsm)) throw new ConfigError('REDIS_PASSWORD_SSM', 'must be the full path of an SSM parameter, starting with "/"');
+    // One password, in one place: which of two would win is not something to guess in production.
+    if (url.password !== '') throw new ConfigError('REDIS_PASSWORD_SSM', 'is set but REDIS_URL carries a password too (keep one)');
+    password = { kind: 'ssm', parameterName: passwordSsm, variable: 'REDIS_PASSWORD_SSM' };
+  }
+  return { url: value, cluster, tlsCaFile, password };
 };
 
 /**
@@ -164,13 +191,13 @@ const inventoryAuth = (env: Env): InventoryAuthConfig => {
 const DEFAULT_STALE_SECONDS_WITH_CLUSTER = 3600;
 
 const loadInventoryConfig = (env: Env): InventoryConfig => {
-  const cacheUrl = redisUrl(env, 'REDIS_URL');
+  const redis = redisConfig(env);
   return {
     inventoryUrl: httpUrl(env, 'INVENTORY_URL'),
     auth: inventoryAuth(env),
     cacheTtlSeconds: positiveInt(env, 'DEVICES_CACHE_TTL_SECONDS', 60),
-    cacheStaleSeconds: nonNegativeInt(env, 'DEVICES_CACHE_STALE_SECONDS', cacheUrl === undefined ? 0 : DEFAULT_STALE_SECONDS_WITH_CLUSTER),
-    redisUrl: cacheUrl,
+    cacheStaleSeconds: nonNegativeInt(env, 'DEVICES_CACHE_STALE_SECONDS', redis === undefined ? 0 : DEFAULT_STALE_SECONDS_WITH_CLUSTER),
+    redis,
   };
 };
 
@@ -191,8 +218,8 @@ export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({ .
 /** The scheduled refresh writes the cluster entry: without REDIS_URL it has nothing to do. */
 export const loadRefreshConfig = (env: Env = process.env): RefreshConfig => {
   const config = loadInventoryConfig(env);
-  if (config.redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required by refreshDevices (it keeps the cluster tier warm) but not set');
-  return { ...config, redisUrl: config.redisUrl };
+  if (config.redis === undefined) throw new ConfigError('REDIS_URL', 'is required by refreshDevices (it keeps the cluster tier warm) but not set');
+  return { ...config, redis: config.redis };
 };
 
 export const loadUsersConfig = (env: Env = process.env): UsersConfig => ({ usersTable: required(env, 'USERS_TABLE') });

@@ -10,9 +10,10 @@ const SECRET_CACHE_SECONDS = 300;
  * Powertools Parameters, which (with the SSM client) is loaded only then, so a function configured
  * without any `<SECRET>_SSM` never loads either. An SSM failure is a misconfiguration (500), never
  * leaked. `signal` bounds the wait (a hung SSM must not outlive the caller's deadline): on abort it
- * rejects with the signal's reason, for the caller to map like its other timeouts.
+ * rejects with the signal's reason, for the caller to map like its other timeouts. `fresh` reads SSM
+ * past the cache, for a secret its server has just refused (it may have been rotated).
  */
-export const resolveSecret = async (ref: SecretRef, signal?: AbortSignal): Promise<string> => {
+export const resolveSecret = async (ref: SecretRef, signal?: AbortSignal, options: { fresh?: boolean } = {}): Promise<string> => {
   if (ref.kind === 'value') return ref.value;
   let value: string | undefined;
   let wrapper: (new (...args: never[]) => Error) | undefined;
@@ -22,7 +23,7 @@ export const resolveSecret = async (ref: SecretRef, signal?: AbortSignal): Promi
       signal,
     );
     wrapper = GetParameterError;
-    value = await abandonOnAbort(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS }), signal);
+    value = await abandonOnAbort(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS, forceFetch: options.fresh === true }), signal);
   } catch (error) {
     if (signal?.aborted) throw error;
     // Powertools wraps SSM's reply in a GetParameterError that repeats its message: the reply itself

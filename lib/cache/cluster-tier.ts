@@ -1,9 +1,12 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import { randomBytes } from 'node:crypto';
 import { abandonOnAbort } from '../abandon-on-abort.ts';
+import type { RedisConfig, SecretRef } from '../config.ts';
 import { asError } from '../errors.ts';
-import { reconnectDelayMs } from './reconnect-backoff.ts';
 import type { HealthLogger } from '../health-logger.ts';
+import { resolveSecret } from '../secrets.ts';
+import { makeRedisConnection, replyErrorKind, type RedisClient } from './redis-connection.ts';
 import { makeTierHealth, type TierHealth } from './tier-health.ts';
+import { joinParts, MANIFEST_MAX_BYTES, partKey, readManifest, splitValue, valuePrefix } from './value-parts.ts';
 
 /** A value read from the cluster tier. */
 export interface ClusterRead<T> {
@@ -32,8 +35,10 @@ export interface ClusterTier {
 }
 
 export interface RedisClusterTierOptions {
-  /** `redis://` or `rediss://` (TLS), as in REDIS_URL. */
-  url: string;
+  /** REDIS_URL and its companions: cluster mode, TLS CA file, the password in SSM. */
+  redis: RedisConfig;
+  /** Reads the ACL password kept in SSM; `fresh` after the server refused the one it had (default: lib/secrets.ts). */
+  readSecret?: (ref: SecretRef, options: { fresh: boolean }) => Promise<string>;
   logger: HealthLogger;
   /**
    * Longest wait for one command's reply before the lookup falls through to the upstream (a request
@@ -42,10 +47,14 @@ export interface RedisClusterTierOptions {
   commandTimeoutMs?: number;
   /** Longest wait for the first connection of a container. */
   connectTimeoutMs?: number;
+  /** How often at most a password the server refused is read again from SSM (default 30 s). */
+  passwordRereadMs?: number;
 }
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 250;
 const DEFAULT_CONNECT_TIMEOUT_MS = 500;
+/** A replaced value's parts stay this long, for a reader that read the old head just before. */
+const REPLACED_PARTS_GRACE_MS = 10_000;
 
 /** A command the cluster did not answer within its bound. */
 class ClusterTimeoutError extends Error {
@@ -69,14 +78,11 @@ const withinMs = async <T>(promise: Promise<T>, ms: number, what: string): Promi
   }
 };
 
-// Statuses from which a first connection may still become ready: worth a bounded wait.
+// Statuses from which a connection may still become ready: worth a bounded wait.
 const CONNECTING = new Set(['wait', 'connecting', 'connect']);
 
-/**
- * Waits (bounded) for a connection only while the tier is believed healthy; once degraded, every
- * lookup fails at once until ioredis has reconnected in the background.
- */
-const waitUntilReady = (client: Redis, health: TierHealth, budgetMs: number): Promise<void> => {
+/** Waits (bounded) for the client to be ready; at once when the tier is degraded. */
+const waitUntilReady = (client: RedisClient, health: TierHealth, budgetMs: number): Promise<void> => {
   if (client.status === 'ready') return Promise.resolve();
   if (client.status === 'wait') client.connect().catch(() => undefined);
   if (health.state() === 'degraded' || !CONNECTING.has(client.status)) {
@@ -102,16 +108,27 @@ const waitUntilReady = (client: Redis, health: TierHealth, budgetMs: number): Pr
 /** Deletes a lock only if its value is still the caller's token: one atomic script on the server. */
 const RELEASE_IF_OWNED = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
-/**
- * After a timeout the connection is suspect (a Lambda thawed with a socket that died while frozen,
- * a hung server): drop it now and let ioredis reconnect in the background, so the next lookups fail
- * at once instead of each waiting out its own timeout.
- */
-const dropIfTimedOut = (client: Redis | undefined, error: unknown): void => {
-  if (client?.status === 'ready' && error instanceof ClusterTimeoutError) client.disconnect(true);
+/** What the cluster said of a write: stored, refused (its reply), or not reached. */
+class WriteRefusedError extends Error {
+  constructor(cause: unknown) {
+    super('the server refused the write', { cause });
+    this.name = 'WriteRefusedError';
+  }
+}
+
+/** A transaction's replies: the first error among them, thrown. */
+const execOrThrow = async (transaction: ReturnType<RedisClient['multi']>): Promise<void> => {
+  const replies = await transaction.exec();
+  if (replies === null) throw new Error('the transaction was discarded');
+  const failed = replies.find(([error]) => error !== null);
+  if (failed) throw failed[0] as Error;
 };
 
-/** The cluster tier over ioredis (ElastiCache / Valkey / Redis), one connection per container. */
+/**
+ * The cluster tier over ioredis (ElastiCache / Valkey / Redis, a single node or a Redis Cluster),
+ * one connection per container (lib/cache/redis-connection.ts). Values larger than one part are
+ * stored in parts in their key's hash slot and read back whole or not at all (value-parts.ts).
+ */
 export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterTier => {
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
@@ -119,45 +136,88 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
   // A cluster that answers but refuses writes (a read-only replica endpoint, an ACL, OOM) is tracked
   // apart from reachability; otherwise every miss would flip it between "recovered" and "degraded".
   const writes = makeTierHealth('cluster writes', options.logger);
-  const redisOptions: RedisOptions = {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: connectTimeoutMs,
+  const connection = makeRedisConnection({
+    config: options.redis,
+    connectTimeoutMs,
     // A silent socket is dropped even when no lookup is waiting on it (e.g. the ready check).
-    socketTimeout: commandTimeoutMs * 4,
-    retryStrategy: (attempt) => reconnectDelayMs(attempt),
+    socketTimeoutMs: commandTimeoutMs * 4,
+    readSecret: options.readSecret ?? ((ref, fresh) => resolveSecret(ref, undefined, fresh)),
+    passwordRereadMs: options.passwordRereadMs,
+  });
+
+  /**
+   * One operation on a ready client, within the connect and command bounds. A connection that could
+   * not be had is reported with what the connection itself last met (a refused password, a
+   * certificate, a refused connection), which says more than the wait that ran out. After a
+   * timeout the connection is suspect (a Lambda thawed with a socket that died while frozen, a hung
+   * server): it is dropped, so the next lookups fail at once instead of each waiting out its own.
+   */
+  const run = async <T>(what: string, work: (client: RedisClient) => Promise<T>): Promise<T> => {
+    let client: RedisClient;
+    try {
+      // Degraded: a connection still being built is not waited for.
+      client = await withinMs(connection.client(), health.state() === 'degraded' ? 0 : connectTimeoutMs, 'connecting');
+      await waitUntilReady(client, health, connectTimeoutMs);
+    } catch (error) {
+      throw connection.lastError() ?? error;
+    }
+    try {
+      return await withinMs(work(client), commandTimeoutMs, what);
+    } catch (error) {
+      if (error instanceof ClusterTimeoutError && client.status === 'ready') connection.drop();
+      throw error;
+    }
   };
-  // ioredis is loaded on the first lookup, not at init: it costs tens of milliseconds to load, and
-  // containers without REDIS_URL never need it. The class is reached through the default export
-  // (the package's `module.exports`): ioredis is CommonJS, and in the bundled functions (esbuild, ESM
-  // chunks) a CommonJS module imported on demand exposes only `default`, where Node itself would add
-  // the named `Redis` too.
-  let connection: Promise<Redis> | undefined;
-  const clientOf = (): Promise<Redis> =>
-    (connection ??= import('ioredis').then(({ default: ioredis }) => {
-      const client = new ioredis.Redis(options.url, redisOptions);
-      // Connection errors surface through the lookups (and the one transition line); without a
-      // listener ioredis would print every reconnect failure.
-      client.on('error', () => undefined);
-      return client;
-    }));
+
+  /** The whole value at `key`, its head first and then its other parts, or null when absent. */
+  const readWhole = async (client: RedisClient, key: string): Promise<Buffer | null | 'unreadable'> => {
+    // Twice at most: a writer may replace the value between the head and its parts.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const head = await client.getBuffer(key);
+      if (head === null) return null;
+      const found = readManifest(head);
+      if (found === undefined) return head;
+      if (found === 'malformed') return 'unreadable';
+      const keys = Array.from({ length: found.manifest.parts - 1 }, (_, offset) => partKey(key, found.manifest.gen, offset + 1));
+      const whole = joinParts(head, found, await client.mgetBuffer(...keys));
+      if (whole !== undefined) return whole;
+    }
+    return 'unreadable';
+  };
+
+  const writeWhole = async (client: RedisClient, key: string, bytes: Buffer, ttlMs: number): Promise<void> => {
+    const px = Math.max(1, Math.round(ttlMs));
+    const split = splitValue(bytes, randomBytes(6).toString('hex'));
+    const replaced = readManifest(await client.getrangeBuffer(key, 0, MANIFEST_MAX_BYTES + 15));
+    const replacedParts = replaced === undefined || replaced === 'malformed' ? [] : Array.from({ length: replaced.manifest.parts - 1 }, (_, offset) => partKey(key, replaced.manifest.gen, offset + 1));
+    if (split.manifest === undefined && replacedParts.length === 0) {
+      await client.set(key, split.head, 'PX', px);
+      return;
+    }
+    // One transaction in one hash slot: the parts, then the head that names them, and the replaced
+    // value's parts left to expire shortly, all at once or not at all.
+    const transaction = client.multi();
+    for (const part of split.rest) transaction.set(partKey(key, split.manifest!.gen, part.index), part.bytes, 'PX', px);
+    transaction.set(key, split.head, 'PX', px);
+    for (const stale of replacedParts) transaction.pexpire(stale, REPLACED_PARTS_GRACE_MS);
+    await execOrThrow(transaction);
+  };
 
   return {
     read: async (key, decode) => {
-      let bytes: Buffer | null;
-      let client: Redis | undefined;
+      let bytes: Buffer | null | 'unreadable';
       try {
-        client = await clientOf();
-        await waitUntilReady(client, health, connectTimeoutMs);
-        bytes = await withinMs(client.getBuffer(key), commandTimeoutMs, 'cluster read');
+        bytes = await run('cluster read', (client) => readWhole(client, key));
       } catch (error) {
-        dropIfTimedOut(client, error);
         health.failed('unavailable', error);
         return undefined;
       }
       if (bytes === null) {
         health.succeeded();
+        return undefined;
+      }
+      if (bytes === 'unreadable') {
+        health.failed('unreadable value');
         return undefined;
       }
       let value: Awaited<ReturnType<typeof decode>>;
@@ -175,73 +235,49 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
       return { value };
     },
     peek: async (key, length, describe) => {
-      let client: Redis | undefined;
       try {
-        client = await clientOf();
-        await waitUntilReady(client, health, connectTimeoutMs);
-        const prefix = await withinMs(client.getrangeBuffer(key, 0, Math.max(length, 1) - 1), commandTimeoutMs, 'cluster peek');
+        const head = await run('cluster peek', (client) => client.getrangeBuffer(key, 0, Math.max(length, 1) + MANIFEST_MAX_BYTES + 15));
         health.succeeded();
-        return prefix.length === 0 ? undefined : describe(prefix);
+        const prefix = head.length === 0 ? undefined : valuePrefix(head, Math.max(length, 1));
+        return prefix === undefined || prefix.length === 0 ? undefined : describe(prefix);
       } catch (error) {
-        dropIfTimedOut(client, error);
         health.failed('unavailable', error);
         return undefined;
       }
     },
     acquireLock: async (key, token, ttlMs) => {
-      let client: Redis | undefined;
       try {
-        client = await clientOf();
-        await waitUntilReady(client, health, connectTimeoutMs);
-        const reply = await withinMs(client.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX'), commandTimeoutMs, 'cluster lock');
+        const reply = await run('cluster lock', (client) => client.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX'));
         health.succeeded();
         return reply === 'OK' ? 'acquired' : 'held';
       } catch (error) {
-        dropIfTimedOut(client, error);
         health.failed('unavailable', error);
         return 'unavailable';
       }
     },
     releaseLock: async (key, token) => {
-      let client: Redis | undefined;
       try {
-        client = await clientOf();
-        await waitUntilReady(client, health, connectTimeoutMs);
-        await withinMs(client.eval(RELEASE_IF_OWNED, 1, key, token), commandTimeoutMs, 'cluster unlock');
+        await run('cluster unlock', (client) => client.eval(RELEASE_IF_OWNED, 1, key, token));
       } catch (error) {
         // Not released: the lock's own expiry frees it.
-        dropIfTimedOut(client, error);
         health.failed('unavailable', error);
       }
     },
     write: async (key, bytes, ttlMs) => {
-      let client: Redis | undefined;
       try {
-        client = await clientOf();
-        await waitUntilReady(client, health, connectTimeoutMs);
-        await withinMs(client.set(key, bytes, 'PX', Math.max(1, Math.round(ttlMs))), commandTimeoutMs, 'cluster write');
+        await run('cluster write', (client) => writeWhole(client, key, bytes, ttlMs).catch((error: unknown) => {
+          throw replyErrorKind(error) === undefined ? error : new WriteRefusedError(error);
+        }));
         health.succeeded();
         writes.succeeded();
         return true;
       } catch (error) {
-        dropIfTimedOut(client, error);
-        // The server's refusal (a ReplyError: read-only replica, ACL, OOM), told apart by its type's name:
-        // ioredis itself is loaded on first use, so its class is not imported here.
-        if (error instanceof Error && error.name === 'ReplyError') writes.failed('write refused', error);
+        // The server's refusal (a read-only replica, an ACL, OOM) is not an outage.
+        if (error instanceof WriteRefusedError) writes.failed('write refused', error.cause);
         else health.failed('unavailable', error);
         return false;
       }
     },
-    close: async () => {
-      const client = await connection?.catch(() => undefined);
-      if (client === undefined) return;
-      try {
-        if (client.status === 'ready') await withinMs(client.quit(), 500, 'cluster close');
-      } catch {
-        // Closing is best effort; disconnect below drops the socket regardless.
-      } finally {
-        client.disconnect();
-      }
-    },
+    close: () => connection.close(),
   };
 };

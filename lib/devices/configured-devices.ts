@@ -19,7 +19,7 @@ export interface DevicesDeps {
 /** GET /devices as the configuration describes it: Jamf behind the memory and (with REDIS_URL) cluster tiers. */
 export const makeConfiguredDeviceList = (config: DevicesConfig, deps: DevicesDeps) => {
   const readSnapshot = makeSnapshotReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure) });
-  const cluster = config.redisUrl === undefined ? undefined : makeRedisClusterTier({ url: config.redisUrl, logger: deps.logger });
+  const cluster = config.redis === undefined ? undefined : makeRedisClusterTier({ redis: config.redis, logger: deps.logger });
   const snapshots = makeTieredCache({
     cluster: cluster && { tier: cluster, codec: deviceSnapshotCodec, key: deviceListClusterKey(config) },
     ttlMs: config.cacheTtlSeconds * 1000,

@@ -16,7 +16,7 @@ const REFRESH_LOCK_MS = 15 * 60 * 1000;
 export const makeConfiguredRefresh = (config: RefreshConfig, deps: DevicesDeps) =>
   makeDevicesRefresh({
     readSnapshot: makeSnapshotReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure) }),
-    cluster: makeRedisClusterTier({ url: config.redisUrl, logger: deps.logger, commandTimeoutMs: REFRESH_COMMAND_TIMEOUT_MS }),
+    cluster: makeRedisClusterTier({ redis: config.redis, logger: deps.logger, commandTimeoutMs: REFRESH_COMMAND_TIMEOUT_MS }),
     codec: deviceSnapshotCodec,
     key: deviceListClusterKey(config),
     servableMs: (config.cacheTtlSeconds + config.cacheStaleSeconds) * 1000,

@@ -26,7 +26,7 @@ describe('loadDevicesConfig', () => {
       auth: { kind: 'oauth', clientId: 'client', clientSecret: { kind: 'value', value: 'secret' } },
       cacheTtlSeconds: 60,
       cacheStaleSeconds: 0,
-      redisUrl: undefined,
+      redis: undefined,
       latestOs: { version: '26.1', feed: undefined },
     });
   });
@@ -67,7 +67,36 @@ describe('loadDevicesConfig', () => {
 
   it('requires REDIS_URL for the scheduled refresh, naming it', () => {
     expect(() => loadRefreshConfig(devicesEnv)).toThrow(expect.objectContaining({ variable: 'REDIS_URL' }));
-    expect(loadRefreshConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).redisUrl).toBe('redis://cache:6379');
+    expect(loadRefreshConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).redis).toEqual({ url: 'redis://cache:6379', cluster: 'auto', tlsCaFile: undefined, password: undefined });
+  });
+
+  it('reads the cluster mode, the TLS CA file and the ACL password in SSM beside REDIS_URL', () => {
+    const url = 'rediss://devices-app@cache.example.test:6379';
+    expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: url, REDIS_CLUSTER: 'on', REDIS_TLS_CA_FILE: '/etc/ca.pem', REDIS_PASSWORD_SSM: '/cache/password' }).redis).toEqual({
+      url,
+      cluster: 'on',
+      tlsCaFile: '/etc/ca.pem',
+      password: { kind: 'ssm', parameterName: '/cache/password', variable: 'REDIS_PASSWORD_SSM' },
+    });
+    expect(loadRefreshConfig({ ...devicesEnv, REDIS_URL: url, REDIS_CLUSTER: 'off' }).redis.cluster).toBe('off');
+  });
+
+  it.each([
+    ['REDIS_CLUSTER', { REDIS_URL: 'redis://cache:6379', REDIS_CLUSTER: 'yes' }, 'must be "auto", "on" or "off"'],
+    ['REDIS_TLS_CA_FILE', { REDIS_URL: 'redis://cache:6379', REDIS_TLS_CA_FILE: '/etc/ca.pem' }, 'applies to a rediss:// (TLS) REDIS_URL only'],
+    ['REDIS_PASSWORD_SSM', { REDIS_URL: 'rediss://app@cache:6379', REDIS_PASSWORD_SSM: 'cache/password' }, 'must be the full path of an SSM parameter'],
+    ['REDIS_PASSWORD_SSM', { REDIS_URL: 'rediss://app:hunter2@cache:6379', REDIS_PASSWORD_SSM: '/cache/password' }, 'REDIS_URL carries a password too'],
+  ])('refuses a cluster tier setting that cannot work, naming %s and never the password', (variable, cache, problem) => {
+    for (const load of [loadDevicesConfig, loadRefreshConfig]) {
+      const error = configErrorOf(() => load({ ...devicesEnv, ...cache }));
+      expect(error.variable).toBe(variable);
+      expect(error.message).toContain(problem);
+      expect(error.message).not.toContain('hunter2');
+    }
+  });
+
+  it('ignores the cluster tier settings without REDIS_URL (memory tier only)', () => {
+    expect(loadDevicesConfig({ ...devicesEnv, REDIS_CLUSTER: 'yes', REDIS_TLS_CA_FILE: '/etc/ca.pem' }).redis).toBeUndefined();
   });
 
   it('prefers an SSM parameter name over an inline secret', () => {

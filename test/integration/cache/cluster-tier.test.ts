@@ -1,10 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
+import { PART_BYTES } from '../../../lib/cache/value-parts.ts';
+import type { RedisConfig } from '../../../lib/config.ts';
 import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { recordingLogger } from '../../support/recording-logger.ts';
+
+/** REDIS_URL alone, as a single node is configured: the cluster mode asked of the server. */
+const redisAt = (url: string): RedisConfig => ({ url, cluster: 'auto', tlsCaFile: undefined, password: undefined });
 
 const asNumbers = (bytes: Buffer): number[] | undefined => {
   const parsed = JSON.parse(bytes.toString('utf8')) as unknown;
@@ -51,7 +57,7 @@ describe('Redis cluster tier', () => {
     }
     await raw.flushall();
     logger = recordingLogger();
-    tier = makeRedisClusterTier({ url: server.url, logger, commandTimeoutMs: COMMAND_TIMEOUT_MS, connectTimeoutMs: 500 });
+    tier = makeRedisClusterTier({ redis: redisAt(server.url), logger, commandTimeoutMs: COMMAND_TIMEOUT_MS, connectTimeoutMs: 500 });
   });
   afterEach(async () => {
     server.resume();
@@ -135,6 +141,70 @@ describe('Redis cluster tier', () => {
     expect(logger.lines.map((line) => line.fields.cache_tier_state)).toEqual(['degraded', 'healthy']);
   });
 
+  it('stores a value larger than one part in parts of its hash slot, reads it back whole and peeks at its header', async () => {
+    const value = Buffer.concat([Buffer.from('header-line\n'), randomBytes(PART_BYTES * 2 + 12_345)]);
+    expect(await tier.write('devices:v4:{abc}', value, 30_000)).toBe(true);
+    const keys = (await raw.keys('*')).sort();
+    expect(keys).toHaveLength(3);
+    expect(keys.every((key) => key.includes('{abc}'))).toBe(true);
+    for (const key of keys) expect(await raw.pttl(key)).toBeGreaterThan(29_000);
+    expect((await raw.strlen('devices:v4:{abc}')) - PART_BYTES).toBeLessThan(200);
+    const read = await tier.read('devices:v4:{abc}', (bytes) => bytes);
+    expect(read?.value.equals(value)).toBe(true);
+    expect(await tier.peek('devices:v4:{abc}', 11, (prefix) => prefix.toString('utf8'))).toBe('header-line');
+    expect(logger.lines).toEqual([]);
+  });
+
+  it('lets the parts of a replaced value expire shortly, and reads the new value whole', async () => {
+    const first = randomBytes(PART_BYTES * 2 + 1);
+    const second = randomBytes(PART_BYTES + 7);
+    await tier.write('k', first, 600_000);
+    const firstParts = (await raw.keys('*:part:*')).sort();
+    expect(firstParts).toHaveLength(2);
+    await tier.write('k', second, 600_000);
+    // A reader that read the first head just before has a few seconds to read its parts.
+    for (const part of firstParts) {
+      const pttl = await raw.pttl(part);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(10_000);
+    }
+    expect((await tier.read('k', (bytes) => bytes))?.value.equals(second)).toBe(true);
+    // A value of one part replaces both and is stored as it is.
+    await tier.write('k', Buffer.from('[5]'), 600_000);
+    expect(await raw.get('k')).toBe('[5]');
+    expect(await tier.read('k', asNumbers)).toEqual({ value: [5] });
+    expect(logger.lines).toEqual([]);
+  });
+
+  it('reads a value missing one of its parts as a miss, reporting an unreadable value once, never part of it', async () => {
+    await tier.write('k', randomBytes(PART_BYTES * 3), 30_000);
+    const [part] = await raw.keys('*:part:*');
+    await raw.del(part!);
+    let decoded = 0;
+    expect(await tier.read('k', (bytes) => ((decoded += 1), bytes))).toBeUndefined();
+    expect(await tier.read('k', (bytes) => ((decoded += 1), bytes))).toBeUndefined();
+    expect(decoded).toBe(0);
+    expect(logger.lines).toEqual([expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ cache_tier_name: 'cluster', reason: 'unreadable value' }) })]);
+  });
+
+  it.each([
+    ['out of memory', async () => void (await raw.config('SET', 'maxmemory', '1')), async () => void (await raw.config('SET', 'maxmemory', '0'))],
+    ['a read-only replica', async () => void (await raw.replicaof('127.0.0.1', '1')), async () => void (await raw.replicaof('NO', 'ONE'))],
+  ])('answers a write refused by a server %s as not stored, once, and keeps reading', async (_label, refuse, restore) => {
+    await tier.write('k', Buffer.from('[1]'), 30_000);
+    await refuse();
+    try {
+      expect(await tier.write('k', Buffer.from('[2]'), 30_000)).toBe(false);
+      expect(await tier.write('k', randomBytes(PART_BYTES + 1), 30_000)).toBe(false);
+      expect(await tier.read('k', asNumbers)).toEqual({ value: [1] });
+    } finally {
+      await restore();
+    }
+    expect(logger.lines).toEqual([expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ cache_tier_name: 'cluster writes', reason: 'write refused' }) })]);
+    expect(await tier.write('k', Buffer.from('[3]'), 30_000)).toBe(true);
+    expect(logger.lines.map((line) => line.fields.cache_tier_state)).toEqual(['degraded', 'healthy']);
+  });
+
   it('misses fast while Redis is down, reports it once, and recovers on its own when Redis returns', async () => {
     await tier.write('k', Buffer.from('[1]'), 30_000);
     await server.kill();
@@ -160,7 +230,7 @@ describe('Redis cluster tier', () => {
     // until ioredis's socket timeout (four command timeouts); without dropping that connection, each
     // later lookup would wait out a command timeout of its own until then (about three in all).
     const commandTimeoutMs = 1_000;
-    const hung = makeRedisClusterTier({ url: server.url, logger, commandTimeoutMs, connectTimeoutMs: 500 });
+    const hung = makeRedisClusterTier({ redis: redisAt(server.url), logger, commandTimeoutMs, connectTimeoutMs: 500 });
     try {
       await hung.write('k', Buffer.from('[1]'), 30_000);
       server.pause();
@@ -190,7 +260,7 @@ describe('Redis cluster tier', () => {
   it('misses within the connect budget when nothing listens at REDIS_URL', async () => {
     const port = server.port;
     await server.kill();
-    const orphan = makeRedisClusterTier({ url: `redis://127.0.0.1:${port}`, logger, connectTimeoutMs: 300 });
+    const orphan = makeRedisClusterTier({ redis: redisAt(`redis://127.0.0.1:${port}`), logger, connectTimeoutMs: 300 });
     try {
       const read = await elapsed(() => orphan.read('k', asNumbers));
       expect(read.result).toBeUndefined();
@@ -204,7 +274,7 @@ describe('Redis cluster tier', () => {
 
   it('connects on the first lookup of a new container and reads without reporting anything', async () => {
     await raw.set('k', '[4]', 'PX', 30_000);
-    const fresh = makeRedisClusterTier({ url: server.url, logger });
+    const fresh = makeRedisClusterTier({ redis: redisAt(server.url), logger });
     try {
       expect((await fresh.read('k', asNumbers))?.value).toEqual([4]);
       expect(logger.lines).toEqual([]);
@@ -237,7 +307,7 @@ describe('REDIS_URL', () => {
       const { port } = listener.server.address() as AddressInfo;
       return listener.scheme === 'rediss' ? `rediss://user:secret@127.0.0.1:${port}/0` : `redis://127.0.0.1:${port}`;
     };
-    const tiers = listeners.map((listener) => makeRedisClusterTier({ url: urlOf(listener), logger, connectTimeoutMs: 300 }));
+    const tiers = listeners.map((listener) => makeRedisClusterTier({ redis: redisAt(urlOf(listener)), logger, connectTimeoutMs: 300 }));
     try {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(listeners.map((listener) => listener.connections)).toEqual([0, 0]);
