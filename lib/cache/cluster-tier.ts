@@ -116,6 +116,12 @@ class WriteRefusedError extends Error {
   }
 }
 
+/** A write's promise, with the server's refusal (any reply error) told apart from an outage. */
+const refusedAsWrite = <T>(write: Promise<T>): Promise<T> =>
+  write.catch((error: unknown) => {
+    throw replyErrorKind(error) === undefined ? error : new WriteRefusedError(error);
+  });
+
 /** A transaction's replies: the first error among them, thrown. */
 const execOrThrow = async (transaction: ReturnType<RedisClient['multi']>): Promise<void> => {
   const replies = await transaction.exec();
@@ -203,6 +209,12 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     await execOrThrow(transaction);
   };
 
+  /** A write's failure, tracked where it belongs: the server's refusal (a read-only replica, an ACL, OOM) is not an outage. */
+  const failedWrite = (error: unknown): void => {
+    if (error instanceof WriteRefusedError) writes.failed('write refused', error.cause);
+    else health.failed('unavailable', error);
+  };
+
   return {
     read: async (key, decode) => {
       let bytes: Buffer | null | 'unreadable';
@@ -247,11 +259,11 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     },
     acquireLock: async (key, token, ttlMs) => {
       try {
-        const reply = await run('cluster lock', (client) => client.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX'));
+        const reply = await run('cluster lock', (client) => refusedAsWrite(client.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')));
         health.succeeded();
         return reply === 'OK' ? 'acquired' : 'held';
       } catch (error) {
-        health.failed('unavailable', error);
+        failedWrite(error);
         return 'unavailable';
       }
     },
@@ -265,16 +277,12 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     },
     write: async (key, bytes, ttlMs) => {
       try {
-        await run('cluster write', (client) => writeWhole(client, key, bytes, ttlMs).catch((error: unknown) => {
-          throw replyErrorKind(error) === undefined ? error : new WriteRefusedError(error);
-        }));
+        await run('cluster write', (client) => refusedAsWrite(writeWhole(client, key, bytes, ttlMs)));
         health.succeeded();
         writes.succeeded();
         return true;
       } catch (error) {
-        // The server's refusal (a read-only replica, an ACL, OOM) is not an outage.
-        if (error instanceof WriteRefusedError) writes.failed('write refused', error.cause);
-        else health.failed('unavailable', error);
+        failedWrite(error);
         return false;
       }
     },

@@ -44,7 +44,7 @@ export const makeDevicesRefresh = (deps: DevicesRefreshDeps) => {
     const token = randomUUID();
     const lock = await deps.cluster.acquireLock(lockKey, token, deps.lockMs);
     if (lock === 'held') return { outcome: 'skipped', durationMs: now() - started };
-    if (lock === 'unavailable') return { outcome: 'failed', durationMs: now() - started, error: new Error('the cluster could not be reached to take the refresh lock') };
+    if (lock === 'unavailable') return { outcome: 'failed', durationMs: now() - started, error: new Error('the cluster did not take the refresh lock (unreachable, or refusing writes)') };
     try {
       const snapshot = await deps.readSnapshot(remainingTimeMs);
       const stored = await deps.cluster.write(deps.key, deps.codec.encode(snapshot), snapshot.readAt + deps.servableMs - now());
