@@ -6,6 +6,7 @@ import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../test/support/http-events.ts';
+import { startLocalRedisCluster } from '../scripts/local/redis-cluster.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 import { quietly } from './quietly.ts';
 
@@ -13,8 +14,10 @@ import { quietly } from './quietly.ts';
  * The real GET /devices handler (functions/devices.ts) per cache tier for 10,000 devices, in one
  * process so the ratios hold on a noisy machine: a memory hit (one container, repeated requests), a
  * cluster hit (a fresh container per request: its module loaded anew, empty memory, new Redis
- * connection), an upstream read (fresh containers without a cluster, fake Jamf on loopback), next to
- * the same Middy chain answering a constant body. The whole list and a page of 1,000.
+ * connection) on a single redis-server and on a TLS Redis Cluster with an ACL user (three masters,
+ * three replicas, as ElastiCache runs it), an upstream read (fresh containers without a cluster, fake
+ * Jamf on loopback), next to the same Middy chain answering a constant body. The whole list and a
+ * page of 1,000.
  */
 const DEVICES = 10_000;
 const CREDENTIALS = { clientId: 'bench-client', clientSecret: 'bench-secret' };
@@ -57,7 +60,7 @@ const measure = async (label: string, handlerFor: () => Promise<Handler>, query:
 const ms = (value: number) => `${value.toFixed(value < 1 ? 3 : 1)} ms`;
 
 export const run = async (): Promise<void> => {
-  const redis = await startRedisServer();
+  const [redis, redisCluster] = await Promise.all([startRedisServer(), startLocalRedisCluster()]);
   const records = generateJamfComputers(DEVICES, 11);
   const jamf = await startFakeJamf({ devices: records, ...CREDENTIALS });
   const saved = { ...process.env };
@@ -86,8 +89,13 @@ export const run = async (): Promise<void> => {
     results.push(await measure('baseline: the chain answering a 1,000-device page as a constant', constant(page.body!), '', 200));
     results.push(await measure('memory hit, page of 1,000 (limit=1000&after=…)', async () => warm, 'limit=1000&after=4000', 200));
     results.push(await measure('memory hit, filtered page (os_is_latest=false&managed=true&limit=1000)', async () => warm, 'os_is_latest=false&managed=true&limit=1000', 200));
-    results.push(await measure('cluster hit, page of 1,000, fresh container per request', freshContainer, 'limit=1000', 40));
+    results.push(await measure('cluster hit, page of 1,000, fresh container per request (single node)', freshContainer, 'limit=1000', 40));
+    // The same against the TLS Redis Cluster: one container fills it, then fresh ones read it.
+    Object.assign(process.env, { REDIS_URL: redisCluster.url, REDIS_TLS_CA_FILE: redisCluster.caFile });
+    await quietly(async () => (await freshContainer())({ ...httpEvent('GET', '/devices'), rawQueryString: 'limit=1' }, lambdaContext()));
+    results.push(await measure('cluster hit, page of 1,000, fresh container per request (TLS Redis Cluster, ACL user)', freshContainer, 'limit=1000', 40));
     delete process.env.REDIS_URL;
+    delete process.env.REDIS_TLS_CA_FILE;
     results.push(await measure('upstream read, page of 1,000, fresh container per request (no cluster)', freshContainer, 'limit=1000', 20));
 
     process.stdout.write(`${DEVICES} devices, whole list ${(whole.body!.length / 1e6).toFixed(2)} MB, page of 1,000 ${(page.body!.length / 1e3).toFixed(0)} kB\n`);
@@ -96,6 +104,10 @@ export const run = async (): Promise<void> => {
       const baseline = index < 2 ? results[0]! : results[2]!;
       process.stdout.write(`| ${figures.label} | ${figures.runs} | ${ms(figures.p50)} | ${ms(figures.p99)} | ${(figures.p99 / baseline.p99).toFixed(1)}× |\n`);
     }
+    const [single, clustered] = [results[5]!, results[6]!];
+    process.stdout.write(
+      `TLS Redis Cluster ÷ single node, fresh container's cluster hit: p50 ${(clustered.p50 / single.p50).toFixed(2)}×, p99 ${(clustered.p99 / single.p99).toFixed(2)}× (aim ≤ 1.5×)\n`,
+    );
 
     // Where a cluster hit of a fresh container spends its time (p50 of 20).
     const snapshot = buildSnapshot(records.map((record) => mapInventoryRecord(record)!), Date.now());
@@ -113,6 +125,6 @@ export const run = async (): Promise<void> => {
   } finally {
     process.env = saved;
     await jamf.close();
-    await redis.stop();
+    await Promise.all([redis.stop(), redisCluster.stop()]);
   }
 };

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
+import { startLocalRedisCluster } from '../scripts/local/redis-cluster.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 
 /**
@@ -14,7 +15,10 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  *   snapshot from the cluster), next to the same handler chain answering a constant page; p50/p99,
  *   requests/s, and the RSS of a container holding the snapshot; then the memory pages again one
  *   request at a time, as a deployed container (one request at once) serves them. Jamf is watched throughout: in
- *   steady state no request reads it.
+ *   steady state no request reads it;
+ * - then the same refresh into a TLS Redis Cluster with an ACL user (three masters, three replicas,
+ *   as ElastiCache runs it), and the first page of fresh containers from each, one at a time: the
+ *   cluster's figures as ratios of the single node's, measured in the same run.
  */
 const DEVICES = 100_000;
 const PAGE_DELAY = { baseMs: 300, perRecordMs: 1.5 };
@@ -45,7 +49,7 @@ const runChild = (script: string, env: Record<string, string>): Promise<ChildRes
 const fixed = (value: unknown, digits = 1) => (typeof value === 'number' ? value.toFixed(digits) : String(value));
 
 export const run = async (): Promise<void> => {
-  const redis = await startRedisServer();
+  const [redis, redisCluster] = await Promise.all([startRedisServer(), startLocalRedisCluster()]);
   const jamf = await startFakeJamf({ devices: generateJamfComputers(DEVICES, 3), pageDelay: PAGE_DELAY });
   const env = {
     INVENTORY_URL: jamf.url,
@@ -91,8 +95,21 @@ export const run = async (): Promise<void> => {
       `container holding the snapshot: RSS ${fixed(serve.container_rss_mb, 0)} MB (peak ${fixed(serve.container_peak_rss_mb, 0)} MB); ` +
         `Jamf requests while serving: ${upstream}\n`,
     );
+
+    // The single node next to the TLS Redis Cluster: a refresh into each, then fresh containers' first pages.
+    const clusterEnv = { ...env, REDIS_URL: redisCluster.url, REDIS_TLS_CA_FILE: redisCluster.caFile };
+    const clusterRefresh = await runChild('./fleet/refresh-once.ts', clusterEnv);
+    const singleFirst = (await runChild('./fleet/first-pages.ts', env)).first_page as { p50_ms: number; p99_ms: number };
+    const clusterFirst = (await runChild('./fleet/first-pages.ts', clusterEnv)).first_page as { p50_ms: number; p99_ms: number };
+    process.stdout.write(
+      `| cluster tier | refresh | first page of a fresh container p50 | p99 |\n|---|---|---|---|\n` +
+        `| single redis-server | ${fixed(Number(refresh.duration_ms) / 1000)} s | ${fixed(singleFirst.p50_ms, 0)} ms | ${fixed(singleFirst.p99_ms, 0)} ms |\n` +
+        `| TLS Redis Cluster, ACL user | ${fixed(Number(clusterRefresh.duration_ms) / 1000)} s | ${fixed(clusterFirst.p50_ms, 0)} ms | ${fixed(clusterFirst.p99_ms, 0)} ms |\n` +
+        `cluster ÷ single node: refresh ${fixed(Number(clusterRefresh.duration_ms) / Number(refresh.duration_ms), 2)}×, ` +
+        `first page p50 ${fixed(clusterFirst.p50_ms / singleFirst.p50_ms, 2)}×, p99 ${fixed(clusterFirst.p99_ms / singleFirst.p99_ms, 2)}× (aim ≤ 1.5×)\n`,
+    );
   } finally {
     await jamf.close();
-    await redis.stop();
+    await Promise.all([redis.stop(), redisCluster.stop()]);
   }
 };

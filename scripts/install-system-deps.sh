@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # What the tests need beyond node_modules, installed when missing (Debian): redis-server (the cache
-# tier's tests start their own on free loopback ports) and git (the documentation tests list the
-# repository's files). `npm test` runs this first; Node 24 itself comes from the `node` devDependency.
+# tier's tests start their own on free loopback ports, single nodes and a TLS Redis Cluster, whose
+# throw-away CA and certificates openssl makes) and git (the documentation
+# tests list the repository's files). `npm test` runs this first; Node 24 itself comes from the `node`
+# devDependency.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v git >/dev/null 2>&1 || missing+=(git)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

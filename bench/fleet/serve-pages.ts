@@ -4,9 +4,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { makeLogger } from '../../lib/http/logger.ts';
 import { makeHttpHandler } from '../../lib/http/make-http-handler.ts';
-import { httpEvent, lambdaContext } from '../../test/support/http-events.ts';
-
-type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
+import { call, freshContainer, summary, type Handler } from './devices-handler.ts';
 
 const CLIENTS = 16;
 /** Walks of the whole list one request at a time: a Lambda container serves one request at once. */
@@ -16,18 +14,6 @@ const FRESH_CONTAINERS = 6;
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = (() => true) as typeof process.stdout.write;
 
-let containers = 0;
-const freshContainer = async (): Promise<Handler> => {
-  containers += 1;
-  return ((await import(`../../functions/devices.ts?container=${containers}`)) as { handler: Handler }).handler;
-};
-const call = async (handler: Handler, query: string, latencies: number[]): Promise<APIGatewayProxyStructuredResultV2> => {
-  const started = performance.now();
-  const result = await handler({ ...httpEvent('GET', '/devices'), rawQueryString: query }, lambdaContext(29_000));
-  latencies.push(performance.now() - started);
-  if (result.statusCode !== 200) throw new Error(`status ${result.statusCode} for ${query}`);
-  return result;
-};
 const nextAfter = (result: APIGatewayProxyStructuredResultV2): string | undefined =>
   /after=(\d+)>/.exec(String(result.headers?.Link ?? ''))?.[1];
 
@@ -48,12 +34,6 @@ const walk = async (handler: Handler, filter: string, latencies: number[], clien
     }),
   );
   return { requests, seconds: (performance.now() - started) / 1000 };
-};
-
-const summary = (latencies: number[], run?: { requests: number; seconds: number }) => {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))]!;
-  return { requests: sorted.length, p50_ms: at(0.5), p99_ms: at(0.99), ...(run ? { per_second: run.requests / run.seconds } : {}) };
 };
 
 const figures: Record<string, unknown> = {};
