@@ -21,6 +21,23 @@ const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' 
 
 const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
 
+/**
+ * `LOCAL_REDIS`: a local Redis for the devices to cache in, where REDIS_URL is unset: `cluster`, a
+ * TLS Redis Cluster with an ACL user as ElastiCache runs one (scripts/local/redis-cluster.ts), or
+ * `node`, one plain redis-server.
+ */
+const LOCAL_REDIS_KINDS = ['cluster', 'node'] as const;
+type LocalRedisKind = (typeof LOCAL_REDIS_KINDS)[number];
+
+const localRedisKind = (env: Env): LocalRedisKind | undefined => {
+  const value = env.LOCAL_REDIS?.trim() ?? '';
+  if (value === '') return undefined;
+  if (!(LOCAL_REDIS_KINDS as readonly string[]).includes(value)) {
+    throw new Error(`LOCAL_REDIS must be "cluster" (a local TLS Redis Cluster) or "node" (one plain redis-server), got "${value}"`);
+  }
+  return value as LocalRedisKind;
+};
+
 interface DefaultsPlan {
   /** A demo Jamf-compatible inventory, because INVENTORY_URL is unset. */
   inventory: boolean;
@@ -30,6 +47,8 @@ interface DefaultsPlan {
   storage: boolean;
   /** The demo latest-OS feed, because LATEST_OS_FEED_URL is `demo`. */
   feed: boolean;
+  /** A local Redis, because LOCAL_REDIS asks for one, the devices run and REDIS_URL is unset. */
+  redis: LocalRedisKind | undefined;
   /** Plain values used where the variable is unset. */
   values: Record<string, string>;
 }
@@ -37,6 +56,8 @@ interface DefaultsPlan {
 /** Decides which embedded servers to start: each only where its variable is unset (docs/local-stack.md). */
 const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan => {
   const anyEndpoint = present(env, 'AWS_ENDPOINT_URL');
+  // A misspelt LOCAL_REDIS fails whatever runs, rather than quietly starting nothing.
+  const localRedis = localRedisKind(env);
   const plan: DefaultsPlan = {
     inventory: needs.has('inventory') && !present(env, 'INVENTORY_URL'),
     // A table name without an endpoint names a real table in AWS.
@@ -48,6 +69,8 @@ const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan 
       !present(env, 'IDEMPOTENCY_TABLE'),
     storage: needs.has('storage') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_S3'),
     feed: needs.has('inventory') && env.LATEST_OS_FEED_URL?.trim() === DEMO_FEED_VALUE,
+    // A REDIS_URL that is set wins: nothing is started.
+    redis: needs.has('inventory') && !present(env, 'REDIS_URL') ? localRedis : undefined,
     values: {},
   };
   if (needs.has('inventory') && !present(env, 'LATEST_OS_VERSION')) plan.values.LATEST_OS_VERSION = DEFAULT_LATEST_OS_VERSION;
@@ -164,9 +187,32 @@ export const startEmbeddedDefaults = async (
       notes.push(note('AWS_ENDPOINT_URL_S3', `${s3.endpoint} — local S3-compatible store (in memory), bucket${buckets.length > 1 ? 's' : ''} ${bucketList}`));
       for (const source of sources) notes.push(note('', `s3://${source.bucket}/${source.key} — DEMO DATA: the ${DEMO_CHAT_EXPORT.rows}-row demo/chat-export.csv`));
     }
+    if (plan.redis === 'cluster') {
+      const { startLocalRedisCluster } = await import('./redis-cluster.ts');
+      const cluster = await startLocalRedisCluster();
+      stoppers.push(() => cluster.stop());
+      // The CA belongs with this URL: a REDIS_TLS_CA_FILE of the environment is for another cluster.
+      Object.assign(overlay, { REDIS_URL: cluster.url, REDIS_TLS_CA_FILE: cluster.caFile });
+      if (!present(env, 'REDIS_CLUSTER')) overlay.REDIS_CLUSTER = 'auto';
+      const nodes = await cluster.nodes();
+      const ports = (role: 'master' | 'replica') => nodes.filter((node) => node.role === role).map((node) => node.port).join(', ');
+      notes.push(
+        note('REDIS_URL', `${shown('REDIS_URL', cluster.url)} — local Redis Cluster (LOCAL_REDIS=cluster), TLS only, ACL user "${cluster.user}" (password in the URL the handlers get; user "default" off)`),
+        note('', `masters on 127.0.0.1:${ports('master')}, replicas on ${ports('replica')} (cluster bus: each port + 10000); nodes announced as 127.0.0.1, certificate for "localhost" only`),
+        note('REDIS_TLS_CA_FILE', `${cluster.caFile} — the throw-away CA that signed the nodes' certificate`),
+      );
+      if (overlay.REDIS_CLUSTER !== undefined) notes.push(note('REDIS_CLUSTER', `${overlay.REDIS_CLUSTER} (default)`));
+    } else if (plan.redis === 'node') {
+      const { startLocalRedisNode } = await import('./redis-cluster.ts');
+      const node = await startLocalRedisNode();
+      stoppers.push(() => node.stop());
+      overlay.REDIS_URL = node.url;
+      notes.push(note('REDIS_URL', `${node.url} — local redis-server (LOCAL_REDIS=node): one node, no TLS, no password, in memory`));
+    }
     if (needs.has('inventory')) {
       if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(note('LATEST_OS_VERSION', `${plan.values.LATEST_OS_VERSION} (default)`));
-      if (!present(env, 'REDIS_URL')) notes.push(note('REDIS_URL', 'unset — memory cache only'));
+      if (!present(env, 'REDIS_URL') && plan.redis === undefined) notes.push(note('REDIS_URL', 'unset — memory cache only (LOCAL_REDIS=cluster or LOCAL_REDIS=node starts a local Redis)'));
+      if (present(env, 'REDIS_URL') && localRedisKind(env) !== undefined) notes.push(note('LOCAL_REDIS', `${env.LOCAL_REDIS!.trim()} ignored: REDIS_URL is set`));
     }
     if (plan.values.AWS_ACCESS_KEY_ID !== undefined) notes.push(note('AWS_ACCESS_KEY_ID', 'test (any key works for the local stores)'));
   } catch (error) {

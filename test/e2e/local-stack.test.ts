@@ -28,7 +28,7 @@ const LATEST_OS_VERSION = '26.0';
 /** `node scripts/start.ts` in its own process group: no .env, no configuration variable but LATEST_OS_VERSION. */
 const runStart = (port: number, options: { underShell?: boolean; env?: Record<string, string> } = {}): RunningStart => {
   const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
-  for (const name of CONFIGURATION_VARIABLES) delete env[name];
+  for (const name of [...CONFIGURATION_VARIABLES, 'LOCAL_REDIS']) delete env[name];
   Object.assign(env, { LATEST_OS_VERSION, ...options.env });
   // Under a shell, like `npm start`: the shell is the child, start.ts its child (`; true` keeps sh from exec'ing).
   const [command, args] = options.underShell

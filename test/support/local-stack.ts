@@ -55,8 +55,10 @@ const killGroup = (group: number): void => {
 
 export const startLocalStack = async (options: StartOptions = {}): Promise<LocalStack> => {
   const port = await freePort();
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '', ...options.env };
-  for (const name of CONFIGURATION_VARIABLES) delete env[name];
+  const env: Record<string, string | undefined> = { ...process.env };
+  // The developer's own configuration (and their choice of a local Redis) stays out; the test's own applies.
+  for (const name of [...CONFIGURATION_VARIABLES, 'LOCAL_REDIS']) delete env[name];
+  Object.assign(env, { PORT: String(port), LOCAL_ENV_FILE: '', ...options.env });
   // `npm start` runs `node`: Node 24 from the `node` devDependency, as under `npm run`.
   env.PATH = [join(ROOT, 'node_modules', '.bin'), env.PATH ?? ''].join(delimiter);
   const [command, args] = options.viaNpm === false ? [process.execPath, ['scripts/start.ts']] : npmCommand();

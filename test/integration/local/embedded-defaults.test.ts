@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { readSofaFeed } from '../../../demo/fake-sofa.ts';
 import { ALL_SERVICES, startEmbeddedDefaults, type LocalService } from '../../../scripts/local/embedded-defaults.ts';
@@ -132,5 +135,78 @@ describe('startEmbeddedDefaults with LATEST_OS_FEED_URL=demo', () => {
     } finally {
       await defaults.stop();
     }
+  });
+});
+
+describe('startEmbeddedDefaults with LOCAL_REDIS', () => {
+  it('=cluster starts a local TLS Redis Cluster for the devices, hands the handlers its URL, CA and REDIS_CLUSTER, never shows the password, and stops it', async () => {
+    const defaults = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', REDIS_TLS_CA_FILE: '/elsewhere/ca.pem' }, new Set(['inventory']));
+    let caFile: string | undefined;
+    try {
+      const url = new URL(defaults.env.REDIS_URL!);
+      expect(url).toMatchObject({ protocol: 'rediss:', hostname: 'localhost', username: 'devices-app' });
+      expect(url.password).not.toBe('');
+      caFile = defaults.env.REDIS_TLS_CA_FILE;
+      expect(caFile).not.toBe('/elsewhere/ca.pem');
+      expect(defaults.env.REDIS_CLUSTER).toBe('auto');
+      const banner = defaults.notes.join('\n');
+      expect(banner).not.toContain(url.password);
+      expect(banner).toMatch(/REDIS_URL +rediss:\/\/localhost:\d+\/? — local Redis Cluster/);
+      expect(banner).toMatch(/masters on 127\.0\.0\.1:\d+, \d+, \d+, replicas on \d+, \d+, \d+/);
+      expect(banner).toContain(`REDIS_TLS_CA_FILE          ${caFile}`);
+      expect(banner).not.toMatch(/memory cache only/);
+      // What a handler does with those three: a cluster client, each node checked against the URL's host name.
+      const client = new Cluster([{ host: url.hostname, port: Number(url.port) }], {
+        dnsLookup: (address, callback) => callback(null, address),
+        redisOptions: { tls: { ca: await readFile(caFile!), servername: url.hostname }, username: url.username, password: decodeURIComponent(url.password) },
+      });
+      client.on('error', () => undefined);
+      try {
+        await client.set('embedded:{check}', 'ok');
+        expect(await client.get('embedded:{check}')).toBe('ok');
+      } finally {
+        client.disconnect();
+      }
+    } finally {
+      await defaults.stop();
+    }
+    expect(existsSync(caFile!)).toBe(false);
+  });
+
+  it('=cluster keeps a REDIS_CLUSTER of the environment', async () => {
+    const defaults = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', REDIS_CLUSTER: 'on', INVENTORY_URL: 'https://jamf.example.com' }, new Set(['inventory']));
+    try {
+      expect(defaults.env).not.toHaveProperty('REDIS_CLUSTER');
+      expect(defaults.env.REDIS_URL).toMatch(/^rediss:/);
+    } finally {
+      await defaults.stop();
+    }
+  });
+
+  it('=node starts one plain redis-server', async () => {
+    const defaults = await startEmbeddedDefaults({ LOCAL_REDIS: 'node', INVENTORY_URL: 'https://jamf.example.com' }, new Set(['inventory']));
+    try {
+      expect(defaults.env.REDIS_URL).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
+      expect(defaults.env).not.toHaveProperty('REDIS_TLS_CA_FILE');
+      const client = new Redis(defaults.env.REDIS_URL!, { lazyConnect: true, maxRetriesPerRequest: 0 });
+      client.on('error', () => undefined);
+      await client.connect();
+      expect(await client.ping()).toBe('PONG');
+      client.disconnect();
+      expect(defaults.notes.join('\n')).toMatch(/REDIS_URL +redis:\/\/127\.0\.0\.1:\d+ — local redis-server/);
+    } finally {
+      await defaults.stop();
+    }
+  });
+
+  it('starts nothing when REDIS_URL is set (it wins) or the devices do not run, and refuses an unknown value', async () => {
+    const configured = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', REDIS_URL: 'rediss://cache.example.com:6379', INVENTORY_URL: 'https://jamf.example.com' }, new Set(['inventory']));
+    await configured.stop();
+    expect(configured.env).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION });
+    expect(configured.notes.join('\n')).toMatch(/LOCAL_REDIS +cluster ignored: REDIS_URL is set/);
+    const users = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', USERS_TABLE: 'prod-users' }, only('users'));
+    await users.stop();
+    expect(users.env).not.toHaveProperty('REDIS_URL');
+    await expect(startEmbeddedDefaults({ LOCAL_REDIS: 'valkey' }, only())).rejects.toThrow(/LOCAL_REDIS must be "cluster" .* or "node" .*, got "valkey"/);
   });
 });

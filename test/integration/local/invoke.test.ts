@@ -20,7 +20,7 @@ interface Outcome {
 /** The environment without a .env file or any configuration variable: embedded defaults only. */
 const embeddedDefaultsOnly = (): Record<string, string | undefined> => {
   const env: Record<string, string | undefined> = { ...process.env, LOCAL_ENV_FILE: '' };
-  for (const name of CONFIGURATION_VARIABLES) delete env[name];
+  for (const name of [...CONFIGURATION_VARIABLES, 'LOCAL_REDIS']) delete env[name];
   return env;
 };
 
