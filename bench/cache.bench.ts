@@ -1,6 +1,6 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { deviceSnapshotCodec } from '../lib/devices/device-snapshot-codec.ts';
-import { buildSnapshot } from '../lib/devices/device-snapshot.ts';
+import { buildSnapshot, deviceText } from '../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord } from '../lib/devices/map-inventory-record.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
@@ -119,7 +119,7 @@ export const run = async (): Promise<void> => {
       decodeMs.push(performance.now() - started);
     }
     process.stdout.write(
-      `cluster value ${(encoded.length / 1e6).toFixed(2)} MB (zstd) for ${(Buffer.byteLength(snapshot.json) / 1e6).toFixed(2)} MB of rendered devices; ` +
+      `cluster value ${(encoded.length / 1e6).toFixed(2)} MB (zstd) for ${(Buffer.byteLength(deviceText(snapshot, 0, snapshot.count)) / 1e6).toFixed(2)} MB of rendered devices; ` +
         `decode (decompress, checksum, columns, structure) p50 ${ms(percentile(decodeMs.sort((a, b) => a - b), 0.5))}\n`,
     );
   } finally {

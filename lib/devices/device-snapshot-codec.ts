@@ -1,36 +1,44 @@
 import { promisify } from 'node:util';
-import { constants, crc32, zstdCompressSync, zstdDecompress } from 'node:zlib';
+import { constants, crc32, zstdCompressSync, zstdDecompress, zstdDecompressSync } from 'node:zlib';
 import type { ClusterCodec } from '../cache/tiered-cache.ts';
-import type { DeviceSnapshot } from './device-snapshot.ts';
+import { deviceText, type DeviceSnapshot, type SnapshotText } from './device-snapshot.ts';
 
 /**
  * How a device snapshot travels through the cluster tier: a JSON header line
- * `{"v":3,"n":<devices>,"readAt":<ms>,"id":"<hash>","bytes":<payload bytes>,"crc32":<of the payload>}`
- * and the payload, zstd-compressed. The payload holds the rendered JSON (ASCII) and the columns as
- * their bytes in memory (little-endian, as on every Lambda architecture), then a JSON dictionary of
- * ids and values, so a container decodes a 100,000-device snapshot without parsing a single device,
- * and decompresses it on libuv's thread pool, leaving the event loop to other requests:
+ * `{"v":4,"n":<devices>,"readAt":<ms>,"id":"<hash>","index":<bytes>,"indexRaw":<bytes>,"crc32":<of the raw index>}`,
+ * the index zstd-compressed, then the devices' rendered JSON (ASCII) in chunks of `CHUNK_DEVICES`
+ * devices, each zstd-compressed on its own. The index holds the chunk table and the columns as their
+ * bytes in memory (little-endian, as on every Lambda architecture), then a JSON dictionary of ids and
+ * values:
  *
- *   u32 json bytes · json (ASCII) · pad · u32 starts[n+1] · u32 flagAt[n] · u32 osVersionKey[n] ·
- *   u32 responseKey[n] · u32 osNameKey[n] · u32 modelKey[n] · i8 managed[n] · i8 supervised[n] · pad ·
- *   f64 lastContact[n] · u32 dictionary bytes ·
- *   {"ids":[…],"osVersions":[…],"responses":[…],"osNames":[…],"models":[…]}
+ *   u32 chunkDevices · u32 chunks · (u32 bytes · u32 rawBytes · u32 crc32 of the bytes)[chunks] ·
+ *   u32 starts[n+1] · u32 flagAt[n] · u32 osVersionKey[n] · u32 responseKey[n] · u32 osNameKey[n] ·
+ *   u32 modelKey[n] · i8 managed[n] · i8 supervised[n] · pad · f64 lastContact[n] ·
+ *   u32 dictionary bytes · {"ids":[…],"osVersions":[…],"responses":[…],"osNames":[…],"models":[…]}
  *
- * Another format version reads as a miss; the length and checksum reject a truncated or corrupted
+ * A container decodes the index (off the main thread) and checks every chunk's bytes, but
+ * decompresses a chunk only when a page first needs it: a fresh container's first page of 100,000
+ * devices costs the index and one chunk, not 40 MB of JSON (docs/architecture.md#values-in-parts).
+ * Another format version reads as a miss; lengths and checksums reject a truncated or corrupted
  * value before anything is built, and the structure is checked as it is read.
  */
-const FORMAT_VERSION = 3;
-/** zstd's fastest level: the rendered JSON repeats keys and values, so even this shrinks it ~6×. */
+const FORMAT_VERSION = 4;
+/** zstd's fastest level: the rendered JSON repeats keys and values, so even this shrinks it ~5×. */
 const ZSTD_LEVEL = 1;
+/** Devices per chunk: a page of 1,000 touches one or two (about 420 KB of JSON, 90 KB compressed). */
+const CHUNK_DEVICES = 1_000;
 /** Longer than any header written here: the cluster tier reads this much to learn a value's stamp. */
 const STAMP_BYTES = 512;
 const NEWLINE = 0x0a;
+const LEFT_BRACE = 123;
+const RIGHT_BRACE = 125;
 
 interface Header {
   n: number;
   readAt: number;
   id: string;
-  bytes: number;
+  index: number;
+  indexRaw: number;
   crc32: number;
 }
 
@@ -46,13 +54,14 @@ const headerOf = (bytes: Buffer): { header: Header; end: number } | undefined =>
     return undefined;
   }
   if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const { v, n, readAt, id, bytes: size, crc32: checksum } = parsed as Record<string, unknown>;
-  if (v !== FORMAT_VERSION || !count(n) || !count(readAt) || typeof id !== 'string' || !count(size) || !count(checksum)) return undefined;
-  return { header: { n, readAt, id, bytes: size, crc32: checksum }, end: newline + 1 };
+  const { v, n, readAt, id, index, indexRaw, crc32: checksum } = parsed as Record<string, unknown>;
+  if (v !== FORMAT_VERSION || !count(n) || !count(readAt) || typeof id !== 'string' || !count(index) || !count(indexRaw) || !count(checksum)) return undefined;
+  return { header: { n, readAt, id, index, indexRaw, crc32: checksum }, end: newline + 1 };
 };
 
 const align = (offset: number, to: number): number => Math.ceil(offset / to) * to;
 const decompress = promisify(zstdDecompress);
+const compress = (bytes: Buffer): Buffer => zstdCompressSync(bytes, { params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
 
 /** A typed array's bytes, as they are in memory. */
 const bytesOf = (column: Uint32Array | Int8Array | Float64Array): Buffer => Buffer.from(column.buffer, column.byteOffset, column.byteLength);
@@ -64,29 +73,43 @@ const columnOf = <T>(payload: Buffer, at: number, length: number, Column: new (b
   return new Column(copy.buffer);
 };
 
-const encodePayload = (snapshot: DeviceSnapshot): Buffer => {
+/** Where the index's parts begin, for `n` devices in `chunks` chunks. */
+const layoutOf = (n: number, chunks: number) => {
+  const columnsAt = 8 + 12 * chunks;
+  const flagsAt = columnsAt + 4 * (n + 1) + 20 * n;
+  const lastContactAt = align(flagsAt + 2 * n, 8);
+  const dictionaryAt = lastContactAt + 8 * n;
+  return { columnsAt, flagsAt, lastContactAt, dictionaryAt };
+};
+
+interface Chunk {
+  bytes: Buffer;
+  rawBytes: number;
+}
+
+const encodeIndex = (snapshot: DeviceSnapshot, chunks: readonly Chunk[]): Buffer => {
   const { count: n } = snapshot;
-  // ASCII by construction (buildSnapshot escapes the rest): one byte per character.
-  const json = Buffer.from(snapshot.json, 'latin1');
   const dictionary = Buffer.from(
     JSON.stringify({ ids: snapshot.ids, osVersions: snapshot.osVersions, responses: snapshot.responses, osNames: snapshot.osNames, models: snapshot.models }),
     'utf8',
   );
-  const columnsAt = align(4 + json.length, 4);
-  const flagsAt = columnsAt + 4 * (n + 1) + 20 * n;
-  const lastContactAt = align(flagsAt + 2 * n, 8);
-  const dictionaryAt = lastContactAt + 8 * n;
-  const payload = Buffer.alloc(dictionaryAt + 4 + dictionary.length);
-  payload.writeUInt32LE(json.length, 0);
-  json.copy(payload, 4);
+  const { columnsAt, lastContactAt, dictionaryAt } = layoutOf(n, chunks.length);
+  const index = Buffer.alloc(dictionaryAt + 4 + dictionary.length);
+  index.writeUInt32LE(CHUNK_DEVICES, 0);
+  index.writeUInt32LE(chunks.length, 4);
+  chunks.forEach((chunk, at) => {
+    index.writeUInt32LE(chunk.bytes.length, 8 + 12 * at);
+    index.writeUInt32LE(chunk.rawBytes, 12 + 12 * at);
+    index.writeUInt32LE(crc32(chunk.bytes), 16 + 12 * at);
+  });
   let at = columnsAt;
   for (const column of [snapshot.starts, snapshot.flagAt, snapshot.osVersionKey, snapshot.responseKey, snapshot.osNameKey, snapshot.modelKey, snapshot.managed, snapshot.supervised]) {
-    at += bytesOf(column).copy(payload, at);
+    at += bytesOf(column).copy(index, at);
   }
-  bytesOf(snapshot.lastContact).copy(payload, lastContactAt);
-  payload.writeUInt32LE(dictionary.length, dictionaryAt);
-  dictionary.copy(payload, dictionaryAt + 4);
-  return payload;
+  bytesOf(snapshot.lastContact).copy(index, lastContactAt);
+  index.writeUInt32LE(dictionary.length, dictionaryAt);
+  dictionary.copy(index, dictionaryAt + 4);
+  return index;
 };
 
 const malformed = (detail: string): Error => new Error(`device snapshot is malformed: ${detail}`);
@@ -100,43 +123,87 @@ const textList = (value: unknown, name: string): (string | undefined)[] => {
   });
 };
 
-const decodePayload = (payload: Buffer, header: Header): DeviceSnapshot => {
+/**
+ * The chunks' text, decompressed on first use. Their bytes were checked at decode; a chunk whose
+ * devices are not what the index says is a fault of the writer, thrown at the page that meets it.
+ */
+const lazyText = (chunks: (Chunk | undefined)[], chunkDevices: number, n: number, starts: Uint32Array, flagAt: Uint32Array): SnapshotText => {
+  const decoded: (string | undefined)[] = [];
+  return {
+    chunkDevices,
+    chunk: (at) => {
+      const kept = decoded[at];
+      if (kept !== undefined) return kept;
+      const chunk = chunks[at];
+      if (chunk === undefined) throw malformed(`no chunk ${at}`);
+      const raw = zstdDecompressSync(chunk.bytes, { maxOutputLength: Math.max(chunk.rawBytes, 1) });
+      if (raw.length !== chunk.rawBytes) throw malformed(`chunk ${at} is not its length`);
+      const json = raw.toString('latin1');
+      const base = starts[at * chunkDevices]!;
+      for (let index = at * chunkDevices; index < Math.min(n, (at + 1) * chunkDevices); index += 1) {
+        const start = starts[index]! - base;
+        const end = starts[index + 1]! - base;
+        if (json.charCodeAt(start) !== LEFT_BRACE || json.charCodeAt(end - 1) !== RIGHT_BRACE) throw malformed(`device ${index} is not an object`);
+        if (!json.startsWith('false', flagAt[index]! - base)) throw malformed(`device ${index} has no flag`);
+      }
+      decoded[at] = json;
+      // The compressed bytes are no longer needed once their text is held.
+      chunks[at] = undefined;
+      return json;
+    },
+  };
+};
+
+/** The snapshot, or undefined where a chunk's bytes are not as written (corrupted or cut short). */
+const decodeIndex = (index: Buffer, header: Header, chunkBytes: Buffer): DeviceSnapshot | undefined => {
   const { n } = header;
-  if (payload.length < 4) throw malformed('no JSON length');
-  const jsonBytes = payload.readUInt32LE(0);
-  const columnsAt = align(4 + jsonBytes, 4);
-  const flagsAt = columnsAt + 4 * (n + 1) + 20 * n;
-  const lastContactAt = align(flagsAt + 2 * n, 8);
-  const dictionaryAt = lastContactAt + 8 * n;
-  if (payload.length < dictionaryAt + 4) throw malformed('shorter than its columns');
-  const dictionaryBytes = payload.readUInt32LE(dictionaryAt);
-  if (payload.length !== dictionaryAt + 4 + dictionaryBytes) throw malformed('length does not add up');
-  const json = payload.toString('latin1', 4, 4 + jsonBytes);
+  if (index.length < 8) throw malformed('no chunk table');
+  const chunkDevices = index.readUInt32LE(0);
+  const chunkCount = index.readUInt32LE(4);
+  if (chunkDevices === 0 || chunkCount !== Math.ceil(n / chunkDevices)) throw malformed('chunk table does not cover the devices');
+  const { columnsAt, flagsAt, lastContactAt, dictionaryAt } = layoutOf(n, chunkCount);
+  if (index.length < dictionaryAt + 4) throw malformed('shorter than its columns');
+  const dictionaryBytes = index.readUInt32LE(dictionaryAt);
+  if (index.length !== dictionaryAt + 4 + dictionaryBytes) throw malformed('length does not add up');
   let at = columnsAt;
   const [starts, flagAt, osVersionKey, responseKey, osNameKey, modelKey] = [n + 1, n, n, n, n, n].map((length) => {
-    const column = columnOf(payload, at, length, Uint32Array, 4);
+    const column = columnOf(index, at, length, Uint32Array, 4);
     at += 4 * length;
     return column;
   }) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
-  const managed = columnOf(payload, flagsAt, n, Int8Array, 1);
-  const supervised = columnOf(payload, flagsAt + n, n, Int8Array, 1);
-  const lastContact = columnOf(payload, lastContactAt, n, Float64Array, 8);
-  const dictionary = JSON.parse(payload.toString('utf8', dictionaryAt + 4)) as Record<string, unknown>;
+  const managed = columnOf(index, flagsAt, n, Int8Array, 1);
+  const supervised = columnOf(index, flagsAt + n, n, Int8Array, 1);
+  const lastContact = columnOf(index, lastContactAt, n, Float64Array, 8);
+  const dictionary = JSON.parse(index.toString('utf8', dictionaryAt + 4)) as Record<string, unknown>;
   const { ids } = dictionary;
   if (!Array.isArray(ids) || ids.length !== n || !ids.every((id) => typeof id === 'string' && /^\d+$/.test(id))) throw malformed('ids');
   const osVersions = textList(dictionary.osVersions, 'osVersions');
   const responses = textList(dictionary.responses, 'responses');
   const osNames = textList(dictionary.osNames, 'osNames');
   const models = textList(dictionary.models, 'models');
-  // Every device must be a JSON object holding its flag literal where the columns say, and every key
-  // must name an entry: a value that decodes is one this code can serve without a bounds error.
-  if (starts[0] !== 0 || starts[n] !== json.length) throw malformed('device offsets do not cover the JSON');
+  // Every chunk's bytes are as written and as long as its devices' text; every device lies in its
+  // chunk with its flag inside it, and every key names an entry: a value that decodes is one this
+  // code can serve without a bounds error.
+  const chunks: (Chunk | undefined)[] = [];
+  let chunkAt = 0;
+  for (let chunk = 0; chunk < chunkCount; chunk += 1) {
+    const bytes = index.readUInt32LE(8 + 12 * chunk);
+    const rawBytes = index.readUInt32LE(12 + 12 * chunk);
+    const checksum = index.readUInt32LE(16 + 12 * chunk);
+    const slice = chunkBytes.subarray(chunkAt, chunkAt + bytes);
+    if (slice.length !== bytes || crc32(slice) !== checksum) return undefined;
+    if (rawBytes !== starts[Math.min(n, (chunk + 1) * chunkDevices)]! - starts[chunk * chunkDevices]!) throw malformed(`chunk ${chunk} does not hold its devices`);
+    chunks.push({ bytes: slice, rawBytes });
+    chunkAt += bytes;
+  }
+  if (chunkAt !== chunkBytes.length) return undefined;
+  if (starts[0] !== 0) throw malformed('device offsets do not start the text');
   for (let index = 0; index < n; index += 1) {
     const start = starts[index]!;
     const end = starts[index + 1]!;
     const flag = flagAt[index]!;
-    if (end <= start || json.charCodeAt(start) !== 123 || json.charCodeAt(end - 1) !== 125) throw malformed(`device ${index} is not an object`);
-    if (flag <= start || flag + 5 > end || !json.startsWith('false', flag)) throw malformed(`device ${index} has no flag`);
+    if (end <= start) throw malformed(`device ${index} is not an object`);
+    if (flag <= start || flag + 5 > end) throw malformed(`device ${index} has no flag`);
     if (osVersionKey[index]! >= osVersions.length || responseKey[index]! >= responses.length || osNameKey[index]! >= osNames.length || modelKey[index]! >= models.length) {
       throw malformed(`device ${index} has a key outside its dictionary`);
     }
@@ -145,7 +212,7 @@ const decodePayload = (payload: Buffer, header: Header): DeviceSnapshot => {
     count: n,
     readAt: header.readAt,
     id: header.id,
-    json,
+    text: lazyText(chunks, chunkDevices, n, starts, flagAt),
     starts,
     flagAt,
     ids: ids as string[],
@@ -163,13 +230,27 @@ const decodePayload = (payload: Buffer, header: Header): DeviceSnapshot => {
   };
 };
 
+/** Devices `from`…`to` as the snapshot holds them, and after the last device whatever text follows it: the reader checks the offsets against the text. */
+const chunkText = (snapshot: DeviceSnapshot, from: number, to: number): string => {
+  const text = deviceText(snapshot, from, to);
+  if (to < snapshot.count || to === 0) return text;
+  const last = Math.floor((to - 1) / snapshot.text.chunkDevices);
+  return text + snapshot.text.chunk(last).slice(snapshot.starts[to]! - snapshot.starts[last * snapshot.text.chunkDevices]!);
+};
+
 export const deviceSnapshotCodec: ClusterCodec<DeviceSnapshot> = {
   stampBytes: STAMP_BYTES,
   encode: (snapshot) => {
-    const payload = encodePayload(snapshot);
-    const header = JSON.stringify({ v: FORMAT_VERSION, n: snapshot.count, readAt: snapshot.readAt, id: snapshot.id, bytes: payload.length, crc32: crc32(payload) });
-    const compressed = zstdCompressSync(payload, { params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
-    return Buffer.concat([Buffer.from(`${header}\n`, 'utf8'), compressed]);
+    const chunks: Chunk[] = [];
+    for (let from = 0; from < snapshot.count; from += CHUNK_DEVICES) {
+      // ASCII by construction (buildSnapshot escapes the rest): one byte per character.
+      const raw = Buffer.from(chunkText(snapshot, from, Math.min(snapshot.count, from + CHUNK_DEVICES)), 'latin1');
+      chunks.push({ bytes: compress(raw), rawBytes: raw.length });
+    }
+    const index = encodeIndex(snapshot, chunks);
+    const compressedIndex = compress(index);
+    const header = JSON.stringify({ v: FORMAT_VERSION, n: snapshot.count, readAt: snapshot.readAt, id: snapshot.id, index: compressedIndex.length, indexRaw: index.length, crc32: crc32(index) });
+    return Buffer.concat([Buffer.from(`${header}\n`, 'utf8'), compressedIndex, ...chunks.map((chunk) => chunk.bytes)]);
   },
   stampOf: (prefix) => {
     const found = headerOf(prefix);
@@ -179,13 +260,13 @@ export const deviceSnapshotCodec: ClusterCodec<DeviceSnapshot> = {
     const found = headerOf(bytes);
     if (found === undefined) return undefined;
     const { header, end } = found;
-    let payload: Buffer;
+    let index: Buffer;
     try {
-      payload = await decompress(bytes.subarray(end), { maxOutputLength: Math.max(header.bytes, 1) });
+      index = await decompress(bytes.subarray(end, end + header.index), { maxOutputLength: Math.max(header.indexRaw, 1) });
     } catch {
       return undefined;
     }
-    if (payload.length !== header.bytes || crc32(payload) !== header.crc32) return undefined;
-    return decodePayload(payload, header);
+    if (index.length !== header.indexRaw || crc32(index) !== header.crc32) return undefined;
+    return decodeIndex(index, header, bytes.subarray(end + header.index));
   },
 };

@@ -15,14 +15,14 @@ export interface DeviceSnapshot {
   /** A hash of the devices: equal for equal inventories, whichever container read them. */
   readonly id: string;
   /**
-   * Every device's JSON back to back, its flag written as `false` (see `flagAt`). ASCII only: other
-   * characters are `\u` escapes (the same JSON text), so the string takes one byte per character and
-   * travels through the cluster without UTF-8 decoding.
+   * Every device's JSON back to back, its flag written as `false` (see `flagAt`), in chunks of
+   * devices. ASCII only: other characters are `\u` escapes (the same JSON text), so the text takes
+   * one byte per character and travels through the cluster without UTF-8 decoding.
    */
-  readonly json: string;
-  /** Where device i's JSON starts in `json` (UTF-16 offsets); `starts[count]` is the end. */
+  readonly text: SnapshotText;
+  /** Where device i's JSON starts in the whole text (UTF-16 offsets); `starts[count]` is the end. */
   readonly starts: Uint32Array;
-  /** Where device i's `false` flag literal starts in `json`. */
+  /** Where device i's `false` flag literal starts in the whole text. */
   readonly flagAt: Uint32Array;
   /** Device ids, canonical digits, ascending. */
   readonly ids: readonly string[];
@@ -42,6 +42,16 @@ export interface DeviceSnapshot {
   readonly models: readonly (string | undefined)[];
   /** `last_contact_at` in ms since the epoch; NaN when absent or unreadable. */
   readonly lastContact: Float64Array;
+}
+
+/**
+ * The devices' JSON in chunks: device i is in chunk ⌊i / chunkDevices⌋, which begins at
+ * `starts[chunk · chunkDevices]` of the whole text. A snapshot read from the cluster decodes a chunk
+ * the first time a page needs it (docs/architecture.md#values-in-parts).
+ */
+export interface SnapshotText {
+  readonly chunkDevices: number;
+  chunk: (index: number) => string;
 }
 
 const FLAG_KEY = '"os_is_latest":';
@@ -137,7 +147,7 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
     count,
     readAt,
     id: createHash('sha256').update(json).digest('base64url').slice(0, 22),
-    json,
+    text: { chunkDevices: Math.max(count, 1), chunk: () => json },
     starts,
     flagAt,
     ids: devices.map((device) => device.id),
@@ -175,21 +185,43 @@ export const latestFlags = (snapshot: DeviceSnapshot, reference: LatestReference
 
 /** The JSON array of the devices at `indexes` (ascending), each with its flag from `flags`. */
 export const renderDevices = (snapshot: DeviceSnapshot, flags: Uint8Array, indexes: ArrayLike<number>): string => {
-  const { json, starts, flagAt } = snapshot;
+  const { text, starts, flagAt } = snapshot;
+  let chunkIndex = -1;
+  let json = '';
+  let base = 0;
   // Appended piece by piece (V8 builds a rope, flattened once when the body is sent): measured
   // faster than collecting the pieces for a join, and no intermediate string per device.
   let body = '[';
   for (let position = 0; position < indexes.length; position += 1) {
     const index = indexes[position]!;
+    const inChunk = Math.floor(index / text.chunkDevices);
+    if (inChunk !== chunkIndex) {
+      chunkIndex = inChunk;
+      json = text.chunk(inChunk);
+      base = starts[inChunk * text.chunkDevices]!;
+    }
     if (position > 0) body += ',';
     if (flags[index] === 1) {
-      const flag = flagAt[index]!;
-      body += json.slice(starts[index]!, flag);
+      const flag = flagAt[index]! - base;
+      body += json.slice(starts[index]! - base, flag);
       body += 'true';
-      body += json.slice(flag + FLAG_UNDECIDED.length, starts[index + 1]!);
+      body += json.slice(flag + FLAG_UNDECIDED.length, starts[index + 1]! - base);
     } else {
-      body += json.slice(starts[index]!, starts[index + 1]!);
+      body += json.slice(starts[index]! - base, starts[index + 1]! - base);
     }
   }
   return `${body}]`;
+};
+
+/** The JSON text of devices `from` to `to` (exclusive), back to back with their flags undecided. */
+export const deviceText = (snapshot: DeviceSnapshot, from: number, to: number): string => {
+  const { text, starts } = snapshot;
+  let joined = '';
+  for (let chunkIndex = Math.floor(from / text.chunkDevices); chunkIndex * text.chunkDevices < to; chunkIndex += 1) {
+    const base = starts[chunkIndex * text.chunkDevices]!;
+    const start = Math.max(from, chunkIndex * text.chunkDevices);
+    const end = Math.min(to, (chunkIndex + 1) * text.chunkDevices);
+    joined += text.chunk(chunkIndex).slice(starts[start]! - base, starts[end]! - base);
+  }
+  return joined;
 };
