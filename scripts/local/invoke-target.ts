@@ -26,9 +26,18 @@ export interface InvokeTarget {
 }
 
 interface Template {
-  provider?: { timeout?: number; memorySize?: number };
-  functions?: Record<string, { handler?: string; timeout?: number; memorySize?: number } | null>;
+  params?: { default?: Record<string, unknown> | null } | null;
+  provider?: { timeout?: number | string; memorySize?: number | string };
+  functions?: Record<string, { handler?: string; timeout?: number | string; memorySize?: number | string } | null>;
 }
+
+/** A number of the template, or the default of the stage parameter `${param:name}` it names. */
+const numberOf = (template: Template, value: number | string | undefined): number | undefined => {
+  const name = typeof value === 'string' ? /^\$\{param:(\w+)\}$/.exec(value.trim())?.[1] : undefined;
+  const resolved = name === undefined ? value : template.params?.default?.[name];
+  const number = Number(resolved);
+  return resolved === undefined || resolved === '' || !Number.isFinite(number) ? undefined : number;
+};
 
 /** Resolves a function name of serverless.yml to its handler module; undefined for an unknown name. */
 export const invokeTarget = (root: string, templateText: string, name: string): InvokeTarget | undefined => {
@@ -41,8 +50,8 @@ export const invokeTarget = (root: string, templateText: string, name: string): 
     name,
     modulePath: join(root, `${handler.slice(0, dot)}.ts`),
     exportName: handler.slice(dot + 1),
-    timeoutSeconds: fn?.timeout ?? template.provider?.timeout ?? 29,
-    memoryMb: fn?.memorySize ?? template.provider?.memorySize ?? 1024,
+    timeoutSeconds: numberOf(template, fn?.timeout) ?? numberOf(template, template.provider?.timeout) ?? 29,
+    memoryMb: numberOf(template, fn?.memorySize) ?? numberOf(template, template.provider?.memorySize) ?? 1024,
     needs: new Set(NEEDS[name] ?? []),
   };
 };

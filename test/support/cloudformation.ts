@@ -18,9 +18,21 @@ export interface CfnResource {
   UpdateReplacePolicy?: string;
 }
 
+export interface CfnParameter {
+  Type: string;
+  Default?: string | number;
+  AllowedValues?: string[];
+  AllowedPattern?: string;
+  MinValue?: number;
+  MaxValue?: number;
+  ConstraintDescription?: string;
+}
+
 export interface CfnTemplate {
+  Parameters?: Record<string, CfnParameter>;
   Conditions?: Record<string, CfnValue>;
   Resources: Record<string, CfnResource>;
+  Outputs?: Record<string, { Value: CfnValue; Condition?: string }>;
 }
 
 export interface PackagedService {
@@ -202,3 +214,61 @@ export const zipEntryContent = async (file: string, name: string): Promise<Buffe
   if (entry.method === 8) return inflateRawSync(data);
   throw new Error(`${file}: ${name} uses compression method ${entry.method}`);
 };
+
+/**
+ * The template parameters whose value (its default: osls passes none at deploy time) breaks its own
+ * constraint, as CloudFormation checks them before it creates or changes anything: each with its
+ * ConstraintDescription. infra/stage-checks.yml turns stage parameter combinations into such checks.
+ */
+export const failedParameterConstraints = (template: CfnTemplate): Array<{ parameter: string; value: string; constraint: string }> =>
+  Object.entries(template.Parameters ?? {}).flatMap(([parameter, definition]) => {
+    const value = String(definition.Default ?? '');
+    const allowed =
+      (definition.AllowedValues === undefined || definition.AllowedValues.map(String).includes(value)) &&
+      (definition.AllowedPattern === undefined || new RegExp(definition.AllowedPattern).test(value)) &&
+      (definition.Type !== 'Number' || (value.trim() !== '' && Number.isFinite(Number(value)))) &&
+      (definition.MinValue === undefined || Number(value) >= definition.MinValue) &&
+      (definition.MaxValue === undefined || Number(value) <= definition.MaxValue);
+    return allowed ? [] : [{ parameter, value, constraint: definition.ConstraintDescription ?? '' }];
+  });
+
+export interface LintFinding {
+  Level: 'Error' | 'Warning' | 'Informational';
+  Message: string;
+  Rule: { Id: string };
+  Location: { Path: Array<string | number> };
+}
+
+const CFN_LINT_REQUIRED =
+  'cfn-lint (v1, AWS\'s Python CloudFormation linter: `pip install cfn-lint`) is required on PATH to check the packaged template';
+
+/**
+ * AWS's cfn-lint (v1) on a packaged template: every finding, whatever its level. It must be
+ * installed: without it this throws, so a test relying on it fails saying so (never passes).
+ */
+export const lintTemplate = async (templateFile: string): Promise<LintFinding[]> => {
+  let version: string;
+  try {
+    version = (await run('cfn-lint', ['--version'], { timeout: 60_000 })).stdout.trim();
+  } catch (error) {
+    throw new Error(`${CFN_LINT_REQUIRED}; running \`cfn-lint --version\` failed: ${(error as Error).message}`, { cause: error });
+  }
+  if (!/^cfn-lint 1\./.test(version)) throw new Error(`${CFN_LINT_REQUIRED}; found "${version}"`);
+  let stdout: string;
+  try {
+    ({ stdout } = await run('cfn-lint', ['--format', 'json', '--', templateFile], { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }));
+  } catch (error) {
+    // cfn-lint exits with a bit mask of the levels it found (2 errors, 4 warnings, 8 informational);
+    // anything else without a JSON report is a failure of cfn-lint itself.
+    const failed = error as { stdout?: string; code?: unknown; message: string };
+    if (typeof failed.code !== 'number' || !failed.stdout?.trim().startsWith('[')) {
+      throw new Error(`cfn-lint failed on ${templateFile}: ${failed.message}`, { cause: error });
+    }
+    stdout = failed.stdout;
+  }
+  return JSON.parse(stdout) as LintFinding[];
+};
+
+/** One line per finding: `E3510 Resources/X/Properties/Y: message`. */
+export const describeFindings = (findings: LintFinding[]): string =>
+  findings.map((finding) => `${finding.Rule.Id} ${finding.Location.Path.join('/')}: ${finding.Message}`).join('\n');

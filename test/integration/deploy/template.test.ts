@@ -30,7 +30,7 @@ const FUNCTIONS = {
 type FunctionName = keyof typeof FUNCTIONS;
 const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
 
-/** A stage with every optional part switched on. */
+/** A stage with every optional part switched on (an existing cluster, reached in its VPC). */
 const FULL_PARAMS = {
   jwtIssuerUrl: 'https://login.example.com/tenant-1/v2.0',
   jwtAudience: 'api://device-users-import',
@@ -43,15 +43,20 @@ const FULL_PARAMS = {
   ticketingUsername: 'importer@acme.example',
   ticketingPasswordSsm: '/dui/test/ticketing-password',
   secretsKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-0000-4000-8000-000000000001',
+  cache: 'existing',
   redisUrl: 'rediss://devices-cache.abc123.euw1.cache.amazonaws.com:6379',
-  devicesSecurityGroupIds: 'sg-0aaa,sg-0bbb',
-  devicesSubnetIds: 'subnet-01,subnet-02,subnet-03',
+  redisCluster: 'on',
+  redisPasswordSsm: '/dui/test/redis-password',
+  devicesSecurityGroupIds: 'sg-0aaa1111bbbb2222c,sg-0bbb2222cccc3333d',
+  devicesSubnetIds: 'subnet-0a1b2c3d4e5f60718,subnet-1a2b3c4d5e6f70819,subnet-2a3b4c5d6e7f8091a',
   importBucketName: 'acme-ticket-imports-test',
   importSchedule: 'rate(6 hours)',
   importScheduleEnabled: 'true',
   importSource: 's3://acme-ticket-imports-test/incoming/chat.csv',
   importDestination: 's3://acme-ticket-imports-test/archives/tickets.tar',
+  importMemoryMb: '3538',
   logRetentionDays: '14',
+  alarmEmail: 'ops@acme.example',
 };
 
 const ENI_ACTIONS = new Set([
@@ -62,6 +67,7 @@ const ENI_ACTIONS = new Set([
   'ec2:AssignPrivateIpAddresses',
   'ec2:UnassignPrivateIpAddresses',
 ]);
+const FAILURE_QUEUE_GRANT = 'sqs:SendMessage on ScheduledRunFailuresQueue.Arn';
 const SSM_ARN = (name: string) => `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter${name}`;
 
 const lambdaOf = (template: CfnTemplate, name: FunctionName) => {
@@ -306,7 +312,8 @@ describe('osls package: the CloudFormation template', () => {
       const template = byDefault.template;
       expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
       expect(grantLines(grantsOf(template, 'devices'))).toEqual(logGrants('devices'));
-      expect(grantLines(grantsOf(template, 'refreshDevices'))).toEqual(logGrants('refreshDevices'));
+      // Lambda sends a failed scheduled run's record to the failure queue with the function's role.
+      expect(grantLines(grantsOf(template, 'refreshDevices'))).toEqual([...logGrants('refreshDevices'), FAILURE_QUEUE_GRANT].sort());
       expect(grantLines(grantsOf(template, 'createUser'))).toEqual(
         [
           ...logGrants('createUser'),
@@ -323,11 +330,12 @@ describe('osls package: the CloudFormation template', () => {
           ...['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'].map(
             (action) => `${action} on \${ImportBucket.Arn}/*`,
           ),
+          FAILURE_QUEUE_GRANT,
         ].sort(),
       );
     });
 
-    it('adds exactly the named SSM parameters, the KMS key via SSM only, and ENI rights for devices in a VPC', () => {
+    it('adds exactly the named SSM parameters (the Redis password\'s too), the KMS key via SSM only, and ENI rights for devices in a VPC', () => {
       const template = full.template;
       expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
       expect(grantLines(grantsOf(template, 'getUser'))).toEqual([...logGrants('getUser'), 'dynamodb:GetItem on UsersTable.Arn'].sort());
@@ -337,8 +345,10 @@ describe('osls package: the CloudFormation template', () => {
             ...logGrants(name),
             `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.inventoryClientSecretSsm)}`,
             `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.inventoryPasswordSsm)}`,
+            `ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.redisPasswordSsm)}`,
             `kms:Decrypt on ${FULL_PARAMS.secretsKmsKeyArn}`,
             ...[...ENI_ACTIONS].map((action) => `${action} on *`),
+            ...(name === 'refreshDevices' ? [FAILURE_QUEUE_GRANT] : []),
           ].sort(),
         );
       }
@@ -458,6 +468,8 @@ describe('osls package: the CloudFormation template', () => {
         'DEVICES_CACHE_TTL_SECONDS',
         'DEVICES_CACHE_STALE_SECONDS',
         'REDIS_URL',
+        'REDIS_CLUSTER',
+        'REDIS_PASSWORD_SSM',
       ],
       // The refresh stores devices, not decisions: no latest-OS reference.
       refreshDevices: [
@@ -469,6 +481,8 @@ describe('osls package: the CloudFormation template', () => {
         'DEVICES_CACHE_TTL_SECONDS',
         'DEVICES_CACHE_STALE_SECONDS',
         'REDIS_URL',
+        'REDIS_CLUSTER',
+        'REDIS_PASSWORD_SSM',
       ],
       createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN', 'IDEMPOTENCY_TABLE'],
       getUser: ['USERS_TABLE'],
@@ -484,6 +498,8 @@ describe('osls package: the CloudFormation template', () => {
         INVENTORY_URL: FULL_PARAMS.inventoryUrl,
         INVENTORY_CLIENT_SECRET_SSM: FULL_PARAMS.inventoryClientSecretSsm,
         REDIS_URL: FULL_PARAMS.redisUrl,
+        REDIS_CLUSTER: 'on',
+        REDIS_PASSWORD_SSM: FULL_PARAMS.redisPasswordSsm,
         LATEST_OS_VERSION: '26.1',
         LATEST_OS_FEED_TTL_SECONDS: '3600',
         DEVICES_CACHE_TTL_SECONDS: '60',
@@ -513,9 +529,10 @@ describe('osls package: the CloudFormation template', () => {
   });
 
   describe('data resources', () => {
-    it('keeps the users table with point-in-time recovery, encrypted, retained on stack deletion', () => {
+    it('keeps the users table with point-in-time recovery, encrypted, retained on stack deletion and protected from deletion', () => {
       const table = byDefault.template.Resources.UsersTable!;
       expect(table.Type).toBe('AWS::DynamoDB::Table');
+      expect(table.Properties?.DeletionProtectionEnabled).toBe(true);
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       expect(table.Properties?.SSESpecification).toEqual({ SSEEnabled: true });
       expect([table.DeletionPolicy, table.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
@@ -536,9 +553,10 @@ describe('osls package: the CloudFormation template', () => {
       });
     });
 
-    it('blocks every kind of public access to the import bucket, encrypts it, refuses plain HTTP and keeps it on stack deletion', () => {
+    it('blocks every kind of public access to the import bucket, encrypts it, versions it, refuses plain HTTP and keeps it on stack deletion', () => {
       const bucket = byDefault.template.Resources.ImportBucket!;
       expect([bucket.DeletionPolicy, bucket.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
+      expect(bucket.Properties?.VersioningConfiguration).toEqual({ Status: 'Enabled' });
       expect(bucket.Properties?.PublicAccessBlockConfiguration).toEqual({
         BlockPublicAcls: true,
         BlockPublicPolicy: true,
