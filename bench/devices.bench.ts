@@ -1,7 +1,7 @@
-import { buildSnapshot, latestFlags, renderDevices } from '../lib/devices/device-snapshot.ts';
+import { buildSnapshot, decideLatest, renderDevices } from '../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord, type InventoryDevice } from '../lib/devices/map-inventory-record.ts';
-import { fixedReference, perMajorReference } from '../lib/latest-os/latest-reference.ts';
-import { latestByMajor, type LatestByMajor } from '../lib/latest-os/sofa-feed.ts';
+import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
+import { sofaReleases, type SofaReleases } from '../lib/latest-os/sofa-feed.ts';
 import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { readSofaFeed } from '../demo/fake-sofa.ts';
@@ -76,7 +76,7 @@ export const run = async (): Promise<void> => {
         }
         const snapshot = buildSnapshot(devices, Date.now());
         const all = Array.from({ length: snapshot.count }, (_, index) => index);
-        bytes = renderDevices(snapshot, latestFlags(snapshot, fixedReference('26.6.2')), all).length;
+        bytes = renderDevices(snapshot, decideLatest(snapshot, fixedReference('26.6.2')), all).length;
       }),
     );
   }
@@ -100,22 +100,22 @@ const benchLatestDecision = async (): Promise<void> => {
   );
   const feedText = JSON.stringify(await readSofaFeed('v2'));
   const fixed = fixedReference('26.6.2');
-  const perMajor = perMajorReference(latestByMajor(JSON.parse(feedText)) as LatestByMajor, '26.6.2');
+  const perDevice = feedReference(sofaReleases(JSON.parse(feedText)) as SofaReleases, '26.6.2');
   const fixedMs: number[] = [];
   const feedMs: number[] = [];
   const readMs: number[] = [];
   let latest = 0;
   for (let index = 0; index < 7; index += 1) {
-    fixedMs.push(await time(async () => latestFlags(snapshot, fixed)));
+    fixedMs.push(await time(async () => decideLatest(snapshot, fixed)));
     feedMs.push(
       await time(async () => {
-        latest = latestFlags(snapshot, perMajor).reduce((sum, flag) => sum + flag, 0);
+        latest = decideLatest(snapshot, perDevice).flags.reduce((sum, flag) => sum + flag, 0);
       }),
     );
-    readMs.push(await time(async () => perMajorReference(latestByMajor(JSON.parse(feedText)) as LatestByMajor, '26.6.2')));
+    readMs.push(await time(async () => feedReference(sofaReleases(JSON.parse(feedText)) as SofaReleases, '26.6.2')));
   }
   process.stdout.write(
-    `latest-OS decision, ${FLEET.toLocaleString('en')} devices (median of 7): against the feed ${median(feedMs).toFixed(1)} ms (${latest.toLocaleString('en')} latest), ` +
+    `latest-OS decision, ${FLEET.toLocaleString('en')} devices (median of 7): against the feed, per device ${median(feedMs).toFixed(1)} ms (${latest.toLocaleString('en')} latest), ` +
       `against one version ${median(fixedMs).toFixed(1)} ms: ${(median(feedMs) / median(fixedMs)).toFixed(2)}x\n` +
       `  reading the feed (${(feedText.length / 1024).toFixed(0)} KiB copy): ${median(readMs).toFixed(2)} ms\n`,
   );

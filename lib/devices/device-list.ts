@@ -2,7 +2,7 @@ import type { CacheTier } from '../cache/provenance.ts';
 import { makeMemoryTier } from '../cache/memory-tier.ts';
 import type { LatestReference } from '../latest-os/latest-reference.ts';
 import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery } from './device-query.ts';
-import { latestFlags, renderDevices, type DeviceSnapshot } from './device-snapshot.ts';
+import { decideLatest, renderDevices, type DeviceSnapshot, type LatestDecisions } from './device-snapshot.ts';
 
 /** What a lookup needs to read upstream on a miss: the time left in the invocation. */
 export interface SnapshotRequest {
@@ -36,13 +36,13 @@ const FILTERS_KEPT = 16;
  * its devices' rendered JSON: no upstream call and no serialization of the whole list per request.
  */
 export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () => Promise<LatestReference> }) => {
-  // What is decided once per snapshot and reference: every device's flag, and each filter's matches.
-  let decided: { snapshot: DeviceSnapshot; referenceKey: string; flags: Uint8Array; matches: Map<string, Uint32Array | undefined> } | undefined;
+  // What is decided once per snapshot and reference: every device's decision, and each filter's matches.
+  let decided: { snapshot: DeviceSnapshot; referenceKey: string; decisions: LatestDecisions; matches: Map<string, Uint32Array | undefined> } | undefined;
   const bodies = makeMemoryTier<string>({ maxEntries: BODIES.maxEntries });
 
   const decisionsFor = (snapshot: DeviceSnapshot, reference: LatestReference) => {
     if (decided?.snapshot !== snapshot || decided.referenceKey !== reference.key) {
-      decided = { snapshot, referenceKey: reference.key, flags: latestFlags(snapshot, reference), matches: new Map() };
+      decided = { snapshot, referenceKey: reference.key, decisions: decideLatest(snapshot, reference), matches: new Map() };
     }
     return decided;
   };
@@ -50,7 +50,7 @@ export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () 
   const matchesOf = (snapshot: DeviceSnapshot, decisions: NonNullable<typeof decided>, query: DeviceQuery): Uint32Array | undefined => {
     const key = filterKey(query);
     if (decisions.matches.has(key)) return decisions.matches.get(key);
-    const matches = filterMatches(snapshot, decisions.flags, query);
+    const matches = filterMatches(snapshot, decisions.decisions.flags, query);
     if (decisions.matches.size >= FILTERS_KEPT) decisions.matches.delete(decisions.matches.keys().next().value!);
     decisions.matches.set(key, matches);
     return matches;
@@ -60,7 +60,6 @@ export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () 
     // Side by side: a feed fetched once per TTL never adds its time to an inventory read.
     const [{ value: snapshot, tier }, reference] = await Promise.all([deps.snapshots.get(request), deps.reference()]);
     const decisions = decisionsFor(snapshot, reference);
-    const { flags } = decisions;
     const selection = selectPage(snapshot, matchesOf(snapshot, decisions, query), query);
     const etag = deviceListEtag(snapshot.id, reference.key, query);
     return {
@@ -71,7 +70,7 @@ export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () 
       body: () => {
         const kept = bodies.get(etag);
         if (kept !== undefined) return kept;
-        const body = renderDevices(snapshot, flags, selection.indexes);
+        const body = renderDevices(snapshot, decisions.decisions, selection.indexes);
         if (body.length <= BODIES.maxChars) bodies.set(etag, body, BODIES.ttlMs);
         return body;
       },

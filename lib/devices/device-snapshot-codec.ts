@@ -13,8 +13,8 @@ import { deviceText, type DeviceSnapshot, type SnapshotText } from './device-sna
  *
  *   u32 chunkDevices · u32 chunks · (u32 bytes · u32 rawBytes · u32 crc32 of the bytes)[chunks] ·
  *   u32 starts[n+1] · u32 flagAt[n] · u32 osVersionKey[n] · u32 responseKey[n] · u32 osNameKey[n] ·
- *   u32 modelKey[n] · i8 managed[n] · i8 supervised[n] · pad · f64 lastContact[n] ·
- *   u32 dictionary bytes · {"ids":[…],"osVersions":[…],"responses":[…],"osNames":[…],"models":[…]}
+ *   u32 modelKey[n] · u32 boardKey[n] · i8 managed[n] · i8 supervised[n] · pad · f64 lastContact[n] ·
+ *   u32 dictionary bytes · {"ids":[…],"osVersions":[…],"responses":[…],"osNames":[…],"models":[…],"boards":[…]}
  *
  * A container decodes the index (off the main thread) and checks every chunk's bytes, but
  * decompresses a chunk only when a page first needs it: a fresh container's first page of 100,000
@@ -76,7 +76,7 @@ const columnOf = <T>(payload: Buffer, at: number, length: number, Column: new (b
 /** Where the index's parts begin, for `n` devices in `chunks` chunks. */
 const layoutOf = (n: number, chunks: number) => {
   const columnsAt = 8 + 12 * chunks;
-  const flagsAt = columnsAt + 4 * (n + 1) + 20 * n;
+  const flagsAt = columnsAt + 4 * (n + 1) + 24 * n;
   const lastContactAt = align(flagsAt + 2 * n, 8);
   const dictionaryAt = lastContactAt + 8 * n;
   return { columnsAt, flagsAt, lastContactAt, dictionaryAt };
@@ -90,7 +90,7 @@ interface Chunk {
 const encodeIndex = (snapshot: DeviceSnapshot, chunks: readonly Chunk[]): Buffer => {
   const { count: n } = snapshot;
   const dictionary = Buffer.from(
-    JSON.stringify({ ids: snapshot.ids, osVersions: snapshot.osVersions, responses: snapshot.responses, osNames: snapshot.osNames, models: snapshot.models }),
+    JSON.stringify({ ids: snapshot.ids, osVersions: snapshot.osVersions, responses: snapshot.responses, osNames: snapshot.osNames, models: snapshot.models, boards: snapshot.boards }),
     'utf8',
   );
   const { columnsAt, lastContactAt, dictionaryAt } = layoutOf(n, chunks.length);
@@ -103,7 +103,7 @@ const encodeIndex = (snapshot: DeviceSnapshot, chunks: readonly Chunk[]): Buffer
     index.writeUInt32LE(crc32(chunk.bytes), 16 + 12 * at);
   });
   let at = columnsAt;
-  for (const column of [snapshot.starts, snapshot.flagAt, snapshot.osVersionKey, snapshot.responseKey, snapshot.osNameKey, snapshot.modelKey, snapshot.managed, snapshot.supervised]) {
+  for (const column of [snapshot.starts, snapshot.flagAt, snapshot.osVersionKey, snapshot.responseKey, snapshot.osNameKey, snapshot.modelKey, snapshot.boardKey, snapshot.managed, snapshot.supervised]) {
     at += bytesOf(column).copy(index, at);
   }
   bytesOf(snapshot.lastContact).copy(index, lastContactAt);
@@ -166,11 +166,11 @@ const decodeIndex = (index: Buffer, header: Header, chunkBytes: Buffer): DeviceS
   const dictionaryBytes = index.readUInt32LE(dictionaryAt);
   if (index.length !== dictionaryAt + 4 + dictionaryBytes) throw malformed('length does not add up');
   let at = columnsAt;
-  const [starts, flagAt, osVersionKey, responseKey, osNameKey, modelKey] = [n + 1, n, n, n, n, n].map((length) => {
+  const [starts, flagAt, osVersionKey, responseKey, osNameKey, modelKey, boardKey] = [n + 1, n, n, n, n, n, n].map((length) => {
     const column = columnOf(index, at, length, Uint32Array, 4);
     at += 4 * length;
     return column;
-  }) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+  }) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
   const managed = columnOf(index, flagsAt, n, Int8Array, 1);
   const supervised = columnOf(index, flagsAt + n, n, Int8Array, 1);
   const lastContact = columnOf(index, lastContactAt, n, Float64Array, 8);
@@ -181,6 +181,7 @@ const decodeIndex = (index: Buffer, header: Header, chunkBytes: Buffer): DeviceS
   const responses = textList(dictionary.responses, 'responses');
   const osNames = textList(dictionary.osNames, 'osNames');
   const models = textList(dictionary.models, 'models');
+  const boards = textList(dictionary.boards, 'boards');
   // Every chunk's bytes are as written and as long as its devices' text; every device lies in its
   // chunk with its flag inside it, and every key names an entry: a value that decodes is one this
   // code can serve without a bounds error.
@@ -204,7 +205,13 @@ const decodeIndex = (index: Buffer, header: Header, chunkBytes: Buffer): DeviceS
     const flag = flagAt[index]!;
     if (end <= start) throw malformed(`device ${index} is not an object`);
     if (flag <= start || flag + 5 > end) throw malformed(`device ${index} has no flag`);
-    if (osVersionKey[index]! >= osVersions.length || responseKey[index]! >= responses.length || osNameKey[index]! >= osNames.length || modelKey[index]! >= models.length) {
+    if (
+      osVersionKey[index]! >= osVersions.length ||
+      responseKey[index]! >= responses.length ||
+      osNameKey[index]! >= osNames.length ||
+      modelKey[index]! >= models.length ||
+      boardKey[index]! >= boards.length
+    ) {
       throw malformed(`device ${index} has a key outside its dictionary`);
     }
   }
@@ -226,6 +233,8 @@ const decodeIndex = (index: Buffer, header: Header, chunkBytes: Buffer): DeviceS
     osNames,
     modelKey,
     models,
+    boardKey,
+    boards,
     lastContact,
   };
 };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LatestReference } from '../latest-os/latest-reference.ts';
+import type { LatestDecision, LatestReference } from '../latest-os/latest-reference.ts';
 import type { InventoryDevice } from './map-inventory-record.ts';
 
 /**
@@ -40,6 +40,9 @@ export interface DeviceSnapshot {
   readonly osNames: readonly (string | undefined)[];
   readonly modelKey: Uint32Array;
   readonly models: readonly (string | undefined)[];
+  /** The board id (`operatingSystem.softwareUpdateDeviceId`) as an index into `boards` (0: none): not served, read by the latest-OS decision. */
+  readonly boardKey: Uint32Array;
+  readonly boards: readonly (string | undefined)[];
   /** `last_contact_at` in ms since the epoch; NaN when absent or unreadable. */
   readonly lastContact: Float64Array;
 }
@@ -116,6 +119,7 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
   const responseKey = new Uint32Array(count);
   const osNameKey = new Uint32Array(count);
   const modelKey = new Uint32Array(count);
+  const boardKey = new Uint32Array(count);
   const managed = new Int8Array(count);
   const supervised = new Int8Array(count);
   const lastContact = new Float64Array(count);
@@ -123,6 +127,7 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
   const responses = dictionary<string>();
   const osNames = dictionary<string>();
   const models = dictionary<string>();
+  const boards = dictionary<string>();
   const parts: string[] = [];
   let length = 0;
   devices.forEach((device, index) => {
@@ -137,6 +142,7 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
     responseKey[index] = responses.keyOf(device.os_rapid_security_response);
     osNameKey[index] = osNames.keyOf(device.os_name?.toLowerCase());
     modelKey[index] = models.keyOf(device.model_identifier?.toLowerCase());
+    boardKey[index] = boards.keyOf(device.board_id);
     managed[index] = tristate(device.managed);
     supervised[index] = tristate(device.supervised);
     lastContact[index] = device.last_contact_at === undefined ? Number.NaN : Date.parse(device.last_contact_at);
@@ -161,31 +167,73 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
     osNames: osNames.values,
     modelKey,
     models: models.values,
+    boardKey,
+    boards: boards.values,
     lastContact,
   };
 };
 
+/** Every device's latest-OS decision against one reference. */
+export interface LatestDecisions {
+  /** 1: `os_is_latest` true, 0: false. */
+  readonly flags: Uint8Array;
+  /** Device i's `os_latest_version` as an index into `fragments`. */
+  readonly referenceOf: Uint32Array;
+  /** What follows the device's flag literal: `,"os_latest_version":"…"`, or nothing (entry 0). */
+  readonly fragments: readonly string[];
+}
+
+const LATEST_VERSION_KEY = ',"os_latest_version":';
+
 /**
- * `os_is_latest` of every device against `reference`, one decision per distinct version and
- * response level (a fleet runs a handful): 1 latest, 0 not.
+ * Every device's `os_is_latest` and `os_latest_version` against `reference`, one decision per
+ * distinct version, response level and (for a feed) board and model: a fleet runs a few hundred.
  */
-export const latestFlags = (snapshot: DeviceSnapshot, reference: LatestReference): Uint8Array => {
-  const width = snapshot.responses.length;
-  const decided = new Int8Array(snapshot.osVersions.length * width).fill(-1);
+export const decideLatest = (snapshot: DeviceSnapshot, reference: LatestReference): LatestDecisions => {
   const flags = new Uint8Array(snapshot.count);
-  for (let index = 0; index < snapshot.count; index += 1) {
+  const referenceOf = new Uint32Array(snapshot.count);
+  const fragments = [''];
+  const fragmentOf = new Map<string, number>();
+  const decided = new Map<string, { flag: number; fragment: number }>();
+  const decide = (index: number): { flag: number; fragment: number } => {
     const version = snapshot.osVersionKey[index]!;
     const response = snapshot.responseKey[index]!;
-    const slot = version * width + response;
-    if (decided[slot] === -1) decided[slot] = reference.isLatest(snapshot.osVersions[version], snapshot.responses[response]) ? 1 : 0;
-    flags[index] = decided[slot]!;
+    const board = reference.perDevice ? snapshot.boardKey[index]! : 0;
+    const model = reference.perDevice ? snapshot.modelKey[index]! : 0;
+    const slot = `${version},${response},${board},${model}`;
+    let known = decided.get(slot);
+    if (known === undefined) {
+      const decision: LatestDecision = reference.decide({
+        osVersion: snapshot.osVersions[version],
+        response: snapshot.responses[response],
+        boardId: snapshot.boards[board],
+        modelIdentifier: snapshot.models[model],
+      });
+      let fragment = 0;
+      if (decision.reference !== undefined) {
+        fragment = fragmentOf.get(decision.reference) ?? fragments.length;
+        if (fragment === fragments.length) {
+          fragments.push(`${LATEST_VERSION_KEY}${JSON.stringify(decision.reference)}`);
+          fragmentOf.set(decision.reference, fragment);
+        }
+      }
+      known = { flag: decision.latest ? 1 : 0, fragment };
+      decided.set(slot, known);
+    }
+    return known;
+  };
+  for (let index = 0; index < snapshot.count; index += 1) {
+    const { flag, fragment } = decide(index);
+    flags[index] = flag;
+    referenceOf[index] = fragment;
   }
-  return flags;
+  return { flags, referenceOf, fragments };
 };
 
-/** The JSON array of the devices at `indexes` (ascending), each with its flag from `flags`. */
-export const renderDevices = (snapshot: DeviceSnapshot, flags: Uint8Array, indexes: ArrayLike<number>): string => {
+/** The JSON array of the devices at `indexes` (ascending), each with its decision from `decisions`. */
+export const renderDevices = (snapshot: DeviceSnapshot, decisions: LatestDecisions, indexes: ArrayLike<number>): string => {
   const { text, starts, flagAt } = snapshot;
+  const { flags, referenceOf, fragments } = decisions;
   let chunkIndex = -1;
   let json = '';
   let base = 0;
@@ -201,10 +249,13 @@ export const renderDevices = (snapshot: DeviceSnapshot, flags: Uint8Array, index
       base = starts[inChunk * text.chunkDevices]!;
     }
     if (position > 0) body += ',';
-    if (flags[index] === 1) {
+    const fragment = referenceOf[index]!;
+    if (flags[index] === 1 || fragment !== 0) {
+      // The flag literal, then the reference it was decided against, in the documented order.
       const flag = flagAt[index]! - base;
       body += json.slice(starts[index]! - base, flag);
-      body += 'true';
+      body += flags[index] === 1 ? 'true' : FLAG_UNDECIDED;
+      body += fragments[fragment]!;
       body += json.slice(flag + FLAG_UNDECIDED.length, starts[index + 1]! - base);
     } else {
       body += json.slice(starts[index]! - base, starts[index + 1]! - base);

@@ -23,6 +23,8 @@ export interface InventoryDevice {
   email?: string;
   supervised?: boolean;
   managed?: boolean;
+  /** `operatingSystem.softwareUpdateDeviceId`, the Mac's board id: read for the latest-OS decision, not served. */
+  board_id?: string;
 }
 
 type Section = Record<string, unknown>;
@@ -67,5 +69,6 @@ export const mapInventoryRecord = (record: unknown): InventoryDevice | undefined
   put('email', text(user?.email));
   put('supervised', flag(general?.supervised));
   put('managed', flag(sectionOf(general?.remoteManagement)?.managed));
+  put('board_id', text(os?.softwareUpdateDeviceId));
   return device as unknown as InventoryDevice;
 };

@@ -1,8 +1,8 @@
 import { describeError } from '../errors.ts';
 import type { HealthLogger } from '../health-logger.ts';
 import { callUpstream, redactUrl } from '../upstream/upstream-call.ts';
-import { fixedReference, perMajorReference, type LatestReference } from './latest-reference.ts';
-import { latestByMajor } from './sofa-feed.ts';
+import { feedReference, fixedReference, type LatestReference } from './latest-reference.ts';
+import { sofaReleases } from './sofa-feed.ts';
 
 export interface LatestOsSourceOptions {
   /** A SOFA-format feed (`LATEST_OS_FEED_URL`); undefined: `fallbackVersion` alone decides. */
@@ -34,7 +34,7 @@ class FeedUnavailableError extends Error {
 }
 
 /**
- * The latest-OS reference of the devices function: the SOFA feed's latest version per major, fetched
+ * The latest-OS reference of the devices function: the SOFA feed's releases, fetched
  * with a timeout and kept for its TTL; when it cannot be fetched (or is in another shape), its last
  * good copy; with none, LATEST_OS_VERSION. Never fails a request. One line per change of what serves
  * the decision: a warning when the feed stops serving, an info line when it serves again.
@@ -64,9 +64,9 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
     } catch {
       throw new FeedUnavailableError(`${shown} sent a body that is not JSON`);
     }
-    const latest = latestByMajor(feed);
-    if (typeof latest === 'string') throw new FeedUnavailableError(`${shown} is not a SOFA macOS feed: ${latest}`);
-    return perMajorReference(latest, options.fallbackVersion);
+    const releases = sofaReleases(feed);
+    if (typeof releases === 'string') throw new FeedUnavailableError(`${shown} is not a SOFA macOS feed: ${releases}`);
+    return feedReference(releases, options.fallbackVersion);
   };
 
   const serve = (next: Serving, error?: unknown): void => {

@@ -1,48 +1,88 @@
-import { createHash } from 'node:crypto';
-import { formatVersion, isAtLeast, majorOf, parseVersion, type Version } from '../os-version.ts';
+import { isAtLeast, majorOf, parseVersion, type Version } from '../os-version.ts';
+import { latestRelease, type SofaReleases } from './sofa-feed.ts';
+
+/** What the latest-OS decision reads of a device (docs/api.md#os_is_latest). */
+export interface DeviceFacts {
+  osVersion: string | undefined;
+  /** The device's own response level field (`(a)`). */
+  response: string | undefined;
+  /** `operatingSystem.softwareUpdateDeviceId`: the Mac's board id (`J413AP`). */
+  boardId: string | undefined;
+  /** `model_identifier` (`Mac14,2`), compared without regard to case. */
+  modelIdentifier: string | undefined;
+}
+
+/** A device's `os_is_latest`, and the version it was decided against (`os_latest_version`). */
+export interface LatestDecision {
+  latest: boolean;
+  /** As the feed or LATEST_OS_VERSION writes it; undefined when the device has no parsable version or no reference applies. */
+  reference: string | undefined;
+}
 
 /**
  * What a device's OS is compared with to decide `os_is_latest` (docs/api.md). The decision is a
- * pure function of the device's version (with its response level) and the reference; `key` names
- * the reference, so decisions and responses made with it are kept apart from another's (a new
- * LATEST_OS_VERSION, a feed that moved).
+ * pure function of the device and the reference; `key` names the reference, so decisions and
+ * responses made with it are kept apart from another's (a new LATEST_OS_VERSION, a feed that moved).
+ * `perDevice` says whether a device's board and model can change its decision (a feed), or only its
+ * version can (LATEST_OS_VERSION alone).
  */
 export interface LatestReference {
   readonly key: string;
-  isLatest: (osVersion: string | undefined, rapidSecurityResponse: string | undefined) => boolean;
+  readonly perDevice: boolean;
+  decide: (device: DeviceFacts) => LatestDecision;
 }
 
-const deviceVersion = (osVersion: string | undefined, response: string | undefined): Version | undefined =>
-  osVersion === undefined ? undefined : parseVersion(osVersion, response);
+const NOT_DECIDED: LatestDecision = { latest: false, reference: undefined };
+
+const deviceVersion = (device: DeviceFacts): Version | undefined => (device.osVersion === undefined ? undefined : parseVersion(device.osVersion, device.response));
+
+/** LATEST_OS_VERSION as a reference: the text as written, and its version (undefined: none). */
+const fallbackOf = (text: string | undefined): { version: Version; text: string } | undefined => {
+  const version = text === undefined ? undefined : parseVersion(text);
+  return version === undefined ? undefined : { version, text: text!.trim() };
+};
+
+const decideAgainst = (version: Version, reference: { version: Version; text: string } | undefined): LatestDecision =>
+  reference === undefined ? NOT_DECIDED : { latest: isAtLeast(version, reference.version), reference: reference.text };
 
 /**
  * One version for every device: `LATEST_OS_VERSION` (undefined: no device is latest). Text that
  * does not parse makes no device latest.
  */
 export const fixedReference = (version: string | undefined): LatestReference => {
-  const reference = version === undefined ? undefined : parseVersion(version);
+  const fallback = fallbackOf(version);
   return {
-    key: `fixed:${reference === undefined ? '-' : formatVersion(reference)}`,
-    isLatest: (osVersion, response) => isAtLeast(deviceVersion(osVersion, response), reference),
+    key: `fixed:${fallback?.text ?? '-'}`,
+    perDevice: false,
+    decide: (device) => {
+      const own = deviceVersion(device);
+      return own === undefined ? NOT_DECIDED : decideAgainst(own, fallback);
+    },
   };
 };
 
 /**
- * The latest version of each major release (from the latest-OS feed): a device is compared with its
- * own major's latest, so a fully patched Mac on an older major is latest. A device whose major the
- * feed does not list is compared with `fallback` (LATEST_OS_VERSION) when there is one, else it is
- * not latest.
+ * The SOFA feed's releases: a device is compared with the highest release of its own major that
+ * applies to it (every device's, or its board's), so a fully patched Mac on an older major is
+ * latest and a build for one model never demotes another. A Mac is matched by its board id, or
+ * without one by every board id the feed's `Devices` table gives its model identifier; matched by
+ * neither, it gets the releases for every device. A device whose major the feed does not list (or
+ * for which no release applies) is compared with `fallback` (LATEST_OS_VERSION) when there is one,
+ * else it is not latest. A v1 feed, whose releases all apply to every device, is the per-major rule.
  */
-export const perMajorReference = (latestByMajor: ReadonlyMap<string, Version>, fallback: string | undefined): LatestReference => {
-  const fallbackVersion = fallback === undefined ? undefined : parseVersion(fallback);
-  const listed = [...latestByMajor].map(([major, version]) => `${major}=${formatVersion(version)}`).sort();
-  const text = `${listed.join(',')};fallback=${fallbackVersion === undefined ? '-' : formatVersion(fallbackVersion)}`;
+export const feedReference = (releases: SofaReleases, fallback: string | undefined): LatestReference => {
+  const fallbackVersion = fallbackOf(fallback);
   return {
-    key: `feed:${createHash('sha256').update(text).digest('base64url').slice(0, 16)}`,
-    isLatest: (osVersion, response) => {
-      const version = deviceVersion(osVersion, response);
-      if (version === undefined) return false;
-      return isAtLeast(version, latestByMajor.get(majorOf(version)) ?? fallbackVersion);
+    key: `feed:${releases.key};fallback=${fallbackVersion?.text ?? '-'}`,
+    perDevice: true,
+    decide: (device) => {
+      const version = deviceVersion(device);
+      if (version === undefined) return NOT_DECIDED;
+      const ofMajor = releases.byMajor.get(majorOf(version));
+      if (ofMajor === undefined) return decideAgainst(version, fallbackVersion);
+      const boardId = device.boardId === '' ? undefined : device.boardId;
+      const boards = boardId !== undefined ? [boardId] : (releases.boardsByModel.get(device.modelIdentifier?.toLowerCase() ?? '') ?? []);
+      return decideAgainst(version, latestRelease(ofMajor, boards) ?? fallbackVersion);
     },
   };
 };

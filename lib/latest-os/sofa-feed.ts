@@ -1,74 +1,142 @@
+import { createHash } from 'node:crypto';
 import { isPlainObject } from '../plain-object.ts';
-import { compareVersions, majorOf, parseVersion, responseLevel, type Version } from '../os-version.ts';
+import { compareVersions, formatVersion, majorOf, parseVersion, responseLevel, type Version } from '../os-version.ts';
 
 /**
  * The macOS feed of SOFA (macadmins' "Simple Organized Feed for Apple Software Updates",
  * `macos_data_feed.json`, v1 or v2): `OSVersions[]`, one entry per major release, each with its
- * `Latest.ProductVersion` and its `SecurityReleases[].ProductVersion`. The latest of a major is the
- * highest version among its entry's releases, response levels (Rapid Security Responses, Background
- * Security Improvements) included. The feed writes a response level in one of several places, all
- * read here:
+ * `Latest` and its `SecurityReleases[]`, and in v2 the `BackgroundSecurityImprovements` of each major
+ * and a `Devices` table of board ids. Each release is kept with the devices it applies to
+ * (docs/api.md#os_is_latest). The feed writes a response level in one of several places, all read
+ * here:
  * - in the version text (`26.3.1 (a)`);
  * - v1: a release's `ReleaseType` (`RSR_c`), its `UpdateName` ending in `(c)`;
  * - v2: `BackgroundSecurityImprovements[<major>][]`, `Version` and `VersionExtra` (`(a)`), counted
  *   for the majors `OSVersions` lists.
  */
-export type LatestByMajor = ReadonlyMap<string, Version>;
+export interface FeedRelease {
+  readonly version: Version;
+  /** The version as the feed writes it (`26.6.2`, `26.3.2 (a)`): the device's `os_latest_version`. */
+  readonly text: string;
+  /** The board ids it applies to; undefined: every device of its major. */
+  readonly devices: ReadonlySet<string> | undefined;
+}
+
+export interface SofaReleases {
+  /** Every release of each major the feed lists. */
+  readonly byMajor: ReadonlyMap<string, readonly FeedRelease[]>;
+  /** The board ids of each model identifier (lower case), from the v2 feed's `Devices` table. */
+  readonly boardsByModel: ReadonlyMap<string, readonly string[]>;
+  /** Equal for feeds that decide every device alike. */
+  readonly key: string;
+}
 
 const RELEASE_TYPE_RESPONSE = /^RSR_([a-z])$/;
 const NAME_RESPONSE = /\(([a-z])\)\s*$/;
 
+/** The version text as the feed wrote it where it says all the version says, else the version written out. */
+const textOf = (written: string, version: Version): string => {
+  const alone = parseVersion(written);
+  return alone !== undefined && compareVersions(alone, version) === 0 ? written.trim() : formatVersion(version);
+};
+
 /** A release's version with its response level, wherever the feed put it; undefined when unreadable. */
-const releaseVersion = (release: Record<string, unknown>): Version | undefined => {
+const releaseVersion = (release: Record<string, unknown>): { version: Version; text: string } | undefined => {
   if (typeof release.ProductVersion !== 'string') return undefined;
   const fromType = typeof release.ReleaseType === 'string' ? RELEASE_TYPE_RESPONSE.exec(release.ReleaseType)?.[1] : undefined;
   const fromName = typeof release.UpdateName === 'string' ? NAME_RESPONSE.exec(release.UpdateName)?.[1] : undefined;
-  return parseVersion(release.ProductVersion, fromType ?? fromName);
+  const version = parseVersion(release.ProductVersion, fromType ?? fromName);
+  return version === undefined ? undefined : { version, text: textOf(release.ProductVersion, version) };
 };
 
-/** The v2 feed's Background Security Improvements, as versions. Malformed entries are skipped. */
-const improvements = (value: unknown): Version[] => {
+const boardList = (value: unknown): ReadonlySet<string> | undefined =>
+  Array.isArray(value) ? new Set(value.filter((board): board is string => typeof board === 'string' && board !== '')) : undefined;
+
+/**
+ * Whom a release applies to: every device of its major when its `DeviceScope` is `universal` or
+ * absent; when `device-specific`, the board ids of its `SupportedDevices` (absent or null: those of
+ * its major's `Latest`; an empty list: none).
+ */
+const scopeOf = (release: Record<string, unknown>, latestDevices: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined => {
+  if (release.DeviceScope !== 'device-specific') return undefined;
+  return boardList(release.SupportedDevices) ?? latestDevices ?? new Set();
+};
+
+/** The v2 feed's Background Security Improvements with their scopes. Malformed entries are skipped. */
+const improvements = (value: unknown, latestDevices: (major: string) => ReadonlySet<string> | undefined): FeedRelease[] => {
   if (!isPlainObject(value)) return [];
   return Object.values(value).flatMap((entries) =>
     (Array.isArray(entries) ? entries : []).flatMap((entry) => {
       if (!isPlainObject(entry) || typeof entry.Version !== 'string') return [];
-      const version = parseVersion(entry.Version, typeof entry.VersionExtra === 'string' ? responseLevel(entry.VersionExtra) : undefined);
-      return version === undefined ? [] : [version];
+      const extra = typeof entry.VersionExtra === 'string' ? entry.VersionExtra.trim() : '';
+      const version = parseVersion(entry.Version, responseLevel(extra));
+      if (version === undefined) return [];
+      return [{ version, text: textOf(extra === '' ? entry.Version : `${entry.Version.trim()} ${extra}`, version), devices: scopeOf(entry, latestDevices(majorOf(version))) }];
     }),
   );
 };
 
-const highest = (versions: readonly Version[]): Version => versions.reduce((held, version) => (compareVersions(version, held) > 0 ? version : held));
+/** `Devices`: board id → `{ DeviceID: <model identifier> }`, as the model's board ids. */
+const boardsByModelOf = (value: unknown): Map<string, string[]> => {
+  const byModel = new Map<string, string[]>();
+  if (!isPlainObject(value)) return byModel;
+  for (const [board, entry] of Object.entries(value)) {
+    if (board === '' || !isPlainObject(entry) || typeof entry.DeviceID !== 'string' || entry.DeviceID === '') continue;
+    const model = entry.DeviceID.toLowerCase();
+    byModel.set(model, [...(byModel.get(model) ?? []), board]);
+  }
+  return byModel;
+};
+
+const describeFor = (releases: SofaReleases['byMajor'], boards: SofaReleases['boardsByModel']): string =>
+  JSON.stringify({
+    releases: [...releases].sort(([a], [b]) => (a < b ? -1 : 1)).map(([major, list]) => [major, list.map((release) => [release.text, release.devices === undefined ? null : [...release.devices].sort()])]),
+    boards: [...boards].sort(([a], [b]) => (a < b ? -1 : 1)),
+  });
 
 /**
- * The latest version of each major the feed lists, or a sentence saying why the document is not
- * such a feed (which the caller treats like an unreachable feed).
+ * The releases of each major the feed lists, with whom each applies to, or a sentence saying why
+ * the document is not such a feed (which the caller treats like an unreachable feed).
  */
-export const latestByMajor = (feed: unknown): LatestByMajor | string => {
+export const sofaReleases = (feed: unknown): SofaReleases | string => {
   if (!isPlainObject(feed) || !Array.isArray(feed.OSVersions) || feed.OSVersions.length === 0) return 'it has no OSVersions list';
-  const byMajor = new Map<string, Version>();
+  const byMajor = new Map<string, FeedRelease[]>();
+  const latestDevicesOf = new Map<string, ReadonlySet<string> | undefined>();
   for (const [index, entry] of feed.OSVersions.entries()) {
     if (!isPlainObject(entry) || !isPlainObject(entry.Latest) || !Array.isArray(entry.SecurityReleases)) {
       return `OSVersions[${index}] has no Latest and SecurityReleases`;
     }
     const latest = releaseVersion(entry.Latest);
     if (latest === undefined) return `OSVersions[${index}].Latest has no ProductVersion that is a version`;
+    const latestDevices = boardList(entry.Latest.SupportedDevices);
     // The entry's major is its Latest's; a release filed under it counts for it.
-    const releases = [latest];
+    const major = majorOf(latest.version);
+    latestDevicesOf.set(major, latestDevices);
+    const releases = [...(byMajor.get(major) ?? []), { ...latest, devices: scopeOf(entry.Latest, latestDevices) }];
     for (const release of entry.SecurityReleases) {
       if (!isPlainObject(release) || typeof release.ProductVersion !== 'string') return `OSVersions[${index}].SecurityReleases holds an entry without a ProductVersion`;
-      const version = releaseVersion(release);
-      if (version !== undefined) releases.push(version);
+      const read = releaseVersion(release);
+      if (read !== undefined) releases.push({ ...read, devices: scopeOf(release, latestDevices) });
     }
-    const major = majorOf(latest);
-    const held = byMajor.get(major);
-    byMajor.set(major, highest(held === undefined ? releases : [held, ...releases]));
+    byMajor.set(major, releases);
   }
   // A Background Security Improvement counts for its major only when the feed lists that major.
-  for (const version of improvements(feed.BackgroundSecurityImprovements)) {
-    const major = majorOf(version);
-    const held = byMajor.get(major);
-    if (held !== undefined && compareVersions(version, held) > 0) byMajor.set(major, version);
+  for (const release of improvements(feed.BackgroundSecurityImprovements, (major) => latestDevicesOf.get(major))) {
+    byMajor.get(majorOf(release.version))?.push(release);
   }
-  return byMajor;
+  const boardsByModel = boardsByModelOf(feed.Devices);
+  return { byMajor, boardsByModel, key: createHash('sha256').update(describeFor(byMajor, boardsByModel)).digest('base64url').slice(0, 16) };
+};
+
+/**
+ * The release a device with `boards` is compared with: the highest of its major's releases that
+ * apply to every device or to one of its boards; undefined when none applies.
+ */
+export const latestRelease = (releases: readonly FeedRelease[], boards: readonly string[]): FeedRelease | undefined => {
+  let held: FeedRelease | undefined;
+  for (const release of releases) {
+    if (release.devices !== undefined && !boards.some((board) => release.devices!.has(board))) continue;
+    if (held === undefined || compareVersions(release.version, held.version) > 0) held = release;
+  }
+  return held;
 };

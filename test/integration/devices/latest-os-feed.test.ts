@@ -178,6 +178,44 @@ describe('GET /devices with the latest-OS feed', () => {
     }
   });
 
+  it('decides each Mac against the releases for its own board (v2): a BSI for one model leaves the others latest, and says what each was decided against', async () => {
+    // Tahoe on 17 March 2026: 26.3.2 the newest release for every Mac, 26.3.2 (a) a BSI for board J700AP (Mac17,5) alone.
+    const feed = await readSofaFeed('v2');
+    const tahoe = (feed.OSVersions as { OSVersion: string; Latest: Record<string, unknown>; SecurityReleases: { ReleaseDate: string }[] }[]).find(
+      (entry) => entry.OSVersion === 'Tahoe 26',
+    )!;
+    tahoe.SecurityReleases = tahoe.SecurityReleases.filter((release) => release.ReleaseDate <= '2026-03-17T00:00:00Z');
+    tahoe.Latest = { ...tahoe.Latest, ProductVersion: '26.3.2' };
+    sofa.setFeed('v2', feed);
+    const macs = fleetOn([['26.3.2', null], ['26.3.2', null], ['26.3.2', null], ['26.3.2', '(a)'], ['15.7.8', null]]);
+    const boards: [board: string | null, model: string][] = [['J413AP', 'Mac14,2'], ['J700AP', 'Mac17,5'], [null, 'Mac17,5'], ['J700AP', 'Mac17,5'], ['J413AP', 'Mac14,2']];
+    jamf.setDevices(
+      macs.map((record, index) => ({
+        ...record,
+        hardware: { ...((record as Record<string, unknown>).hardware as object), modelIdentifier: boards[index]![1] },
+        operatingSystem: { ...(record.operatingSystem as object), softwareUpdateDeviceId: boards[index]![0] },
+      })),
+    );
+    try {
+      const devices = devicesOf(await get(await freshContainer())) as (DeviceJson & { os_latest_version?: string })[];
+      expect(devices.map((device) => [device.os_is_latest, device.os_latest_version])).toEqual([
+        [true, '26.3.2'],
+        [false, '26.3.2 (a)'],
+        // No board id: matched by its model identifier through the feed's Devices table.
+        [false, '26.3.2 (a)'],
+        [true, '26.3.2 (a)'],
+        [false, '15.7.9'],
+      ]);
+      // The documented order: os_latest_version right after os_is_latest; no board id in the body.
+      const first = Object.keys(devices[0]!);
+      expect(first.indexOf('os_latest_version')).toBe(first.indexOf('os_is_latest') + 1);
+      expect(JSON.stringify(devices)).not.toContain('J413AP');
+      expect(devicesOf(await get(await freshContainer(), 'os_is_latest=true')).map((device) => device.id)).toEqual([devices[0]!.id, devices[3]!.id]);
+    } finally {
+      jamf.setDevices(DEMO_FLEET);
+    }
+  });
+
   it('does not count a Mac without the response as latest against LATEST_OS_VERSION=26.3.1 (a), and counts one with it', async () => {
     delete process.env.LATEST_OS_FEED_URL;
     process.env.LATEST_OS_VERSION = '26.3.1 (a)';

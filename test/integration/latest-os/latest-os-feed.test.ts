@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isLatest } from '../../support/latest-decision.ts';
 import type { HealthLogger } from '../../../lib/health-logger.ts';
 import { makeLatestOsSource, type LatestOsSourceOptions } from '../../../lib/latest-os/latest-os-feed.ts';
 import { readSofaFeed, startFakeSofa, type FakeSofa, type SofaFault } from '../../../demo/fake-sofa.ts';
@@ -37,7 +38,7 @@ const source = (options: Partial<LatestOsSourceOptions> = {}) =>
 /** What the reference says of Macs on Sequoia's latest, on Tahoe's previous release, and on Ventura. */
 const decisions = async (reference: ReturnType<typeof source>) => {
   const current = await reference();
-  return { sequoiaLatest: current.isLatest('15.7.9', undefined), tahoePrevious: current.isLatest('26.6.1', undefined), ventura: current.isLatest('13.7.8', undefined) };
+  return { sequoiaLatest: isLatest(current, '15.7.9', undefined), tahoePrevious: isLatest(current, '26.6.1', undefined), ventura: isLatest(current, '13.7.8', undefined) };
 };
 const FROM_FEED = { sequoiaLatest: true, tahoePrevious: false, ventura: false };
 const FROM_FALLBACK = { sequoiaLatest: false, tahoePrevious: false, ventura: false };
@@ -89,8 +90,8 @@ describe('the latest-OS feed over HTTP', () => {
     clock += 3_600_000;
     const after = await reference();
     expect(after.key).not.toBe(before.key);
-    expect(after.isLatest('15.7.9', undefined)).toBe(false);
-    expect(after.isLatest('15.7.10', undefined)).toBe(true);
+    expect(isLatest(after, '15.7.9', undefined)).toBe(false);
+    expect(isLatest(after, '15.7.10', undefined)).toBe(true);
     expect(sofa.requests()).toBe(2);
   });
 
@@ -98,7 +99,7 @@ describe('the latest-OS feed over HTTP', () => {
     sofa.setFault(fault);
     const reference = source();
     expect(await decisions(reference)).toEqual(FROM_FALLBACK);
-    expect((await reference()).isLatest('26.6.2', undefined)).toBe(true);
+    expect(isLatest(await reference(), '26.6.2', undefined)).toBe(true);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 'warn', message: 'latest OS feed unavailable', fields: { serving: 'LATEST_OS_VERSION' } });
     expect(String(lines[0]!.fields.error)).not.toBe('');
@@ -119,7 +120,7 @@ describe('the latest-OS feed over HTTP', () => {
     sofa.setFault({ kind: 'status', status: 503 });
     const reference = source({ fallbackVersion: undefined });
     const current = await reference();
-    for (const version of ['26.6.2', '15.7.9', '13.7.8']) expect(current.isLatest(version, undefined)).toBe(false);
+    for (const version of ['26.6.2', '15.7.9', '13.7.8']) expect(isLatest(current, version, undefined)).toBe(false);
   });
 
   it('waits a retry interval between failed fetches, one warning for the whole outage, one line on recovery', async () => {

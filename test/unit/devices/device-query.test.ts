@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { validate } from '../../../lib/devices/device-query.generated.ts';
 import { deviceListEtag, filterMatches, isInstant, nextPageLink, selectPage, typeDeviceQuery, type DeviceQuery } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
-import { buildSnapshot, latestFlags } from '../../../lib/devices/device-snapshot.ts';
+import { buildSnapshot, decideLatest } from '../../../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord } from '../../../lib/devices/map-inventory-record.ts';
 import { toErrorDetails } from '../../../lib/http/error-details.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
@@ -11,7 +11,7 @@ import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 
 const devices = generateJamfComputers(400, 31).map((record) => mapInventoryRecord(record)!);
 const snapshot = buildSnapshot(devices, 0);
-const flags = latestFlags(snapshot, fixedReference('26.1'));
+const { flags } = decideLatest(snapshot, fixedReference('26.1'));
 
 /** A page the way device-list.ts selects it: the filter's matches, then the page. */
 const selectDevices = (from: DeviceSnapshot, flagged: Uint8Array, query: DeviceQuery) => selectPage(from, filterMatches(from, flagged, query), query);
@@ -123,7 +123,7 @@ describe('instants in last_contact_before', () => {
       ],
       0,
     );
-    const selection = selectDevices(pair, latestFlags(pair, fixedReference('26.1')), { last_contact_before: text });
+    const selection = selectDevices(pair, decideLatest(pair, fixedReference('26.1')).flags, { last_contact_before: text });
     return selection.indexes.map((index) => pair.ids[index]!);
   };
 

@@ -1,19 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
-import { buildSnapshot, deviceText, latestFlags, renderDevices, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
+import { buildSnapshot, decideLatest, deviceText, renderDevices, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord, type InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 
 const RESPONSE_ORDER = [
   'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build', 'os_rapid_security_response', 'os_is_latest',
-  'last_contact_at', 'last_inventory_at', 'username', 'email', 'supervised', 'managed',
+  'os_latest_version', 'last_contact_at', 'last_inventory_at', 'username', 'email', 'supervised', 'managed',
 ] as const;
 
 /** The response JSON of one device, written independently of the code under test: ASCII, the rest escaped. */
 const expectedJson = (device: InventoryDevice, reference: string): string => {
-  const withFlag: Record<string, unknown> = { ...device, os_is_latest: fixedReference(reference).isLatest(device.os_version, device.os_rapid_security_response) };
+  const decision = fixedReference(reference).decide({ osVersion: device.os_version, response: device.os_rapid_security_response, boardId: device.board_id, modelIdentifier: device.model_identifier });
+  const withFlag: Record<string, unknown> = { ...device, os_is_latest: decision.latest, os_latest_version: decision.reference };
   return JSON.stringify(Object.fromEntries(RESPONSE_ORDER.filter((key) => withFlag[key] !== undefined).map((key) => [key, withFlag[key]]))).replace(
     /[\u0080-\uffff]/g,
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
@@ -52,7 +53,7 @@ describe('device snapshot', () => {
     fc.assert(
       fc.property(fleets, fc.constantFrom('26.1', '15.7', '26.3.1 (a)', 'not-a-version'), (fleet, reference) => {
         const snapshot = buildSnapshot(fleet, 0);
-        const body = renderDevices(snapshot, latestFlags(snapshot, fixedReference(reference)), all(snapshot));
+        const body = renderDevices(snapshot, decideLatest(snapshot, fixedReference(reference)), all(snapshot));
         expect(body).toBe(`[${fleet.map((entry) => expectedJson(entry, reference)).join(',')}]`);
       }),
       { numRuns: 100 },
@@ -62,19 +63,20 @@ describe('device snapshot', () => {
   it('renders a generated fleet byte for byte as the devices would serialize, for several references', () => {
     const snapshot = buildSnapshot(devices, 0);
     for (const reference of ['26.1', '15.10', '26.0 (25A354)', 'not-a-version']) {
-      const body = renderDevices(snapshot, latestFlags(snapshot, fixedReference(reference)), all(snapshot));
+      const body = renderDevices(snapshot, decideLatest(snapshot, fixedReference(reference)), all(snapshot));
       expect(body).toBe(`[${devices.map((entry) => expectedJson(entry, reference)).join(',')}]`);
     }
   });
 
   it('renders only the devices asked for, in their order, and an empty page as []', () => {
     const snapshot = buildSnapshot(devices, 0);
-    const flags = latestFlags(snapshot, fixedReference('26.1'));
-    expect(JSON.parse(renderDevices(snapshot, flags, [3, 5, 199])).map((entry: { id: string }) => entry.id)).toEqual(
+    const decisions = decideLatest(snapshot, fixedReference('26.1'));
+    expect(JSON.parse(renderDevices(snapshot, decisions, [3, 5, 199])).map((entry: { id: string }) => entry.id)).toEqual(
       [3, 5, 199].map((index) => devices[index]!.id),
     );
-    expect(renderDevices(snapshot, flags, [])).toBe('[]');
-    expect(renderDevices(buildSnapshot([], 0), new Uint8Array(0), [])).toBe('[]');
+    expect(renderDevices(snapshot, decisions, [])).toBe('[]');
+    const empty = buildSnapshot([], 0);
+    expect(renderDevices(empty, decideLatest(empty, fixedReference('26.1')), [])).toBe('[]');
   });
 
   it('names equal inventories alike and different ones apart, whenever they were read', () => {
@@ -123,7 +125,7 @@ describe('device snapshot codec', () => {
     const original = buildSnapshot(generateJamfComputers(2_500, 9).map((record) => mapInventoryRecord(record)!), 1_795_000_000_000);
     const decoded = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original)))!;
     expect(decoded.text.chunkDevices).toBe(1_000);
-    const flags = latestFlags(original, fixedReference('26.1'));
+    const flags = decideLatest(original, fixedReference('26.1'));
     fc.assert(
       fc.property(fc.uniqueArray(fc.nat(original.count - 1), { maxLength: 60 }), (picked) => {
         const indexes = [...picked].sort((a, b) => a - b);
@@ -140,7 +142,7 @@ describe('device snapshot codec', () => {
     const snapshot = buildSnapshot(fleet, 0);
     // JSON escapes control characters itself: what is left is printable ASCII.
     expect(deviceText(snapshot, 0, snapshot.count)).toMatch(/^[ -~]*$/);
-    expect(JSON.parse(renderDevices(snapshot, new Uint8Array(1), [0]))[0]).toMatchObject({ name: 'Zoë’s MacBook 🎉', username: 'zoë' });
+    expect(JSON.parse(renderDevices(snapshot, decideLatest(snapshot, fixedReference('26.1')), [0]))[0]).toMatchObject({ name: 'Zoë’s MacBook 🎉', username: 'zoë' });
   });
 
   it('stores the rendered devices compressed, well below their own size', () => {

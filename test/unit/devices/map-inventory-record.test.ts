@@ -6,6 +6,8 @@ import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 const FIELD_ORDER = [
   'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build',
   'os_rapid_security_response', 'last_contact_at', 'last_inventory_at', 'username', 'email', 'supervised', 'managed',
+  // Read for the latest-OS decision, never served.
+  'board_id',
 ];
 
 const fullRecord = {
@@ -20,7 +22,7 @@ const fullRecord = {
     platform: 'Mac',
   },
   hardware: { make: 'Apple', model: 'MacBook Pro (14-inch, 2023)', modelIdentifier: 'Mac14,5', serialNumber: 'C02XYZ123' },
-  operatingSystem: { name: 'macOS', version: '26.3.1', build: '25D2128', supplementalBuildVersion: '25D771280a', rapidSecurityResponse: '(a)' },
+  operatingSystem: { name: 'macOS', version: '26.3.1', build: '25D2128', supplementalBuildVersion: '25D771280a', rapidSecurityResponse: '(a)', softwareUpdateDeviceId: 'J414sAP' },
   userAndLocation: { username: 'ada', email: 'ada@example.com', realname: 'Ada' },
   diskEncryption: null,
 };
@@ -50,6 +52,7 @@ describe('mapInventoryRecord', () => {
       email: 'ada@example.com',
       supervised: true,
       managed: false,
+      board_id: 'J414sAP',
     });
     expect(Object.keys(device)).toEqual(FIELD_ORDER);
   });
@@ -189,6 +192,7 @@ describe('mapInventoryRecord on real record shapes', () => {
       email: 'email@com.pl',
       supervised: true,
       managed: true,
+      board_id: 'J132AP',
     });
     expect(Object.keys(device)).toEqual(FIELD_ORDER);
   });

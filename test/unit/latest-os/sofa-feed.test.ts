@@ -1,12 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { latestByMajor, type LatestByMajor } from '../../../lib/latest-os/sofa-feed.ts';
-import { compareVersions, formatVersion, parseVersion } from '../../../lib/os-version.ts';
+import { latestRelease, sofaReleases } from '../../../lib/latest-os/sofa-feed.ts';
+import { compareVersions, formatVersion, parseVersion, type Version } from '../../../lib/os-version.ts';
 import feedV1 from '../../../demo/sofa/macos-data-feed-v1.json' with { type: 'json' };
 import feedV2 from '../../../demo/sofa/macos-data-feed-v2.json' with { type: 'json' };
 
 type Release = Record<string, unknown> & { ProductVersion: string; ReleaseDate: string };
 type OsEntry = { OSVersion: string; Latest: Release; SecurityReleases: Release[] };
 type Feed = Record<string, unknown> & { OSVersions: OsEntry[] };
+
+type LatestByMajor = ReadonlyMap<string, Version>;
+
+/** The latest of each major the feed lists for a Mac with `boards` (none: one that no device-specific release names). */
+const latestByMajor = (feed: unknown, boards: readonly string[] = []): LatestByMajor | string => {
+  const releases = sofaReleases(feed);
+  if (typeof releases === 'string') return releases;
+  return new Map([...releases.byMajor].map(([major, list]) => [major, latestRelease(list, boards)!.version]));
+};
 
 const copy = (feed: unknown): Feed => structuredClone(feed) as Feed;
 const readable = (latest: LatestByMajor | string): Record<string, string> => {
@@ -27,7 +36,7 @@ const asOf = (feed: Feed, major: string, date: string): Feed => {
   return cut;
 };
 
-describe('latestByMajor on the real SOFA feed', () => {
+describe('the releases of the real SOFA feed, per major', () => {
   it('reads the v1 feed (September 2025): one latest per major, the RSR entries below Ventura\'s latest', () => {
     expect(readable(latestByMajor(feedV1))).toEqual({ '26': '26.0', '15': '15.7', '14': '14.8', '13': '13.7.8' });
   });
@@ -67,13 +76,16 @@ describe('latestByMajor on the real SOFA feed', () => {
     expect(readable(latestByMajor(feed))['13']).toBe('13.4.1 (c)');
   });
 
-  it('takes a Background Security Improvement as the latest when it was the newest: Tahoe on 17 March 2026', () => {
+  it('takes a Background Security Improvement as the latest of the Macs it names when it was the newest: Tahoe on 17 March 2026', () => {
     const feed = asOf(copy(feedV2), '26', '2026-03-17T00:00:00Z');
     expect(entryOf(feed, '26').Latest.ProductVersion).toBe('26.3.2');
-    expect(readable(latestByMajor(feed))['26']).toBe('26.3.2 (a)');
-    // Without the device-specific 26.3.2 (a), the universal 26.3.1 (a) stays below 26.3.2.
-    (feed.BackgroundSecurityImprovements as Record<string, unknown[]>)['26']!.splice(0, 1);
+    // 26.3.2 (a) is device-specific, for the one board id J700AP: every other Mac's latest stays 26.3.2.
+    expect(readable(latestByMajor(feed, ['J700AP']))['26']).toBe('26.3.2 (a)');
+    expect(readable(latestByMajor(feed, ['J413AP']))['26']).toBe('26.3.2');
     expect(readable(latestByMajor(feed))['26']).toBe('26.3.2');
+    // Without the device-specific 26.3.2 (a), the universal 26.3.1 (a) stays below 26.3.2 for every Mac.
+    (feed.BackgroundSecurityImprovements as Record<string, unknown[]>)['26']!.splice(0, 1);
+    expect(readable(latestByMajor(feed, ['J700AP']))['26']).toBe('26.3.2');
   });
 
   it("compares the installer's version and build, written as one string, equal to the release", () => {
@@ -104,7 +116,7 @@ describe('latestByMajor on the real SOFA feed', () => {
   });
 });
 
-describe('latestByMajor on documents that are not the feed', () => {
+describe('sofaReleases on documents that are not the feed', () => {
   const withEntry = (change: (entry: Record<string, unknown>) => void): Feed => {
     const feed = copy(feedV2);
     change(feed.OSVersions[1] as unknown as Record<string, unknown>);
