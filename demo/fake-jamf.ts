@@ -6,11 +6,22 @@ import { generateJamfComputers, type JamfComputer } from './jamf-computers.ts';
 export { generateJamfComputers, type JamfComputer };
 
 /**
- * A Jamf Pro API on 127.0.0.1 speaking the real wire format: both token endpoints,
- * `/api/v3/computers-inventory` with paging, sorting, sections and bearer tokens, plus fault and
- * latency controls for tests and benchmarks. No test-framework imports: `npm start` uses it as the
- * demo inventory.
+ * A Jamf Pro API on 127.0.0.1 speaking the real wire format: both token endpoints and the
+ * computers inventory with paging, sorting, sections and bearer tokens, as a current Jamf Pro or
+ * an older one (`JAMF_PERSONALITIES`), plus fault and latency controls for tests and benchmarks.
+ * No test-framework imports: `npm start` uses it as the demo inventory.
  */
+
+/**
+ * Which Jamf Pro the fake is. Each answers only its own paths (any other is a 404 in Jamf's error
+ * shape); basic auth is `/api/v1/auth/token` in both.
+ */
+export const JAMF_PERSONALITIES = {
+  current: { versions: 'Jamf Pro 11.30 and later', oauthToken: '/api/v1/oauth/token', inventory: '/api/v4/computers-inventory' },
+  legacy: { versions: 'Jamf Pro before 11.30', oauthToken: '/api/oauth/token', inventory: '/api/v3/computers-inventory' },
+} as const;
+export type JamfPersonality = keyof typeof JAMF_PERSONALITIES;
+const BASIC_TOKEN_PATH = '/api/v1/auth/token';
 
 /** What one inventory (or token) request gets instead of a normal answer. */
 export type JamfFault =
@@ -29,7 +40,12 @@ export type JamfFault =
   | { kind: 'hang' };
 
 export interface FakeJamfOptions {
-  /** The inventory; default `generateJamfComputers(120, 1)`. Served as given (duplicates included). */
+  /** Default `current`. */
+  personality?: JamfPersonality;
+  /**
+   * The inventory; default `generateJamfComputers(120, 1)`. Served as given (duplicates included),
+   * each `general` in the personality's shape (`generalAs`).
+   */
   devices?: readonly JamfComputer[];
   /** OAuth API client; default DEMO_JAMF_CREDENTIALS. */
   clientId?: string;
@@ -52,7 +68,7 @@ export interface FakeJamfOptions {
   ignoreSort?: boolean;
   /** Faults by inventory page number; each applies `times` times (default: every time). */
   pageFaults?: Record<number, JamfFault & { times?: number }>;
-  /** A fault for both token endpoints. */
+  /** A fault for both token endpoints of the personality. */
   tokenFault?: JamfFault & { times?: number };
   /** Called as each inventory request arrives (1-based count), before it is answered. */
   beforeInventoryRequest?: (requestNumber: number) => void;
@@ -71,8 +87,12 @@ export interface InventoryRequestRecord {
 }
 
 export interface FakeJamfStats {
+  /** Requests to the personality's token endpoints (OAuth and basic). */
   tokenRequests: number;
+  /** Requests to the personality's inventory. */
   inventoryRequests: number;
+  /** Every request by method and path (`GET /api/v4/computers-inventory`), 404s included. */
+  requests: Record<string, number>;
   /** Inventory requests answered 401 because of the token. */
   rejectedTokens: number;
   maxConcurrentInventory: number;
@@ -81,6 +101,7 @@ export interface FakeJamfStats {
 
 export interface FakeJamf {
   url: string;
+  personality: JamfPersonality;
   stats: () => FakeJamfStats;
   resetStats: () => void;
   /** Every token issued so far becomes invalid (401 INVALID_TOKEN); new ones work. */
@@ -107,6 +128,24 @@ const ALL_SECTIONS = {
   PURCHASING: 'purchasing',
 } as const;
 
+/**
+ * A `general` section as the personality's inventory writes it: v4 has `lastCheckIn` and
+ * `lastContact` where v3 had `lastContactTime`. Sections already in the right shape stay as given.
+ */
+export const generalAs = (personality: JamfPersonality, general: unknown): unknown => {
+  if (typeof general !== 'object' || general === null || Array.isArray(general)) return general;
+  const fields = general as Record<string, unknown>;
+  if (personality === 'current') {
+    if (!('lastContactTime' in fields)) return general;
+    // The binary's check-in taken as the last contact: the record has one time for both.
+    const { lastContactTime, ...rest } = fields;
+    return { lastCheckIn: lastContactTime, lastContact: lastContactTime, ...rest };
+  }
+  if (!('lastContact' in fields) && !('lastCheckIn' in fields)) return general;
+  const { lastContact, lastCheckIn: _lastCheckIn, ...rest } = fields;
+  return { ...('lastContact' in fields ? { lastContactTime: lastContact } : {}), ...rest };
+};
+
 const jamfError = (status: number, code: string, description: string): string =>
   JSON.stringify({ httpStatus: status, errors: [{ code, description, id: '0', field: null }] });
 
@@ -124,6 +163,8 @@ const compareIds = (a: JamfComputer, b: JamfComputer): number => {
 };
 
 export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<FakeJamf> => {
+  const personality = options.personality ?? 'current';
+  const paths = JAMF_PERSONALITIES[personality];
   let devices: readonly JamfComputer[] = options.devices ?? generateJamfComputers(120, 1);
   let sorted: JamfComputer[] | undefined;
   let latencyMs = options.latencyMs ?? 0;
@@ -137,7 +178,8 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   const tokens = new Map<string, { uses: number }>();
   let invalidateAt: number | undefined;
   let active = 0;
-  let stats: FakeJamfStats = { tokenRequests: 0, inventoryRequests: 0, rejectedTokens: 0, maxConcurrentInventory: 0, inventoryLog: [] };
+  const emptyStats = (): FakeJamfStats => ({ tokenRequests: 0, inventoryRequests: 0, requests: {}, rejectedTokens: 0, maxConcurrentInventory: 0, inventoryLog: [] });
+  let stats = emptyStats();
   const timers = new Set<NodeJS.Timeout>();
 
   const sleep = (ms: number) =>
@@ -258,6 +300,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       const wanted = new Set(sections.map((section) => ALL_SECTIONS[section as keyof typeof ALL_SECTIONS]).filter(Boolean));
       const results = ordered.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
         const shaped: Record<string, unknown> = { ...record };
+        if ('general' in record) shaped.general = generalAs(personality, record.general);
         // Unrequested sections come back null, as Jamf does; a requested one the record lacks stays absent.
         for (const key of Object.values(ALL_SECTIONS)) if (!wanted.has(key)) shaped[key] = null;
         return shaped;
@@ -273,7 +316,9 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     const route = `${request.method} ${url.pathname}`;
-    const isInventory = route === 'GET /api/v3/computers-inventory';
+    stats.requests[route] = (stats.requests[route] ?? 0) + 1;
+    const isInventory = route === `GET ${paths.inventory}`;
+    const isOauthToken = route === `POST ${paths.oauthToken}`;
     if (isInventory) {
       active += 1;
       stats.maxConcurrentInventory = Math.max(stats.maxConcurrentInventory, active);
@@ -281,10 +326,10 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     }
     void (async () => {
       await sleep(latencyMs);
-      if (route === 'POST /api/oauth/token' || route === 'POST /api/v1/auth/token') {
+      if (isOauthToken || route === `POST ${BASIC_TOKEN_PATH}`) {
         stats.tokenRequests += 1;
         if (await applyFault(tokenFault, request, response)) return;
-        return route === 'POST /api/oauth/token' ? oauthToken(request, response) : basicToken(request, response);
+        return isOauthToken ? oauthToken(request, response) : basicToken(request, response);
       }
       if (isInventory) return inventory(url, request, response);
       send(response, 404, jamfError(404, 'NOT_FOUND', 'Not Found'));
@@ -301,9 +346,10 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
 
   return {
     url: `http://127.0.0.1:${port}`,
-    stats: () => ({ ...stats, inventoryLog: [...stats.inventoryLog] }),
+    personality,
+    stats: () => ({ ...stats, requests: { ...stats.requests }, inventoryLog: [...stats.inventoryLog] }),
     resetStats: () => {
-      stats = { tokenRequests: 0, inventoryRequests: 0, rejectedTokens: 0, maxConcurrentInventory: 0, inventoryLog: [] };
+      stats = emptyStats();
     },
     invalidateTokens: () => tokens.clear(),
     invalidateTokensAtRequest: (n) => {

@@ -2,6 +2,10 @@ import { isPlainObject } from '../plain-object.ts';
 import { callJamf, loggableBase, parseJsonBody, statusError, withinDeadline } from './jamf-call.ts';
 import type { CallLimits } from '../upstream/upstream-call.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
+import { afterNotFound, makeVersionedEndpoint, OAUTH_TOKEN_PATHS } from './jamf-versions.ts';
+
+/** Basic credentials for a token: the same path in every Jamf Pro version this service reads. */
+const BASIC_TOKEN_PATH = '/api/v1/auth/token';
 
 /** How the service proves itself to Jamf Pro; secrets are fetched only when a token is needed. */
 export type JamfAuth =
@@ -14,41 +18,38 @@ const tokenFrom = (body: unknown, field: 'access_token' | 'token'): string | und
 };
 
 /**
- * Obtains a bearer token: OAuth client credentials at `/api/oauth/token`, or basic
- * auth at `/api/v1/auth/token`. Token endpoint bodies never reach the log when the call succeeded,
- * as they hold the token.
+ * Obtains bearer tokens: OAuth client credentials at `/api/v1/oauth/token`, or at `/api/oauth/token`
+ * on a Jamf Pro that answers 404 there, or basic auth at `/api/v1/auth/token`. The path that issued
+ * a token is kept for the source's life. Token endpoint bodies never reach the log when the call
+ * succeeded, as they hold the token.
  */
-export const requestToken = async (baseUrl: string, auth: JamfAuth, limits: CallLimits): Promise<string> => {
-  const label = `POST ${loggableBase(baseUrl)}${auth.kind === 'oauth' ? '/api/oauth/token' : '/api/v1/auth/token'}`;
-  const secret = () => withinDeadline(`${label} (reading its secret)`, limits, (signal) =>
-    auth.kind === 'oauth' ? auth.clientSecret(signal) : auth.password(signal),
-  );
-  const response =
-    auth.kind === 'oauth'
-      ? await callJamf(
-          label,
-          `${baseUrl}/api/oauth/token`,
-          {
+export const makeTokenSource = (baseUrl: string, auth: JamfAuth): ((limits: CallLimits) => Promise<string>) => {
+  const endpoint = makeVersionedEndpoint(auth.kind === 'oauth' ? OAUTH_TOKEN_PATHS : [BASIC_TOKEN_PATH]);
+  const labelOf = (path: string) => `POST ${loggableBase(baseUrl)}${path}`;
+
+  return async (limits) => {
+    // Read once for every path tried.
+    const secret = await withinDeadline(`${labelOf(endpoint.first())} (reading its secret)`, limits, (signal) =>
+      auth.kind === 'oauth' ? auth.clientSecret(signal) : auth.password(signal),
+    );
+    const init = (): RequestInit =>
+      auth.kind === 'oauth'
+        ? {
             method: 'POST',
             headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
-            body: new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.clientId, client_secret: await secret() }),
-          },
-          limits,
-        )
-      : await callJamf(
-          label,
-          `${baseUrl}/api/v1/auth/token`,
-          {
+            body: new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.clientId, client_secret: secret }),
+          }
+        : {
             method: 'POST',
-            headers: {
-              Authorization: `Basic ${Buffer.from(`${auth.username}:${await secret()}`).toString('base64')}`,
-              Accept: 'application/json',
-            },
-          },
-          limits,
-        );
-  if (response.status < 200 || response.status >= 300) throw statusError(label, response, 'token-endpoint');
-  const token = tokenFrom(parseJsonBody(label, response, 'token-endpoint'), auth.kind === 'oauth' ? 'access_token' : 'token');
-  if (token === undefined) throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} answered 200 without a token` });
-  return token;
+            headers: { Authorization: `Basic ${Buffer.from(`${auth.username}:${secret}`).toString('base64')}`, Accept: 'application/json' },
+          };
+    const answer = await endpoint.send((path) => callJamf(labelOf(path), `${baseUrl}${path}`, init(), limits));
+    const { response } = answer;
+    const label = `${labelOf(answer.path)}${afterNotFound(answer.notFound)}`;
+    if (response.status < 200 || response.status >= 300) throw statusError(label, response, 'token-endpoint', { known: answer.known });
+    const token = tokenFrom(parseJsonBody(label, response, 'token-endpoint'), auth.kind === 'oauth' ? 'access_token' : 'token');
+    if (token === undefined) throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} answered 200 without a token` });
+    endpoint.answered(answer.path);
+    return token;
+  };
 };

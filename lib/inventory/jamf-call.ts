@@ -65,10 +65,11 @@ export type BodyOrigin = 'token-endpoint' | { hiding: readonly string[] };
 /**
  * The error for a status the caller did not expect. 401/403 (and a 400 from a token endpoint, as
  * OAuth answers `invalid_client`) mean our credentials or token were refused; a 404 means
- * INVENTORY_URL does not point at a Jamf Pro server. The log gets a token endpoint's error codes
- * only, and an inventory body with the request's values hidden.
+ * INVENTORY_URL does not point at a Jamf Pro server, unless the path answered this client before
+ * (`known`): then the server failed. The log gets a token endpoint's error codes only, and an
+ * inventory body with the request's values hidden.
  */
-export const statusError = (label: string, response: UpstreamResponse, origin: BodyOrigin): UpstreamError => {
+export const statusError = (label: string, response: UpstreamResponse, origin: BodyOrigin, { known = false } = {}): UpstreamError => {
   const shown = origin === 'token-endpoint' ? tokenErrorCodes(response.text) : excerpt(response.text, origin.hiding);
   const detail = `${label} answered ${response.status}: ${shown}`;
   const { status } = response;
@@ -77,6 +78,7 @@ export const statusError = (label: string, response: UpstreamResponse, origin: B
     return new UpstreamError(UpstreamFailure.RateLimited, { detail, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });
   }
   if ((status === 400 && origin === 'token-endpoint') || status === 401 || status === 403) return new UpstreamError(UpstreamFailure.CredentialsRejected, { detail });
+  if (status === 404 && known) return new UpstreamError(UpstreamFailure.Unavailable, { detail: `${detail} (this path answered before)` });
   if (status === 404) return new UpstreamError(UpstreamFailure.Misconfigured, { detail });
   return new UpstreamError(UpstreamFailure.Unavailable, { detail });
 };

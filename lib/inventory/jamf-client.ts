@@ -1,9 +1,10 @@
-import { requestToken, type JamfAuth } from './jamf-auth.ts';
+import { makeTokenSource, type JamfAuth } from './jamf-auth.ts';
 import { runBounded } from '../upstream/bounded-pool.ts';
 import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.ts';
 import { excerpt, type CallLimits } from '../upstream/upstream-call.ts';
 import { inventoryIdOf, sortedUniqueById } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
+import { afterNotFound, INVENTORY_PATHS, makeVersionedEndpoint } from './jamf-versions.ts';
 
 /**
  * Records per inventory page. Jamf silently clamps above 2000, and with four sections a 2000-record
@@ -65,20 +66,28 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const concurrency = options.concurrency ?? JAMF_CONCURRENCY;
   const limitsOf = (signal: AbortSignal): CallLimits => ({ signal, timeoutMs: options.requestTimeoutMs ?? JAMF_REQUEST_TIMEOUT_MS });
 
-  const authenticate = (signal: AbortSignal) => requestToken(options.baseUrl, options.auth, limitsOf(signal));
+  // Both live as long as the client, one per container: which paths this Jamf Pro has is learnt once.
+  const tokenOf = makeTokenSource(options.baseUrl, options.auth);
+  const inventoryPath = makeVersionedEndpoint(INVENTORY_PATHS);
+  const authenticate = (signal: AbortSignal) => tokenOf(limitsOf(signal));
 
   const fetchPage = async (token: string, page: number, size: number, signal: AbortSignal): Promise<JamfPageResult> => {
-    const label = `GET ${loggableBase(options.baseUrl)}/api/v3/computers-inventory page ${page} (page-size ${size})`;
-    const response = await callJamf(
-      label,
-      `${options.baseUrl}/api/v3/computers-inventory?${inventoryQuery(page, size)}`,
-      { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } },
-      limitsOf(signal),
+    const labelOf = (path: string) => `GET ${loggableBase(options.baseUrl)}${path} page ${page} (page-size ${size})`;
+    const answer = await inventoryPath.send((path) =>
+      callJamf(
+        labelOf(path),
+        `${options.baseUrl}${path}?${inventoryQuery(page, size)}`,
+        { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } },
+        limitsOf(signal),
+      ),
     );
+    const { response } = answer;
+    const label = `${labelOf(answer.path)}${afterNotFound(answer.notFound)}`;
     // An error page may repeat the request, bearer token included: it is hidden in every excerpt.
     const origin = { hiding: [token] };
     if (response.status === 401) return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text, origin.hiding)}` };
-    if (response.status !== 200) throw statusError(label, response, origin);
+    if (response.status !== 200) throw statusError(label, response, origin, { known: answer.known });
+    inventoryPath.answered(answer.path);
     const parsed = asPage(parseJsonBody(label, response, origin));
     if (parsed === undefined) {
       throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent JSON without totalCount and results: ${excerpt(response.text, origin.hiding)}` });

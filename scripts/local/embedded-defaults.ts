@@ -38,9 +38,25 @@ const localRedisKind = (env: Env): LocalRedisKind | undefined => {
   return value as LocalRedisKind;
 };
 
+/**
+ * `DEMO_JAMF_VERSION`: which Jamf Pro the demo inventory is (demo/fake-jamf.ts): `current` (11.30
+ * and later, the default) or `legacy` (before 11.30), to see the service find an older one's paths.
+ */
+const DEMO_JAMF_VERSIONS = ['current', 'legacy'] as const;
+type DemoJamfVersion = (typeof DEMO_JAMF_VERSIONS)[number];
+
+const demoJamfVersion = (env: Env): DemoJamfVersion | undefined => {
+  const value = env.DEMO_JAMF_VERSION?.trim() ?? '';
+  if (value === '') return undefined;
+  if (!(DEMO_JAMF_VERSIONS as readonly string[]).includes(value)) {
+    throw new Error(`DEMO_JAMF_VERSION must be "current" (Jamf Pro 11.30 and later) or "legacy" (before 11.30), got "${value}"`);
+  }
+  return value as DemoJamfVersion;
+};
+
 interface DefaultsPlan {
-  /** A demo Jamf-compatible inventory, because INVENTORY_URL is unset. */
-  inventory: boolean;
+  /** A demo Jamf-compatible inventory, because INVENTORY_URL is unset: the Jamf Pro version it is. */
+  inventory: DemoJamfVersion | undefined;
   /** A local DynamoDB-compatible store, because no DynamoDB endpoint and no table name is set. */
   users: boolean;
   /** A local S3-compatible store, because no S3 endpoint is set. */
@@ -56,10 +72,11 @@ interface DefaultsPlan {
 /** Decides which embedded servers to start: each only where its variable is unset (docs/local-stack.md). */
 const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan => {
   const anyEndpoint = present(env, 'AWS_ENDPOINT_URL');
-  // A misspelt LOCAL_REDIS fails whatever runs, rather than quietly starting nothing.
+  // A misspelt LOCAL_REDIS (or DEMO_JAMF_VERSION) fails whatever runs, rather than quietly starting nothing.
   const localRedis = localRedisKind(env);
+  const jamfVersion = demoJamfVersion(env) ?? 'current';
   const plan: DefaultsPlan = {
-    inventory: needs.has('inventory') && !present(env, 'INVENTORY_URL'),
+    inventory: needs.has('inventory') && !present(env, 'INVENTORY_URL') ? jamfVersion : undefined,
     // A table name without an endpoint names a real table in AWS.
     users:
       needs.has('users') &&
@@ -128,10 +145,11 @@ export const startEmbeddedDefaults = async (
   const overlay: Record<string, string> = { ...plan.values };
   const notes: string[] = [];
   try {
-    if (plan.inventory) {
+    if (plan.inventory !== undefined) {
       // Loaded only when needed: the demo inventory and the tests' fake Jamf are one module.
-      const { startFakeJamf, generateJamfComputers, DEMO_JAMF_CREDENTIALS } = await import('../../demo/fake-jamf.ts');
+      const { startFakeJamf, generateJamfComputers, DEMO_JAMF_CREDENTIALS, JAMF_PERSONALITIES } = await import('../../demo/fake-jamf.ts');
       const jamf = await startFakeJamf({
+        personality: plan.inventory,
         devices: generateJamfComputers(DEMO_COMPUTER_COUNT),
         clientId: DEMO_JAMF_CREDENTIALS.clientId,
         clientSecret: DEMO_JAMF_CREDENTIALS.clientSecret,
@@ -142,7 +160,11 @@ export const startEmbeddedDefaults = async (
         INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
         INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
       });
-      notes.push(note('INVENTORY_URL', `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`));
+      const paths = JAMF_PERSONALITIES[plan.inventory];
+      notes.push(
+        note('INVENTORY_URL', `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`),
+        note('DEMO_JAMF_VERSION', `${plan.inventory}${present(env, 'DEMO_JAMF_VERSION') ? '' : ' (default)'} — as ${paths.versions}: ${paths.inventory}, ${paths.oauthToken} (DEMO_JAMF_VERSION=${plan.inventory === 'current' ? 'legacy' : 'current'} for the other)`),
+      );
     }
     if (plan.feed) {
       const { startFakeSofa } = await import('../../demo/fake-sofa.ts');
@@ -213,6 +235,7 @@ export const startEmbeddedDefaults = async (
       if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(note('LATEST_OS_VERSION', `${plan.values.LATEST_OS_VERSION} (default)`));
       if (!present(env, 'REDIS_URL') && plan.redis === undefined) notes.push(note('REDIS_URL', 'unset — memory cache only (LOCAL_REDIS=cluster or LOCAL_REDIS=node starts a local Redis)'));
       if (present(env, 'REDIS_URL') && localRedisKind(env) !== undefined) notes.push(note('LOCAL_REDIS', `${env.LOCAL_REDIS!.trim()} ignored: REDIS_URL is set`));
+      if (plan.inventory === undefined && demoJamfVersion(env) !== undefined) notes.push(note('DEMO_JAMF_VERSION', `${env.DEMO_JAMF_VERSION!.trim()} ignored: INVENTORY_URL is set`));
     }
     if (plan.values.AWS_ACCESS_KEY_ID !== undefined) notes.push(note('AWS_ACCESS_KEY_ID', 'test (any key works for the local stores)'));
   } catch (error) {

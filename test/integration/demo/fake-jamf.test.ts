@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
+import {
+  DEMO_JAMF_CREDENTIALS,
+  generalAs,
+  generateJamfComputers,
+  JAMF_PERSONALITIES,
+  startFakeJamf,
+  type FakeJamf,
+  type JamfPersonality,
+} from '../../../demo/fake-jamf.ts';
 
 // The fake must speak Jamf's wire format, or the device-layer tests prove nothing.
 let jamf: FakeJamf | undefined;
@@ -8,30 +16,67 @@ afterEach(async () => {
   jamf = undefined;
 });
 
-const oauthToken = async (url: string, secret: string = DEMO_JAMF_CREDENTIALS.clientSecret) =>
-  fetch(`${url}/api/oauth/token`, {
+const PERSONALITIES = Object.keys(JAMF_PERSONALITIES) as JamfPersonality[];
+const NOT_FOUND = { httpStatus: 404, errors: [{ code: 'NOT_FOUND', description: 'Not Found', id: '0', field: null }] };
+
+const oauthToken = async (url: string, path: string, secret: string = DEMO_JAMF_CREDENTIALS.clientSecret) =>
+  fetch(`${url}${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: DEMO_JAMF_CREDENTIALS.clientId, client_secret: secret }),
   });
 
+/** A bearer token from the fake's own OAuth endpoint. */
+const tokenFor = async (fake: FakeJamf): Promise<string> =>
+  ((await (await oauthToken(fake.url, JAMF_PERSONALITIES[fake.personality].oauthToken)).json()) as { access_token: string }).access_token;
+
+const inventoryPage = async (fake: FakeJamf, query: string, token?: string) =>
+  fetch(`${fake.url}${JAMF_PERSONALITIES[fake.personality].inventory}?${query}`, { headers: { Authorization: `Bearer ${token ?? (await tokenFor(fake))}` } });
+
 describe('fake Jamf Pro', () => {
-  it('issues OAuth tokens in Jamf shape and refuses a wrong secret with Jamf error body', async () => {
+  it('is a current Jamf Pro unless told otherwise', async () => {
     jamf = await startFakeJamf();
-    const ok = (await (await oauthToken(jamf.url)).json()) as Record<string, unknown>;
+    expect(jamf.personality).toBe('current');
+  });
+
+  it.each(PERSONALITIES)('issues OAuth tokens in Jamf shape (%s) and refuses a wrong secret with Jamf error body', async (personality) => {
+    jamf = await startFakeJamf({ personality });
+    const path = JAMF_PERSONALITIES[personality].oauthToken;
+    const ok = (await (await oauthToken(jamf.url, path)).json()) as Record<string, unknown>;
     expect(ok).toMatchObject({ token_type: 'Bearer', expires_in: 299, scope: expect.any(String) });
     expect(typeof ok.access_token).toBe('string');
-    const refused = await oauthToken(jamf.url, 'wrong');
+    const refused = await oauthToken(jamf.url, path, 'wrong');
     expect(refused.status).toBe(401);
     expect(await refused.json()).toEqual({ httpStatus: 401, errors: [{ code: 'INVALID_CLIENT', description: 'Client authentication failed', id: '0', field: null }] });
   });
 
-  it('serves requested sections, nulls the others and sorts by numeric id', async () => {
-    jamf = await startFakeJamf({ devices: [...generateJamfComputers(12, 5)].reverse() });
-    const { access_token: token } = (await (await oauthToken(jamf.url)).json()) as { access_token: string };
-    const response = await fetch(`${jamf.url}/api/v3/computers-inventory?section=GENERAL&sort=id:asc&page=1&page-size=5`, {
-      headers: { Authorization: `Bearer ${token}` },
+  it.each([
+    ['current', '/api/oauth/token', '/api/v3/computers-inventory'],
+    ['legacy', '/api/v1/oauth/token', '/api/v4/computers-inventory'],
+  ] as const)('as %s Jamf Pro answers the other version\'s paths 404 in Jamf\'s error shape, counting every request', async (personality, tokenPath, inventoryPath) => {
+    jamf = await startFakeJamf({ personality });
+    const token = await tokenFor(jamf);
+    const missingToken = await oauthToken(jamf.url, tokenPath);
+    expect(missingToken.status).toBe(404);
+    expect(await missingToken.json()).toEqual(NOT_FOUND);
+    const missingInventory = await fetch(`${jamf.url}${inventoryPath}?page=0&page-size=10`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(missingInventory.status).toBe(404);
+    expect(await missingInventory.json()).toEqual(NOT_FOUND);
+    expect((await inventoryPage(jamf, 'page=0&page-size=10', token)).status).toBe(200);
+    const own = JAMF_PERSONALITIES[personality];
+    expect(jamf.stats()).toMatchObject({
+      // Only its own endpoints count as token and inventory requests; every request counts by path.
+      tokenRequests: 1,
+      inventoryRequests: 1,
+      requests: { [`POST ${own.oauthToken}`]: 1, [`POST ${tokenPath}`]: 1, [`GET ${inventoryPath}`]: 1, [`GET ${own.inventory}`]: 1 },
     });
+    jamf.resetStats();
+    expect(jamf.stats().requests).toEqual({});
+  });
+
+  it.each(PERSONALITIES)('serves requested sections, nulls the others and sorts by numeric id (%s)', async (personality) => {
+    jamf = await startFakeJamf({ personality, devices: [...generateJamfComputers(12, 5)].reverse() });
+    const response = await inventoryPage(jamf, 'section=GENERAL&sort=id:asc&page=1&page-size=5');
     const body = (await response.json()) as { totalCount: number; results: Record<string, unknown>[] };
     expect(body.totalCount).toBe(12);
     expect(body.results).toHaveLength(5);
@@ -39,31 +84,66 @@ describe('fake Jamf Pro', () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     const source = new Map(generateJamfComputers(12, 5).map((record) => [record.id, record]));
     for (const record of body.results) {
-      expect(record.general).toEqual(source.get(record.id as string)!.general);
+      expect(record.general).toEqual(generalAs(personality, source.get(record.id as string)!.general));
       expect(record.hardware).toBeNull();
       expect(record.operatingSystem).toBeNull();
     }
+  });
+
+  it('writes general in each version\'s shape: v4 lastCheckIn and lastContact, v3 lastContactTime', async () => {
+    const fleet = generateJamfComputers(200, 6);
+    const generals = async (personality: JamfPersonality) => {
+      jamf = await startFakeJamf({ personality, devices: fleet });
+      const { results } = (await (await inventoryPage(jamf, 'section=GENERAL&sort=id:asc&page=0&page-size=200')).json()) as { results: { general: Record<string, unknown> | null }[] };
+      await jamf.close();
+      jamf = undefined;
+      return results.map((record) => record.general).filter((general): general is Record<string, unknown> => general !== null);
+    };
+    const v4 = await generals('current');
+    const v3 = await generals('legacy');
+    expect(v4.length).toBeGreaterThan(150);
+    for (const general of v4) {
+      expect(general).toHaveProperty('lastContact');
+      expect(general).toHaveProperty('lastCheckIn');
+      expect(general).not.toHaveProperty('lastContactTime');
+    }
+    for (const general of v3) {
+      expect(general).toHaveProperty('lastContactTime');
+      expect(general).not.toHaveProperty('lastContact');
+      expect(general).not.toHaveProperty('lastCheckIn');
+    }
+    // The same contact time either way, and the v4 records of the fleet keep their own check-in.
+    expect(v4.map((general) => general.lastContact)).toEqual(v3.map((general) => general.lastContactTime));
+    expect(v4.some((general) => general.lastCheckIn !== general.lastContact)).toBe(true);
   });
 
   it('leaves a requested section out of a record that lacks it, as some list responses do', async () => {
     const [first, second] = generateJamfComputers(2, 5);
     const { hardware: _hardware, ...withoutHardware } = first!;
     jamf = await startFakeJamf({ devices: [withoutHardware as typeof first & object, { ...second!, hardware: null }] });
-    const { access_token: token } = (await (await oauthToken(jamf.url)).json()) as { access_token: string };
-    const response = await fetch(`${jamf.url}/api/v3/computers-inventory?section=GENERAL&section=HARDWARE&sort=id:asc&page=0&page-size=5`, {
-      headers: { Authorization: `Bearer ${token}` },
-    });
-    const { results } = (await response.json()) as { results: Record<string, unknown>[] };
+    const { results } = (await (await inventoryPage(jamf, 'section=GENERAL&section=HARDWARE&sort=id:asc&page=0&page-size=5')).json()) as {
+      results: Record<string, unknown>[];
+    };
     expect(results[0]).not.toHaveProperty('hardware');
     expect(results[1]).toHaveProperty('hardware', null);
     expect(results[0]!.operatingSystem).toBeNull();
   });
 
-  it('answers an inventory request without a valid bearer token with 401 INVALID_TOKEN', async () => {
-    jamf = await startFakeJamf();
-    const response = await fetch(`${jamf.url}/api/v3/computers-inventory?page=0&page-size=10`, { headers: { Authorization: 'Bearer nope' } });
+  it.each(PERSONALITIES)('answers an inventory request without a valid bearer token with 401 INVALID_TOKEN (%s)', async (personality) => {
+    jamf = await startFakeJamf({ personality });
+    const response = await inventoryPage(jamf, 'page=0&page-size=10', 'nope');
     expect(response.status).toBe(401);
     expect(((await response.json()) as { errors: { code: string }[] }).errors[0]?.code).toBe('INVALID_TOKEN');
   });
 
+  it.each(PERSONALITIES)('issues bearer tokens for basic credentials at /api/v1/auth/token (%s)', async (personality) => {
+    jamf = await startFakeJamf({ personality, username: 'api-reader', password: 'p@ss:word' });
+    const response = await fetch(`${jamf.url}/api/v1/auth/token`, {
+      method: 'POST',
+      headers: { Authorization: `Basic ${Buffer.from('api-reader:p@ss:word').toString('base64')}` },
+    });
+    const { token, expires } = (await response.json()) as { token: string; expires: string };
+    expect(Number.isNaN(Date.parse(expires))).toBe(false);
+    expect((await inventoryPage(jamf, 'page=0&page-size=10', token)).status).toBe(200);
+  });
 });

@@ -127,7 +127,7 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     it('from the OAuth token endpoint (the form holds the client secret): its error codes only', async () => {
       const handler = await withJamf({ tokenFault: { kind: 'echo', status: 500 } });
       expect((await getDevices(handler)).statusCode).toBe(502);
-      expect(failedLine()).toContain('/api/oauth/token answered 500: error INTERNAL_ERROR');
+      expect(failedLine()).toContain('/api/v1/oauth/token answered 500: error INTERNAL_ERROR');
       expectNoSecrets();
     });
 
@@ -259,7 +259,7 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     const line = expectOneAccessLine(status);
     // The operator's view: which upstream call failed and how, on the access line only.
     expect(JSON.stringify(line.error)).toContain(variant);
-    expect(JSON.stringify(line.error)).toContain(`${jamf!.url}/api/v3/computers-inventory page 3`);
+    expect(JSON.stringify(line.error)).toContain(`${jamf!.url}/api/v4/computers-inventory page 3`);
     expect(result.body).not.toContain('127.0.0.1');
     expect(result.body).not.toContain('computers-inventory');
     expectNoSecrets();

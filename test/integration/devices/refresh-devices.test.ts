@@ -42,7 +42,7 @@ const startHoldingJamf = async (target: string) => {
   const server = createServer((incoming, response) => {
     void (async () => {
       const held = next;
-      if (held !== undefined && (incoming.url ?? '').startsWith('/api/v3/computers-inventory')) {
+      if (held !== undefined && (incoming.url ?? '').startsWith('/api/v4/computers-inventory')) {
         next = undefined;
         held.arrived.resolve();
         await held.gate.promise;

@@ -222,3 +222,85 @@ describe('Jamf client against a Jamf-compatible server', () => {
     expect(ids).toEqual(base.map((record) => Number(record.id)));
   });
 });
+
+describe('Jamf client against each Jamf Pro version', () => {
+  const V4 = 'GET /api/v4/computers-inventory';
+  const V3 = 'GET /api/v3/computers-inventory';
+  const OAUTH_V1 = 'POST /api/v1/oauth/token';
+  const OAUTH_OLD = 'POST /api/oauth/token';
+  const readAll = (client: ReturnType<typeof makeJamfClient>) => client.readInventory(longDeadline(), (record) => record);
+
+  it('goes straight to /api/v4 and /api/v1/oauth/token on a current Jamf Pro', async () => {
+    const client = await setUp({ personality: 'current', devices: generateJamfComputers(30, 25) });
+    expect(await readAll(client)).toHaveLength(30);
+    expect(await readAll(client)).toHaveLength(30);
+    expect(jamf!.stats().requests).toEqual({ [OAUTH_V1]: 2, [V4]: 2 });
+  });
+
+  it('finds an older Jamf Pro once per client (v4 then v3, the v1 OAuth path then the old one) and remembers it', async () => {
+    const client = await setUp({ personality: 'legacy', devices: generateJamfComputers(30, 25) });
+    for (let read = 0; read < 3; read += 1) expect(await readAll(client)).toHaveLength(30);
+    expect(jamf!.stats().requests).toEqual({ [OAUTH_V1]: 1, [OAUTH_OLD]: 3, [V4]: 1, [V3]: 3 });
+    // Another client (another container) learns it again.
+    expect(await readAll(makeJamfClient({ baseUrl: jamf!.url, auth: oauth }))).toHaveLength(30);
+    expect(jamf!.stats().requests).toEqual({ [OAUTH_V1]: 2, [OAUTH_OLD]: 4, [V4]: 2, [V3]: 4 });
+  });
+
+  it('renews expiring tokens at the remembered old OAuth path, never probing again', async () => {
+    let failures = 0;
+    const client = await setUp({ personality: 'legacy', devices: generateJamfComputers(100, 26), tokenMaxUses: 2 }, { pageSize: 10, onAuthFailure: () => (failures += 1) });
+    expect(await readAll(client)).toHaveLength(100);
+    const { requests, tokenRequests } = jamf!.stats();
+    expect(tokenRequests).toBeGreaterThanOrEqual(5);
+    expect(failures).toBe(tokenRequests - 1);
+    expect(requests[OAUTH_V1]).toBe(1);
+    expect(requests[V4]).toBe(1);
+    expect(requests[OAUTH_OLD]).toBe(tokenRequests);
+  });
+
+  it.each([
+    ['current', V4, OAUTH_V1],
+    ['legacy', V3, OAUTH_OLD],
+  ] as const)('fails as unavailable, trying no other path, when the inventory of a %s Jamf Pro answers 404 where it answered before', async (personality, known, tokenPath) => {
+    const client = await setUp({ personality, devices: generateJamfComputers(30, 27) });
+    await readAll(client);
+    jamf!.setPageFault(0, { kind: 'status', status: 404 });
+    const before = jamf!.stats().requests;
+    const error = await failureOf(readAll(client));
+    expect(error.failure).toBe(UpstreamFailure.Unavailable);
+    expect(error.message).toContain(`${known.slice(4)} page 0 (page-size 1000) answered 404`);
+    expect(error.message).toContain('this path answered before');
+    // One token and the one page at the remembered paths: nothing else.
+    expect(jamf!.stats().requests).toEqual({ ...before, [tokenPath]: before[tokenPath]! + 1, [known]: before[known]! + 1 });
+  });
+
+  it('fails as unavailable when the remembered OAuth path answers 404, trying no other', async () => {
+    const client = await setUp({ personality: 'legacy', devices: generateJamfComputers(30, 28) });
+    await readAll(client);
+    jamf!.setTokenFault({ kind: 'status', status: 404 });
+    const error = await failureOf(readAll(client));
+    expect(error.failure).toBe(UpstreamFailure.Unavailable);
+    expect(error.message).toMatch(/\/api\/oauth\/token answered 404: .*this path answered before/);
+    expect(jamf!.stats().requests).toMatchObject({ [OAUTH_V1]: 1, [OAUTH_OLD]: 2 });
+  });
+
+  it('treats a 404 at both inventory paths, before either answered, as a misconfigured INVENTORY_URL, naming both', async () => {
+    const client = await setUp({ personality: 'current', devices: generateJamfComputers(30, 29), pageFaults: { 0: { kind: 'status', status: 404 } } });
+    for (let read = 1; read <= 2; read += 1) {
+      const error = await failureOf(readAll(client));
+      expect(error.failure).toBe(UpstreamFailure.Misconfigured);
+      expect(error.message).toContain('/api/v3/computers-inventory page 0 (page-size 1000) (after a 404 at /api/v4/computers-inventory) answered 404');
+      // Nothing was learnt from the failure: each read probes both.
+      expect(jamf!.stats().requests).toMatchObject({ [V4]: read, [V3]: read });
+    }
+  });
+
+  it.each(['current', 'legacy'] as const)('authenticates with basic credentials at /api/v1/auth/token on a %s Jamf Pro', async (personality) => {
+    jamf = await startFakeJamf({ personality, devices: generateJamfComputers(5, 7), username: 'api-reader', password: 'p@ss:word' });
+    const client = makeJamfClient({ baseUrl: jamf.url, auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' } });
+    expect(await readAll(client)).toHaveLength(5);
+    expect(await readAll(client)).toHaveLength(5);
+    const inventory = personality === 'current' ? { [V4]: 2 } : { [V4]: 1, [V3]: 2 };
+    expect(jamf.stats().requests).toEqual({ 'POST /api/v1/auth/token': 2, ...inventory });
+  });
+});

@@ -138,6 +138,43 @@ describe('startEmbeddedDefaults with LATEST_OS_FEED_URL=demo', () => {
   });
 });
 
+describe('startEmbeddedDefaults with DEMO_JAMF_VERSION', () => {
+  /** The status of each path at the demo inventory (404 where its Jamf Pro version has none). */
+  const statuses = async (url: string) => {
+    const post = async (path: string) => (await fetch(`${url}${path}`, { method: 'POST' })).status;
+    const get = async (path: string) => (await fetch(`${url}${path}?page=0&page-size=1`)).status;
+    return {
+      v1OAuth: await post('/api/v1/oauth/token'),
+      oldOAuth: await post('/api/oauth/token'),
+      v4: await get('/api/v4/computers-inventory'),
+      v3: await get('/api/v3/computers-inventory'),
+    };
+  };
+
+  it.each([
+    [{}, 'current (default)', { v1OAuth: 400, oldOAuth: 404, v4: 401, v3: 404 }],
+    [{ DEMO_JAMF_VERSION: 'current' }, 'current', { v1OAuth: 400, oldOAuth: 404, v4: 401, v3: 404 }],
+    [{ DEMO_JAMF_VERSION: ' legacy ' }, 'legacy', { v1OAuth: 404, oldOAuth: 400, v4: 404, v3: 401 }],
+  ])('with %o serves the demo inventory as that Jamf Pro (%s) and says so', async (env, shown, expected) => {
+    const defaults = await startEmbeddedDefaults(env, only('inventory'));
+    try {
+      // 400 and 401: the endpoint is there, refusing a request without credentials.
+      expect(await statuses(defaults.env.INVENTORY_URL!)).toEqual(expected);
+      expect(defaults.notes.join('\n')).toMatch(new RegExp(`DEMO_JAMF_VERSION +${shown.replace(/[()]/g, '\\$&')} — as Jamf Pro`));
+    } finally {
+      await defaults.stop();
+    }
+  });
+
+  it('is ignored, saying so, when INVENTORY_URL is set, and refuses an unknown value', async () => {
+    const configured = await startEmbeddedDefaults({ DEMO_JAMF_VERSION: 'legacy', INVENTORY_URL: 'https://jamf.example.com' }, only('inventory'));
+    await configured.stop();
+    expect(configured.env).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION });
+    expect(configured.notes.join('\n')).toMatch(/DEMO_JAMF_VERSION +legacy ignored: INVENTORY_URL is set/);
+    await expect(startEmbeddedDefaults({ DEMO_JAMF_VERSION: '11.29' }, only())).rejects.toThrow(/DEMO_JAMF_VERSION must be "current" .* or "legacy" .*, got "11.29"/);
+  });
+});
+
 describe('startEmbeddedDefaults with LOCAL_REDIS', () => {
   it('=cluster starts a local TLS Redis Cluster for the devices, hands the handlers its URL, CA and REDIS_CLUSTER, never shows the password, and stops it', async () => {
     const defaults = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', REDIS_TLS_CA_FILE: '/elsewhere/ca.pem' }, new Set(['inventory']));

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mapInventoryRecord } from '../../../lib/devices/map-inventory-record.ts';
-import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
+import { generalAs, generateJamfComputers } from '../../../demo/fake-jamf.ts';
 
 const FIELD_ORDER = [
   'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build',
@@ -236,6 +236,22 @@ describe('mapInventoryRecord on real record shapes', () => {
       supervised: true,
       managed: true,
     });
+  });
+
+  it('ignores lastCheckIn: a v4 record with no contact time has no last_contact_at', () => {
+    const { lastContact: _lastContact, ...checkedInOnly } = v4General;
+    for (const general of [checkedInOnly, { ...v4General, lastContact: null }, { ...v4General, lastContact: '' }]) {
+      const device = mapInventoryRecord({ ...v4Record, general })!;
+      expect(device).not.toHaveProperty('last_contact_at');
+      expect(Object.values(device)).not.toContain(v4General.lastCheckIn);
+    }
+  });
+
+  it('maps a record the same whichever version served it (v4 lastContact, v3 lastContactTime)', () => {
+    for (const record of generateJamfComputers(500, 8)) {
+      const servedBy = (personality: 'current' | 'legacy') => mapInventoryRecord({ ...record, general: generalAs(personality, record.general) });
+      expect(servedBy('current')).toEqual(servedBy('legacy'));
+    }
   });
 
   it('omits managed for a v4 record without remoteManagement, keeping everything else', () => {
