@@ -4,8 +4,6 @@ import { once } from '../lib/once.ts';
 import { makeConfiguredDeviceList } from '../lib/devices/configured-devices.ts';
 import { typeDeviceQuery, type DeviceQuery } from '../lib/devices/device-query.ts';
 import { validate as validateDeviceQuery } from '../lib/devices/device-query.generated.ts';
-import { notModifiedEtag } from '../lib/http/conditional-request.ts';
-import { headerValue } from '../lib/http/headers.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { makeLazyMetrics } from '../lib/metrics.ts';
@@ -30,17 +28,16 @@ export const handler = makeHttpHandler<undefined, DeviceQuery>({
   // Upstream until a tier answers: only an upstream read (or its configuration) can fail or run out
   // of time, and the line keeps the key whichever way the request ends.
   logFields: { cache_tier: cacheTierName(CacheTier.Upstream) },
-  handle: async ({ query, headers, remainingTimeMs, annotate }) => {
+  // 304 on the page's ETag, rendering the body only when it is sent.
+  conditional: true,
+  handle: async ({ query, remainingTimeMs, annotate }) => {
     try {
       const page = await deviceList()(query, { remainingTimeMs });
       annotate({ cache_tier: cacheTierName(page.tier) });
-      // Vary on every answer: a large page goes out gzip-compressed, under another tag, to clients that accept it.
-      const held = notModifiedEtag(headerValue(headers, 'if-none-match'), page.etag);
-      if (held !== undefined) return { status: 304, headers: { ETag: held, Vary: 'Accept-Encoding' } };
       return {
         status: 200,
-        json: page.body(),
-        headers: { ETag: page.etag, Vary: 'Accept-Encoding', 'X-Total-Count': String(page.total), ...(page.next === undefined ? {} : { Link: page.next }) },
+        json: page.body,
+        headers: { ETag: page.etag, 'X-Total-Count': String(page.total), ...(page.next === undefined ? {} : { Link: page.next }) },
       };
     } finally {
       // Only when something was counted, so a normal request writes its access line and nothing else.

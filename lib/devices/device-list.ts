@@ -1,5 +1,4 @@
 import type { CacheTier } from '../cache/provenance.ts';
-import { makeMemoryTier } from '../cache/memory-tier.ts';
 import type { LatestReference } from '../latest-os/latest-reference.ts';
 import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery } from './device-query.ts';
 import { decideLatest, renderDevices, type DeviceSnapshot, type LatestDecisions } from './device-snapshot.ts';
@@ -22,11 +21,10 @@ export interface DevicePage {
   total: number;
   /** The `Link` header of the next page, when one follows. */
   next: string | undefined;
+  /** Renders the body; the HTTP layer keeps what it rendered by ETag (lib/http/response-encoding.ts). */
   body: () => string;
 }
 
-/** Rendered bodies kept per ETag: a repeated page or list costs nothing but the lookup. */
-const BODIES = { maxEntries: 16, maxChars: 8 * 1024 * 1024, ttlMs: 60 * 60 * 1000 } as const;
 /** Filters whose matching devices are kept per snapshot and reference (4 bytes a matching device). */
 const FILTERS_KEPT = 16;
 
@@ -38,7 +36,6 @@ const FILTERS_KEPT = 16;
 export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () => Promise<LatestReference> }) => {
   // What is decided once per snapshot and reference: every device's decision, and each filter's matches.
   let decided: { snapshot: DeviceSnapshot; referenceKey: string; decisions: LatestDecisions; matches: Map<string, Uint32Array | undefined> } | undefined;
-  const bodies = makeMemoryTier<string>({ maxEntries: BODIES.maxEntries });
 
   const decisionsFor = (snapshot: DeviceSnapshot, reference: LatestReference) => {
     if (decided?.snapshot !== snapshot || decided.referenceKey !== reference.key) {
@@ -67,13 +64,7 @@ export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () 
       etag,
       total: selection.total,
       next: selection.nextAfter === undefined ? undefined : nextPageLink(query, selection.nextAfter),
-      body: () => {
-        const kept = bodies.get(etag);
-        if (kept !== undefined) return kept;
-        const body = renderDevices(snapshot, decisions.decisions, selection.indexes);
-        if (body.length <= BODIES.maxChars) bodies.set(etag, body, BODIES.ttlMs);
-        return body;
-      },
+      body: () => renderDevices(snapshot, decisions.decisions, selection.indexes),
     };
   };
 };

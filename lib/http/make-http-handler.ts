@@ -44,8 +44,11 @@ export interface HttpResponse {
   status: number;
   /** Serialized with JSON.stringify unless `json` is given. */
   body?: unknown;
-  /** An already serialized JSON body, passed through untouched. */
-  json?: string;
+  /**
+   * An already serialized JSON body, passed through untouched; or how to render it, called only
+   * when the body is sent and not kept already (a 304 of a `conditional` route renders nothing).
+   */
+  json?: string | (() => string);
   headers?: Record<string, string>;
 }
 
@@ -73,6 +76,8 @@ export interface HttpHandlerSpec<TBody, TQuery> {
    * 406 (json-accept.ts), checked after the body's rules, so an invalid body still gets its 422.
    */
   answersJsonOnly?: boolean;
+  /** The route answers conditional GETs on its ETag (response-encoding.ts). */
+  conditional?: boolean;
   /**
    * Wraps what decides the outcome (the body's rules and the operation), e.g. safe retries with an
    * Idempotency-Key (idempotent-requests.ts). The function builds it, so only a function that uses
@@ -154,7 +159,7 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
   })
     .use(accessLog(spec.logger))
     .use(errorEnvelope())
-    .use(responseEncoding())
+    .use(responseEncoding({ conditional: spec.conditional === true }))
     .use(routeGuard(spec.route));
   if (spec.logFields) chain.use(routeLogFields(spec.logFields));
   if (spec.query) chain.use(queryParameters(spec.query));
@@ -170,9 +175,9 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
       origin: requestOriginOf(context),
     });
     if (response.status === 304) return { statusCode: 304, headers: { ...response.headers } };
-    return response.json === undefined
-      ? jsonResponse(response.status, response.body, response.headers)
-      : { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers }, body: response.json };
+    if (response.json === undefined) return jsonResponse(response.status, response.body, response.headers);
+    const result = { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers } };
+    return typeof response.json === 'string' ? { ...result, body: response.json } : { ...result, renderBody: response.json };
   };
   if (spec.body) {
     const { parameterName } = spec.body;

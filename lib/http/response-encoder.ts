@@ -29,47 +29,92 @@ const acceptsGzip = (header: string | undefined): boolean => {
 
 /**
  * The entity tag of a body's gzip form: another representation of it, so another strong tag
- * (RFC 9110 §8.8.3), from which conditional-request.ts still recognises the body.
+ * (RFC 9110 §8.8.3), from which `notModifiedEtag` still recognises the body.
  */
 export const gzipEtag = (etag: string): string => (etag.endsWith('"') ? `${etag.slice(0, -1)}-gzip"` : etag);
 
+/** An entity tag without its weakness mark (`W/`): If-None-Match compares tags weakly. */
+const opaqueTag = (tag: string): string => tag.replace(/^W\//, '');
+
+/**
+ * The entity tag a 304 answers with when an `If-None-Match` header names the body tagged `etag`
+ * (RFC 9110 §13.1.2: a list of entity tags or `*`, compared weakly, so `W/"x"` matches `"x"`): `etag`,
+ * or its gzip form when that is the copy the client holds. Undefined when the header names neither:
+ * the client's copy is not current, and gets a 200.
+ */
+export const notModifiedEtag = (header: string | undefined, etag: string): string | undefined => {
+  if (header === undefined) return undefined;
+  const plain = opaqueTag(etag);
+  const gzip = gzipEtag(plain);
+  for (const tag of header.split(',')) {
+    const named = opaqueTag(tag.trim());
+    if (named === '*' || named === plain) return etag;
+    if (named === gzip) return gzip;
+  }
+  return undefined;
+};
+
 interface Encoded {
+  /** The body's entity tag, when it has one: a tagged body is found by it, before it is rendered. */
+  etag: string | undefined;
   body: string;
-  plainBytes: number;
+  plainBytes?: number;
   gzipBase64?: string;
 }
 
 /**
- * Large bodies whose sizes and compressed form are kept: as many as GET /devices keeps rendered
- * pages (lib/devices/device-list.ts), so clients walking pages side by side (or a page asked for
- * again) find theirs instead of each request measuring, and gzipping, 400 KiB again.
+ * Bodies kept with their sizes and compressed forms: clients walking pages side by side (or a page
+ * asked for again) find theirs instead of each request rendering, measuring and gzipping 400 KiB
+ * again. A body longer than KEPT_MAX_CHARS (a whole large list) is not kept.
  */
 const ENCODED_KEPT = 16;
+const KEPT_MAX_CHARS = 8 * 1024 * 1024;
+
+export interface ResponseEncoder {
+  (result: Result, acceptEncoding: string | undefined): Result;
+  /** The body kept for `etag`, if one was encoded lately: what a tagged response need not render again. */
+  kept: (etag: string) => string | undefined;
+}
 
 /**
  * Fits large JSON responses into what Lambda can return: gzip (base64, as API Gateway expects binary
  * bodies) for clients that accept it, a clear 500 instead of a bare upstream 502 for those that do not.
- * The sizes and compressed forms of the last ENCODED_KEPT bodies are kept, so a cache hit returning
- * the same string is neither measured nor compressed again.
+ * The last ENCODED_KEPT bodies are kept, tagged ones by their ETag and large untagged ones by the
+ * string itself, with their sizes and compressed forms, so a body asked for again is neither rendered,
+ * measured nor compressed again.
  */
 export const makeResponseEncoder = (
   /** How a body is gzipped (injectable: the tests count how often). */
   gzip: (body: string) => Buffer = (body) => gzipSync(body, { level: GZIP_LEVEL }),
-) => {
-  // Most recently used last; a body is found by the string itself (the same object on a cache hit).
+): ResponseEncoder => {
+  // Most recently used last.
   const kept: Encoded[] = [];
-  const encodedOf = (body: string): Encoded => {
-    const index = kept.findIndex((entry) => entry.body === body);
-    const encoded = index === -1 ? { body, plainBytes: Buffer.byteLength(body) } : kept.splice(index, 1)[0]!;
-    kept.push(encoded);
-    if (kept.length > ENCODED_KEPT) kept.shift();
-    return encoded;
+  const find = (test: (entry: Encoded) => boolean): Encoded | undefined => {
+    const index = kept.findIndex(test);
+    if (index === -1) return undefined;
+    const entry = kept.splice(index, 1)[0]!;
+    kept.push(entry);
+    return entry;
   };
+  const keep = (entry: Encoded): Encoded => {
+    if (entry.body.length > KEPT_MAX_CHARS) return entry;
+    kept.push(entry);
+    if (kept.length > ENCODED_KEPT) kept.shift();
+    return entry;
+  };
+  const encodedOf = (body: string, etag: string | undefined): Encoded =>
+    find((entry) => (etag === undefined ? entry.body === body : entry.etag === etag && entry.body === body)) ?? keep({ etag, body });
 
-  return (result: Result, acceptEncoding: string | undefined): Result => {
+  const encode = (result: Result, acceptEncoding: string | undefined): Result => {
     const { body } = result;
-    if (typeof body !== 'string' || result.isBase64Encoded === true || body.length < COMPRESS_MIN_BYTES) return result;
-    const encoded = encodedOf(body);
+    const etag = typeof result.headers?.ETag === 'string' ? result.headers.ETag : undefined;
+    if (typeof body !== 'string' || result.isBase64Encoded === true) return result;
+    if (body.length < COMPRESS_MIN_BYTES) {
+      if (etag !== undefined) encodedOf(body, etag);
+      return result;
+    }
+    const encoded = encodedOf(body, etag);
+    encoded.plainBytes ??= Buffer.byteLength(body);
     const headers = { ...result.headers, Vary: 'Accept-Encoding' };
     if (!acceptsGzip(acceptEncoding)) {
       if (encoded.plainBytes > BODY_LIMIT_BYTES) throw new ResponseTooLargeError(encoded.plainBytes, false);
@@ -77,12 +122,12 @@ export const makeResponseEncoder = (
     }
     encoded.gzipBase64 ??= gzip(body).toString('base64');
     if (encoded.gzipBase64.length > BODY_LIMIT_BYTES) throw new ResponseTooLargeError(encoded.plainBytes, true);
-    const etag = result.headers?.ETag;
     return {
       ...result,
-      headers: { ...headers, 'Content-Encoding': 'gzip', ...(typeof etag === 'string' ? { ETag: gzipEtag(etag) } : {}) },
+      headers: { ...headers, 'Content-Encoding': 'gzip', ...(etag === undefined ? {} : { ETag: gzipEtag(etag) }) },
       body: encoded.gzipBase64,
       isBase64Encoded: true,
     };
   };
+  return Object.assign(encode, { kept: (etag: string) => kept.findLast((entry) => entry.etag === etag)?.body });
 };

@@ -1,13 +1,38 @@
 import { headerValue } from './headers.ts';
 import type { HttpMiddleware } from './http-types.ts';
-import { makeResponseEncoder } from './response-encoder.ts';
+import { makeResponseEncoder, notModifiedEtag } from './response-encoder.ts';
 
-/** The response encoder as a middleware: every successful response goes through it on its way out. */
-export const responseEncoding = (): HttpMiddleware => {
+export interface ResponseEncodingOptions {
+  /**
+   * The route answers conditional GETs: a 200 carrying an `ETag` is answered 304 (ETag and Vary, no
+   * body, no Content-Type: RFC 9110) when `If-None-Match` names it or its gzip form, and every answer
+   * says `Vary: Accept-Encoding`, since a large body goes out gzip-compressed under another tag.
+   */
+  conditional: boolean;
+}
+
+/**
+ * The response's way out, in one place: conditional GET (the 304, `Vary`, the gzip form's tag), a
+ * body the operation left to render (`renderBody`) rendered only when it is sent and not kept
+ * already, and the encoding (response-encoder.ts) with its one bounded cache keyed by ETag.
+ */
+export const responseEncoding = (options: ResponseEncodingOptions): HttpMiddleware => {
   const encode = makeResponseEncoder();
   return {
     after: (request) => {
-      request.response = encode(request.response!, headerValue(request.event.headers ?? {}, 'accept-encoding'));
+      const { renderBody, ...response } = request.response!;
+      const headers = request.event.headers ?? {};
+      const etag = typeof response.headers?.ETag === 'string' ? response.headers.ETag : undefined;
+      if (options.conditional && response.statusCode === 200 && etag !== undefined) {
+        const held = notModifiedEtag(headerValue(headers, 'if-none-match'), etag);
+        if (held !== undefined) {
+          request.response = { statusCode: 304, headers: { ETag: held, Vary: 'Accept-Encoding' } };
+          return;
+        }
+        response.headers = { ...response.headers, Vary: 'Accept-Encoding' };
+      }
+      if (renderBody !== undefined) response.body = (etag === undefined ? undefined : encode.kept(etag)) ?? renderBody();
+      request.response = encode(response, headerValue(headers, 'accept-encoding'));
     },
   };
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { notModifiedEtag } from '../../../lib/http/conditional-request.ts';
+import { notModifiedEtag } from '../../../lib/http/response-encoder.ts';
 
 describe('notModifiedEtag', () => {
   it.each([
