@@ -1,4 +1,4 @@
-import { abandonOnAbort } from './abandon-on-abort.ts';
+import { abandonOnAbort } from './async/abandon-on-abort.ts';
 import type { SecretRef } from './config.ts';
 import { ConfigError } from './errors.ts';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { abandonOnAbort } from '../abandon-on-abort.ts';
+import { abandonOnAbort } from '../async/abandon-on-abort.ts';
 import type { RedisConfig, SecretRef } from '../config.ts';
 import { asError } from '../errors.ts';
 import type { HealthLogger } from '../health-logger.ts';

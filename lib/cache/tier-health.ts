@@ -1,5 +1,5 @@
 import { describeError } from '../errors.ts';
-import type { HealthLogger } from '../health-logger.ts';
+import { makeStateLog, type HealthLogger } from '../health-logger.ts';
 
 /**
  * Tracks whether the cluster tier is answering and writes one log line per change of state
@@ -16,24 +16,18 @@ export interface TierHealth {
 const describe = (error: unknown): string | undefined => (error === undefined ? undefined : describeError(error));
 
 export const makeTierHealth = (tier: string, logger: HealthLogger): TierHealth => {
-  let state: TierState = 'healthy';
-  return {
-    state: () => state,
-    succeeded: () => {
-      if (state === 'healthy') return;
-      state = 'healthy';
+  const log = makeStateLog<TierState>('healthy', (state, _previous, cause) => {
+    if (state === 'healthy') {
       logger.info('cache tier recovered', { cache_tier_name: tier, cache_tier_state: state });
-    },
-    failed: (reason, error) => {
-      if (state === 'degraded') return;
-      state = 'degraded';
-      const detail = describe(error);
-      logger.warn('cache tier degraded', {
-        cache_tier_name: tier,
-        cache_tier_state: state,
-        reason,
-        ...(detail === undefined ? {} : { error: detail }),
-      });
-    },
+      return;
+    }
+    const { reason, error } = cause as { reason: string; error: unknown };
+    const detail = describe(error);
+    logger.warn('cache tier degraded', { cache_tier_name: tier, cache_tier_state: state, reason, ...(detail === undefined ? {} : { error: detail }) });
+  });
+  return {
+    state: log.state,
+    succeeded: () => log.set('healthy'),
+    failed: (reason, error) => log.set('degraded', { reason, error }),
   };
 };

@@ -1,3 +1,4 @@
+import { singleFlight } from '../async/single-flight.ts';
 import type { ClusterTier } from './cluster-tier.ts';
 import { CacheTier } from './provenance.ts';
 
@@ -64,7 +65,6 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
   const recheckMs = options.recheckMs ?? RECHECK_MS;
   // `readAt` is the value's own, or that of a newer cluster entry found to hold the same data.
   let held: { value: Value; readAt: number; checkedAt: number } | undefined;
-  let flight: Promise<CacheResult<Value>> | undefined;
 
   const fresh = (readAt: number, at: number): boolean => at < readAt + ttlMs;
   const servable = (readAt: number, at: number): boolean => at < readAt + ttlMs + staleMs;
@@ -119,15 +119,14 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
     return { value, tier: CacheTier.Upstream };
   };
 
+  const flight = singleFlight(lookUp);
+
   return {
     get: (request: Request): Promise<CacheResult<Value>> => {
       if (held !== undefined && fresh(held.readAt, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
       // While one request brings newer data from the cluster, the others keep the stale value.
-      if (flight !== undefined && held !== undefined && servable(held.readAt, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
-      flight ??= lookUp(request).finally(() => {
-        flight = undefined;
-      });
-      return flight;
+      if (flight.running() && held !== undefined && servable(held.readAt, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
+      return flight.run(request);
     },
   };
 };

@@ -1,5 +1,6 @@
+import { singleFlight } from '../async/single-flight.ts';
 import { describeError } from '../errors.ts';
-import type { HealthLogger } from '../health-logger.ts';
+import { makeStateLog, type HealthLogger } from '../health-logger.ts';
 import { callUpstream, redactUrl } from '../upstream/upstream-call.ts';
 import { feedReference, fixedReference, type LatestReference } from './latest-reference.ts';
 import { sofaReleases } from './sofa-feed.ts';
@@ -49,8 +50,11 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
   const shown = redactUrl(feedUrl);
   let good: { reference: LatestReference; fetchedAt: number } | undefined;
   let failedAt: number | undefined;
-  let serving: Serving = 'feed';
-  let flight: Promise<void> | undefined;
+  // One line per change of what serves the decision: a warning when the feed stops, info when it serves again.
+  const serving = makeStateLog<Serving>('feed', (next, previous, error) => {
+    if (next === 'feed') options.logger.info('latest OS feed recovered', { feed: shown, serving: next, was: previous });
+    else options.logger.warn('latest OS feed unavailable', { feed: shown, serving: next, error: describeError(error) });
+  });
 
   const fetchReference = async (): Promise<LatestReference> => {
     // The feed is public and sent no credentials: a mirror or static host that redirects is followed.
@@ -69,34 +73,23 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
     return feedReference(releases, options.fallbackVersion);
   };
 
-  const serve = (next: Serving, error?: unknown): void => {
-    if (next === serving) return;
-    const previous = serving;
-    serving = next;
-    if (next === 'feed') options.logger.info('latest OS feed recovered', { feed: shown, serving: next, was: previous });
-    else options.logger.warn('latest OS feed unavailable', { feed: shown, serving: next, error: describeError(error) });
-  };
-
   const refresh = async (): Promise<void> => {
     try {
       good = { reference: await fetchReference(), fetchedAt: now() };
       failedAt = undefined;
-      serve('feed');
+      serving.set('feed');
     } catch (error) {
       failedAt = now();
-      serve(good === undefined ? 'LATEST_OS_VERSION' : 'last good copy', error);
+      serving.set(good === undefined ? 'LATEST_OS_VERSION' : 'last good copy', error);
     }
   };
+
+  const flight = singleFlight(refresh);
 
   return async () => {
     const at = now();
     const due = (good === undefined || at >= good.fetchedAt + options.ttlMs) && (failedAt === undefined || at >= failedAt + retryMs);
-    if (due) {
-      flight ??= refresh().finally(() => {
-        flight = undefined;
-      });
-      await flight;
-    }
+    if (due) await flight.run();
     return good?.reference ?? fallback;
   };
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abandonOnAbort } from '../../lib/abandon-on-abort.ts';
+import { abandonOnAbort } from '../../../lib/async/abandon-on-abort.ts';
 
 const failureOf = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (caught: unknown) => caught);
 
