@@ -22,37 +22,35 @@ const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' 
 const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
 
 /**
+ * A variable of the local stack that picks one of `choices` (value → what it means): unset or blank
+ * is none, and anything else stops the start with a message naming each choice.
+ */
+const localChoice = <Choice extends string>(env: Env, name: string, choices: Readonly<Record<Choice, string>>): Choice | undefined => {
+  const value = env[name]?.trim() ?? '';
+  if (value === '') return undefined;
+  if (!Object.hasOwn(choices, value)) {
+    const named = Object.entries(choices).map(([choice, meaning]) => `"${choice}" (${String(meaning)})`);
+    throw new Error(`${name} must be ${named.join(' or ')}, got "${value}"`);
+  }
+  return value as Choice;
+};
+
+/**
  * `LOCAL_REDIS`: a local Redis for the devices to cache in, where REDIS_URL is unset: `cluster`, a
  * TLS Redis Cluster with an ACL user as ElastiCache runs one (scripts/local/redis-cluster.ts), or
  * `node`, one plain redis-server.
  */
-const LOCAL_REDIS_KINDS = ['cluster', 'node'] as const;
-type LocalRedisKind = (typeof LOCAL_REDIS_KINDS)[number];
-
-const localRedisKind = (env: Env): LocalRedisKind | undefined => {
-  const value = env.LOCAL_REDIS?.trim() ?? '';
-  if (value === '') return undefined;
-  if (!(LOCAL_REDIS_KINDS as readonly string[]).includes(value)) {
-    throw new Error(`LOCAL_REDIS must be "cluster" (a local TLS Redis Cluster) or "node" (one plain redis-server), got "${value}"`);
-  }
-  return value as LocalRedisKind;
-};
+type LocalRedisKind = 'cluster' | 'node';
+const localRedisKind = (env: Env): LocalRedisKind | undefined =>
+  localChoice<LocalRedisKind>(env, 'LOCAL_REDIS', { cluster: 'a local TLS Redis Cluster', node: 'one plain redis-server' });
 
 /**
  * `DEMO_JAMF_VERSION`: which Jamf Pro the demo inventory is (demo/fake-jamf.ts): `current` (11.30
  * and later, the default) or `legacy` (before 11.30), to see the service find an older one's paths.
  */
-const DEMO_JAMF_VERSIONS = ['current', 'legacy'] as const;
-type DemoJamfVersion = (typeof DEMO_JAMF_VERSIONS)[number];
-
-const demoJamfVersion = (env: Env): DemoJamfVersion | undefined => {
-  const value = env.DEMO_JAMF_VERSION?.trim() ?? '';
-  if (value === '') return undefined;
-  if (!(DEMO_JAMF_VERSIONS as readonly string[]).includes(value)) {
-    throw new Error(`DEMO_JAMF_VERSION must be "current" (Jamf Pro 11.30 and later) or "legacy" (before 11.30), got "${value}"`);
-  }
-  return value as DemoJamfVersion;
-};
+type DemoJamfVersion = 'current' | 'legacy';
+const demoJamfVersion = (env: Env): DemoJamfVersion | undefined =>
+  localChoice<DemoJamfVersion>(env, 'DEMO_JAMF_VERSION', { current: 'Jamf Pro 11.30 and later', legacy: 'before 11.30' });
 
 interface DefaultsPlan {
   /** A demo Jamf-compatible inventory, because INVENTORY_URL is unset: the Jamf Pro version it is. */
