@@ -3,6 +3,8 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateChatCsv } from '../demo/chat-export.ts';
+import { fetchDestinationUsers, type ListingPagination } from '../lib/ticketing/user-listing-client.ts';
+import { generateTicketingUsers, startFakeTicketing, type FakeTicketingOptions } from '../test/support/fake-ticketing.ts';
 import { collectGarbage } from '../test/support/retained-heap.ts';
 import { buildDedupeKeys, type KeyCounts } from './import/dedupe-keys.ts';
 
@@ -18,7 +20,8 @@ import { buildDedupeKeys, type KeyCounts } from './import/dedupe-keys.ts';
  * young generation, a fixed malloc mmap threshold lets freed blocks go back to the system, a compile
  * cache spares the TypeScript stripping), with its default reading thread
  * (one on two cores), with `--single-thread` and with `--read-threads 2` (the source cut between two
- * reading threads), then with `--rejects` and `--dry-run`.
+ * reading threads), then with `--rejects` and `--dry-run`, and to a `.tar.gz` (also set against the
+ * plain run of its round, with the compressed size).
  *
  * Rounds: BENCH_IMPORT_ROUNDS (default 3, at most 20) rounds of the parse and every variant in turn.
  * Each variant's ratio is taken per round against that round's parse and reported as the median and
@@ -31,6 +34,12 @@ import { buildDedupeKeys, type KeyCounts } from './import/dedupe-keys.ts';
  * 18,000,000, what fills `/tmp`; 0 skips it) with a destination, built in a child process under the
  * import function's heap limit (bench/import/worst-case-keys.ts): its size, and its peak RSS against
  * the function's memory.
+ *
+ * Listing: BENCH_IMPORT_LISTING_USERS users (default 25,000; 0 skips it) read from the fake ticketing
+ * listing, each page answered after 50 ms, once per way of paging: by cursor, by page number from a
+ * listing that refuses page numbers past 100 (Zendesk: the read switches to cursors), and by page
+ * number from one that allows them. Each against its floor: the 50 ms pages that must follow one
+ * another (all of them by cursor; page 1 then rounds of four by page number).
  *
  * Spill: a second export whose every row is a new ticket, comment and user (the most that rows of the generated export spill)
  * is imported with the spill directory watched, giving the spill bytes per source byte that the
@@ -98,6 +107,46 @@ const withoutTicketing = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
   const env = { ...process.env, ...extra };
   delete env.TICKETING_URL;
   return env;
+};
+
+const LISTING_PAGE_LATENCY_MS = 50;
+
+/** One read of a listing of `count` users from the fake (its pages answered after 50 ms), timed. */
+const timeListingRead = async (count: number, pagination: ListingPagination, fake: FakeTicketingOptions): Promise<{ seconds: number; switched: boolean }> => {
+  // Rate limits are not what is measured here.
+  const listing = await startFakeTicketing({ users: generateTicketingUsers(count), latencyMs: LISTING_PAGE_LATENCY_MS, rateLimit: { limit: 1_000_000, windowMs: 60_000 }, ...fake });
+  try {
+    let switched = false;
+    const started = performance.now();
+    const users = await fetchDestinationUsers({
+      baseUrl: listing.url,
+      username: listing.username,
+      password: listing.password,
+      pagination,
+      notify: () => (switched = true),
+    });
+    const seconds = (performance.now() - started) / 1000;
+    if (users.size !== count) throw new Error(`the listing read ${users.size} users of ${count}`);
+    return { seconds, switched };
+  } finally {
+    await listing.close();
+  }
+};
+
+const measureListingReads = async (count: number): Promise<string> => {
+  const pages = Math.ceil(count / 100);
+  const sequentialFloor = (pages * LISTING_PAGE_LATENCY_MS) / 1000;
+  const numberedFloor = ((1 + Math.ceil((pages - 1) / 4)) * LISTING_PAGE_LATENCY_MS) / 1000;
+  const cursor = await timeListingRead(count, 'cursor', {});
+  const refused = await timeListingRead(count, 'pages', {});
+  const numbered = await timeListingRead(count, 'pages', { offsetLimit: null });
+  const line = (label: string, read: { seconds: number }, floor: number) => `  ${label} ${read.seconds.toFixed(1)} s = ${(read.seconds / floor).toFixed(2)}× its floor of ${floor.toFixed(1)} s`;
+  return [
+    `listing of ${count} users (${pages} pages, each answered after ${LISTING_PAGE_LATENCY_MS} ms):`,
+    line('TICKETING_PAGINATION=cursor:', cursor, sequentialFloor),
+    line(`pages, page numbers refused past 100 (switched to cursors: ${refused.switched ? 'yes' : 'no'}):`, refused, sequentialFloor),
+    line('pages, page numbers allowed past 100, four at a time:', numbered, numberedFloor),
+  ].join('\n');
 };
 
 const MAX_SPILL_POLLS = 100_000;
@@ -198,6 +247,7 @@ export const run = async (): Promise<void> => {
   for (const rows of sizes) {
     const csv = `${OUT}chat-${rows}.csv`;
     const tar = `${OUT}chat-${rows}.tar`;
+    const tarGz = `${OUT}chat-${rows}.tar.gz`;
     const rejects = `${OUT}chat-${rows}-rejects.csv`;
     try {
       const { bytes } = await generateChatCsv({ rows, path: csv });
@@ -209,9 +259,10 @@ export const run = async (): Promise<void> => {
         twoReaders: ['--read-threads', '2', csv, tar],
         withRejects: ['--rejects', rejects, csv, tar],
         dry: ['--dry-run', csv],
+        gzip: [csv, tarGz],
       } satisfies Record<string, string[]>;
       const bare: Measured[] = [];
-      const runs: Record<keyof typeof variants, Measured[]> = { threaded: [], single: [], twoReaders: [], withRejects: [], dry: [] };
+      const runs: Record<keyof typeof variants, Measured[]> = { threaded: [], single: [], twoReaders: [], withRejects: [], dry: [], gzip: [] };
       // Rounds of every variant in turn, so each is compared with the bare parse of its own round.
       for (let round = 0; round < rounds; round += 1) {
         bare.push(await measure(['--input-type=module', '-e', BARE_PARSE, csv]));
@@ -219,6 +270,8 @@ export const run = async (): Promise<void> => {
       }
       const summary = JSON.parse(runs.threaded[0]!.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number; tickets: number; comments: number; users: number };
       const tarMb = (await stat(tar)).size / MB;
+      const tarGzMb = (await stat(tarGz)).size / MB;
+      const gzipRatios = runs.gzip.map((run, round) => run.seconds / runs.threaded[round]!.seconds);
       const rejectsMb = (await stat(rejects)).size / MB;
       const bareSeconds = median(bare.map((run) => run.seconds));
       process.stdout.write(
@@ -231,15 +284,20 @@ export const run = async (): Promise<void> => {
           `  ${figures('npm run import --read-threads 2:', size, runs.twoReaders, bare)}`,
           `  ${figures(`with --rejects (${rejectsMb.toFixed(0)} MB):`, size, runs.withRejects, bare)}`,
           `  ${figures('--dry-run:', size, runs.dry, bare)}`,
+          `  ${figures(`to .tar.gz (${tarGzMb.toFixed(0)} MB, ${(tarMb / tarGzMb).toFixed(1)}:1):`, size, runs.gzip, bare)}; ` +
+            `${median(gzipRatios).toFixed(2)}× the plain run (${Math.min(...gzipRatios).toFixed(2)}–${Math.max(...gzipRatios).toFixed(2)}×)`,
           `  dedupe state at the end: ${dedupeStateMb(summary).toFixed(1)} MB (${summary.tickets} tickets, ${summary.comments} comments, ${summary.users} users)`,
         ].join('\n') + '\n',
       );
     } finally {
       await rm(csv, { force: true });
       await rm(tar, { force: true });
+      await rm(tarGz, { force: true });
       await rm(rejects, { force: true });
     }
   }
+  const listingUsers = Number(process.env.BENCH_IMPORT_LISTING_USERS ?? '25000');
+  if (listingUsers > 0) process.stdout.write(`${await measureListingReads(listingUsers)}\n`);
   const keyRows = Number(process.env.BENCH_IMPORT_KEYS_ROWS ?? '18000000');
   if (keyRows > 0) {
     const keys = await measure([`--max-old-space-size=${IMPORT_HEAP_MB}`, fileURLToPath(new URL('./import/worst-case-keys.ts', import.meta.url)), String(keyRows)]);

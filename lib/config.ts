@@ -73,6 +73,8 @@ export interface TicketingConfig {
   url: string;
   username: string;
   password: SecretRef;
+  /** How the user listing is paged: by page number (switching to cursors past 10,000 users) or by cursor. */
+  pagination: 'pages' | 'cursor';
 }
 
 export interface ImportConfig {
@@ -233,6 +235,9 @@ export const loadCreateUserConfig = (env: Env = process.env): CreateUserConfig =
 
 export const loadImportConfig = (env: Env = process.env): ImportConfig => {
   const s3ForcePathStyle = present(env, 'AWS_ENDPOINT_URL_S3') !== undefined || present(env, 'AWS_ENDPOINT_URL') !== undefined;
+  // Checked even without TICKETING_URL: a misspelt value is reported, not left to surprise later.
+  const pagination = present(env, 'TICKETING_PAGINATION')?.trim() ?? 'pages';
+  if (pagination !== 'pages' && pagination !== 'cursor') throw new ConfigError('TICKETING_PAGINATION', 'must be "pages" or "cursor"');
   if (present(env, 'TICKETING_URL') === undefined) return { ticketing: undefined, s3ForcePathStyle };
   return {
     s3ForcePathStyle,
@@ -240,6 +245,7 @@ export const loadImportConfig = (env: Env = process.env): ImportConfig => {
       url: httpUrl(env, 'TICKETING_URL'),
       username: required(env, 'TICKETING_USERNAME'),
       password: requiredSecret(env, 'TICKETING_PASSWORD'),
+      pagination,
     },
   };
 };

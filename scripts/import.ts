@@ -1,5 +1,6 @@
 // `npm run import -- [options] <source> <destination>`: a chat CSV (local path or s3://bucket/key) to a TAR of
-// ticket batches. Progress on stderr, one JSON summary on stdout, non-zero exit with one clear line on failure.
+// ticket batches, gzip-compressed for a .tar.gz or .tgz destination. Progress on stderr, one JSON summary on
+// stdout, non-zero exit with one clear line on failure.
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadImportConfig } from '../lib/config.ts';
@@ -14,7 +15,7 @@ import { parseLocation } from '../lib/storage/location.ts';
 import { exitWhenWritten, toleratePipeReadersLeaving } from './exit-when-written.ts';
 
 const USAGE = [
-  'usage: npm run import -- [options] <source.csv | s3://bucket/key> <destination.tar | s3://bucket/key>',
+  'usage: npm run import -- [options] <source.csv | s3://bucket/key> <destination.tar | .tar.gz | .tgz | s3://bucket/key>',
   '       npm run import -- --dry-run [options] <source.csv | s3://bucket/key>',
   '  --encoding <label>   the CSV\'s encoding, a WHATWG label (utf-8 by default; windows-1252, latin1, utf-16le, …)',
   '  --rejects <path|s3>  write a CSV of every row an asset did not take, and why',
@@ -139,7 +140,11 @@ const main = async (args: string[]): Promise<void> => {
   // A local destination that can never be written fails now, before the listing and the source are read.
   if (destination?.kind === 'file' && !dryRun) await checkFileDestination(destination.path);
   if (rejects?.kind === 'file') await checkFileDestination(rejects.path);
-  const configured = makeConfiguredImport(loadImportConfig(), { tmpDir: tmpdir() });
+  const configured = makeConfiguredImport(loadImportConfig(), {
+    tmpDir: tmpdir(),
+    // The listing is read before any progress line is drawn.
+    notify: (message) => process.stderr.write(`${message}\n`),
+  });
   // The first Ctrl-C stops the run and cleans the destination up; a second one exits at once.
   const interrupted = new AbortController();
   const onSignal = (name: string) => {

@@ -20,7 +20,14 @@ export interface ConfiguredImport {
  * to run them (os.availableParallelism(): a Lambda of 3,538 MB or more has two vCPUs; how many:
  * read-side-workers.ts); on one core a second thread would only take turns with the first.
  */
-export const makeConfiguredImport = (config: ImportConfig, options: { tmpDir: string }): ConfiguredImport => {
+export const makeConfiguredImport = (
+  config: ImportConfig,
+  options: {
+    tmpDir: string;
+    /** Where a listing read says it switched to cursor paging: one line (stderr for the CLI, the log for the Lambda). */
+    notify?: (message: string) => void;
+  },
+): ConfiguredImport => {
   let s3: S3Client | undefined;
   const { ticketing } = config;
   const job = makeImportJob({
@@ -36,7 +43,14 @@ export const makeConfiguredImport = (config: ImportConfig, options: { tmpDir: st
       ticketing &&
       (async (signal) => {
         const password = await resolveSecret(ticketing.password, signal);
-        return fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password, signal });
+        return fetchDestinationUsers({
+          baseUrl: ticketing.url,
+          username: ticketing.username,
+          password,
+          pagination: ticketing.pagination,
+          notify: options.notify,
+          signal,
+        });
       }),
   });
   return { job, close: () => s3?.destroy() };

@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { asError, JobError } from '../errors.ts';
 import { formatLocation, LocationError, type Location } from '../storage/location.ts';
 import type { OpenSink, OpenSource, PlaceOf, Sink } from '../storage/storage.ts';
+import { ARCHIVE_CONTENT_TYPE, archiveCompression } from './archive-compression.ts';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from './import-pipeline.ts';
 import type { DestinationUsers } from './resolve-users.ts';
 import { checkSpillSpace, makeSpillWatch, type SpillWatch } from './spill-space.ts';
@@ -19,11 +20,13 @@ export interface ImportJobDeps {
   tmpDir?: string | undefined;
   /** Parse rows in a worker thread (where the machine has a second core; see configured-import.ts). */
   worker?: boolean | undefined;
+  /** The archive entries' mtime (default: when the archive is written); tests fix it to compare archives byte for byte. */
+  mtime?: Date | undefined;
 }
 
 export interface ImportRequest {
   source: Location;
-  /** Where the archive goes; may be left out of a dry run, which writes none. */
+  /** Where the archive goes (gzip-compressed when it ends in `.tar.gz` or `.tgz`); may be left out of a dry run, which writes none. */
   destination?: Location | undefined;
   /** Where the rejects CSV goes (docs/import.md, "Rejects"); none when absent. */
   rejects?: Location | undefined;
@@ -104,6 +107,7 @@ export const makeImportJob =
     // (the spill space, the destinations, the pipeline's set-up) a stop destroys the source with the
     // signal's reason, which must not be an unhandled 'error' event that crashes the process.
     input.on('error', () => undefined);
+    const compression = archiveCompression(destination);
     let archive: Sink | undefined;
     let rejectsSink: Sink | undefined;
     let spillWatch: SpillWatch | undefined;
@@ -111,7 +115,7 @@ export const makeImportJob =
       if (!dryRun) spillWatch = makeSpillWatch(await checkSpillSpace(sourceBytes, deps.tmpDir ?? tmpdir()));
       signal?.throwIfAborted();
       [archive, rejectsSink] = await openSinks(deps.openSink, [
-        { location: dryRun ? undefined : destination, contentType: 'application/x-tar' },
+        { location: dryRun ? undefined : destination, contentType: ARCHIVE_CONTENT_TYPE[compression] },
         { location: rejects, contentType: 'text/csv; charset=utf-8' },
       ], signal);
     } catch (error) {
@@ -131,6 +135,7 @@ export const makeImportJob =
       const summary = await runImportPipeline({
         input,
         output: archive?.stream,
+        compression,
         rejects: rejectsSink?.stream,
         destinationUsers,
         tmpDir: deps.tmpDir,
@@ -139,6 +144,7 @@ export const makeImportJob =
         worker: !singleThread && (readThreads !== undefined || (deps.worker ?? false)),
         readThreads,
         spillWatch,
+        mtime: deps.mtime,
         onProgress: onProgress && ((progress) => onProgress({ ...progress, sourceBytes })),
       });
       signal?.throwIfAborted();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { removeAtExit } from '../remove-at-exit.ts';
+import { gzipInto, type ArchiveCompression } from './archive-compression.ts';
 import { AssetDeduper, type Asset } from './asset-rules.ts';
 import { BATCH_SIZE, entryCount, entryName } from './batches.ts';
 import { entryBytes, recordIdText } from './json-writer.ts';
@@ -29,6 +30,8 @@ export interface ImportPipelineOptions {
   input: Readable; // the CSV bytes (UTF-8 unless `encoding` says otherwise, BOM tolerated)
   /** The TAR goes here; the pipeline ends it on success. Absent: a dry run, no spill and no archive. */
   output?: Writable | undefined;
+  /** `gzip`: the TAR is gzip-compressed on its way to `output` (archive-compression.ts). Also what the summary says in a dry run. */
+  compression?: ArchiveCompression | undefined;
   /** The rejects CSV goes here (rejects-file.ts); the pipeline ends it on success. */
   rejects?: Writable | undefined;
   /** email key (email-key.ts) → destination user id as exact decimal text; undefined = resolution disabled */
@@ -45,6 +48,8 @@ export interface ImportPipelineOptions {
   segmentBytes?: number | undefined;
   /** Told the spill's size after each batch (spill-space.ts makeSpillWatch); throws to stop the run. */
   spillWatch?: SpillWatch | undefined;
+  /** The entries' mtime (default: when the archive is written). */
+  mtime?: Date | undefined;
 }
 
 export interface ImportSummary {
@@ -57,6 +62,8 @@ export interface ImportSummary {
   user_resolution: 'destination' | 'disabled';
   /** The encoding the source was read in. */
   encoding: string;
+  /** `gzip` for a `.tar.gz` or `.tgz` destination, else `none`. */
+  compression: ArchiveCompression;
   dropped: { tickets: Record<string, number>; comments: Record<string, number>; users: Record<string, number> };
 }
 
@@ -93,6 +100,7 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
   let writers: Spills<SpillWriter> | undefined;
   const readers: SpillReader[] = [];
   let tar: TarWriter | undefined;
+  let compressed: Writable | undefined;
   const paths: Spills<string> = {
     tickets: join(workDir, 'tickets.spill'),
     comments: join(workDir, 'comments.spill'),
@@ -172,7 +180,8 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
         return reader;
       };
       const read: Spills<SpillReader> = { tickets: opened(paths.tickets), comments: opened(paths.comments), users: opened(paths.users) };
-      const archive = makeTarWriter(options.output);
+      if (options.compression === 'gzip') compressed = gzipInto(options.output);
+      const archive = makeTarWriter(compressed ?? options.output, options.mtime);
       tar = archive;
       // Without a remapped author (always so without a destination) records are copied unread.
       const remap = resolver.remapsAny ? (reference: string): string => resolver.remap(reference) : undefined;
@@ -186,6 +195,7 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
       await writing;
       await archive.finish();
       tar = undefined;
+      compressed = undefined;
     }
     await rejects?.finish();
 
@@ -195,10 +205,13 @@ export const runImportPipeline = async (options: ImportPipelineOptions): Promise
       users_matched: resolver.matched,
       user_resolution: resolver.enabled ? 'destination' : 'disabled',
       encoding: options.encoding ?? DEFAULT_ENCODING,
+      compression: options.compression ?? 'none',
       dropped: deduper.dropped,
     };
   } catch (error) {
     tar?.abort();
+    // Frees the compressor; `output` itself is the caller's to abort.
+    compressed?.destroy();
     throw error;
   } finally {
     if (writers !== undefined) for (const writer of Object.values(writers)) writer.destroy();

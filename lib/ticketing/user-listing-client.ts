@@ -10,11 +10,23 @@ import { parseUsersPage, type UsersPage } from './users-page.ts';
 const PAGE_SIZE = 100;
 /** How often a listing that changed while it was read is read again before the run gives up. */
 const LISTING_REREADS = 2;
+/** Zendesk answers page-number paging past 10,000 records (page 100) with a 400 (InvalidPaginationDepth). */
+const DEEPEST_NUMBERED_PAGE = 100;
+
+/**
+ * `pages`: by page number (`?page=N`), in parallel, switching to cursor paging if a page past 100 is
+ * refused; `cursor`: by cursor (`?page[size]=100`, then `links.next`), one page after the other.
+ */
+export type ListingPagination = 'pages' | 'cursor';
 
 export interface FetchDestinationUsersOptions {
   baseUrl: string;
   username: string;
   password: string;
+  /** How the listing is paged (default `pages`). */
+  pagination?: ListingPagination;
+  /** Told, in one line, when a read by page number switches to cursor paging. */
+  notify?: (message: string) => void;
   /** Pages 2..N are read this many at a time. */
   concurrency?: number;
   timeoutMs?: number;
@@ -26,14 +38,17 @@ export interface FetchDestinationUsersOptions {
    */
   backoffMs?: number;
   /**
-   * Total time one listing read may spend waiting on 429 answers, across all pages (default 120 s).
-   * Bounded so a throttled listing cannot hold an import (or a Lambda) indefinitely; a wait that
-   * would overrun it fails at once with the wait and what is left, rather than sleep in vain.
+   * Total time one listing read may spend waiting on its rate limit (429 answers, and resets named
+   * by `X-Rate-Limit-Remaining: 0`), across all pages (default 120 s). Bounded so a throttled listing
+   * cannot hold an import (or a Lambda) indefinitely; a wait that would overrun it fails at once with
+   * the wait and what is left, rather than sleep in vain.
    */
   maxRateLimitWaitMs?: number;
-  /** Guards against a listing that never ends (a `count` or `next_page` chain gone wrong). */
+  /** Guards against a listing that never ends (a `count`, `next_page` or cursor chain gone wrong). */
   maxPages?: number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The clock the rate-limit waits are measured with (tests pair it with `sleep`). */
+  now?: () => number;
   signal?: AbortSignal;
 }
 
@@ -53,6 +68,34 @@ const defaultSleep = (ms: number, signal: AbortSignal) => delay(ms, undefined, {
 /** Whole seconds as `130 s`; anything finer in ms, so a message never rounds a wait across the budget. */
 const formatWait = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.ceil(ms)} ms`);
 
+/** A page answered a status the reader does not handle itself. */
+class PageStatusError extends TicketingListingError {
+  readonly status: number;
+  constructor(message: string, status: number) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** The destination refused page-number paging this deep: the read starts again with cursors. */
+class NumberedPagingRefused extends TicketingListingError {
+  readonly page: number;
+  constructor(page: number, cause: unknown) {
+    super(`User listing refused page ${page} (HTTP 400)`, cause);
+    this.page = page;
+  }
+}
+
+/**
+ * The rate limit as the destination last described it: no request starts before `until` (ms on the
+ * settings' clock). `charged` is how far the wait budget already covers, so requests waiting out
+ * the same pause count it once.
+ */
+interface RatePause {
+  until: number;
+  charged: number;
+}
+
 interface Settings {
   authorization: string;
   timeoutMs: number;
@@ -60,22 +103,64 @@ interface Settings {
   backoff: Backoff;
   maxRateLimitWaitMs: number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  now: () => number;
   signal: AbortSignal;
   /**
-   * How long 429s have been waited for, shared by every page of every read of the listing (the 429
-   * budget is per job): one object, so copies of these settings (a read's own abort signal) add to it.
+   * How long rate limits have been waited for, and the pause in force, shared by every page of
+   * every read of the listing (the budget is per job): objects, so copies of these settings (a
+   * read's own abort signal) share them.
    */
   rateLimitWaited: { ms: number };
+  pause: RatePause;
 }
+
+/** Extends the pause to `until` (asked at `from`), charging the budget for what it did not cover yet; throws past the budget. */
+const extendPause = (settings: Settings, from: number, until: number, overBudget: (remaining: number) => string): void => {
+  const extra = until - Math.max(settings.pause.charged, from);
+  if (extra > 0) {
+    const remaining = settings.maxRateLimitWaitMs - settings.rateLimitWaited.ms;
+    if (extra > remaining) throw new TicketingListingError(overBudget(remaining));
+    settings.rateLimitWaited.ms += extra;
+    settings.pause.charged = until;
+  }
+  settings.pause.until = Math.max(settings.pause.until, until);
+};
+
+/** `X-Rate-Limit-Remaining: 0` (or `ratelimit-remaining`) pauses new requests until the reset the response names. */
+const notePause = (headers: Headers, settings: Settings): void => {
+  const remaining = [headers.get('x-rate-limit-remaining'), headers.get('ratelimit-remaining')];
+  if (!remaining.some((value) => value?.trim() === '0')) return;
+  const at = settings.now();
+  const seconds = headers.get('ratelimit-reset')?.trim();
+  const reset = seconds !== undefined && /^\d+$/.test(seconds) ? Number(seconds) * 1000 : retryAfterMs(headers.get('retry-after'), at);
+  if (reset !== undefined) settings.pause.until = Math.max(settings.pause.until, at + reset);
+};
+
+/** Waits out a pause this request has not already waited for (a 429's own wait covers its pause). */
+const waitOutPause = async (shown: string, settings: Settings, waitedUntil: number): Promise<void> => {
+  const now = settings.now();
+  const { until } = settings.pause;
+  if (until <= now || until <= waitedUntil) return;
+  extendPause(
+    settings,
+    now,
+    until,
+    (remaining) =>
+      `User listing ${shown} is rate limited (X-Rate-Limit-Remaining 0): its reset in ${formatWait(until - now)} exceeds the remaining ${formatWait(remaining)} of the ${formatWait(settings.maxRateLimitWaitMs)} wait budget`,
+  );
+  await settings.sleep(until - now, settings.signal);
+};
 
 const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> => {
   // Credentials never reach a message: user info is stripped from any URL that is shown.
   const shown = redactUrl(url);
   let failures = 0;
   let rateLimited = 0;
+  let waitedUntil = 0;
   // Each pass either returns, throws, or uses up a bounded retry (failures ≤ maxRetries, 429s ≤ the cap).
   for (;;) {
     settings.signal.throwIfAborted();
+    await waitOutPause(shown, settings, waitedUntil);
     let response: UpstreamResponse;
     try {
       response = await callUpstream(
@@ -91,6 +176,7 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
       await settings.sleep(backoffDelayMs(settings.backoff, failures), settings.signal);
       continue;
     }
+    notePause(response.headers, settings);
     if (response.status >= 200 && response.status < 300) {
       const page = parseUsersPage(response.text);
       if (typeof page === 'string') throw new TicketingListingError(`User listing ${shown} answered something unreadable: ${page}`);
@@ -104,17 +190,15 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
       if (rateLimited > RATE_LIMIT_ATTEMPTS_PER_PAGE) {
         throw new TicketingListingError(`User listing ${shown} is still rate limited (HTTP 429) after ${RATE_LIMIT_ATTEMPTS_PER_PAGE} retries`);
       }
-      const retryAfter = retryAfterMs(response.headers.get('retry-after'));
+      const at = settings.now();
+      const retryAfter = retryAfterMs(response.headers.get('retry-after'), at);
       const wait = retryAfter ?? backoffDelayMs(settings.backoff, rateLimited);
-      // The budget is shared by every page of every read of this listing (see maxRateLimitWaitMs).
-      const remaining = settings.maxRateLimitWaitMs - settings.rateLimitWaited.ms;
-      if (wait > remaining) {
+      // No other request starts before this one's retry either; the budget counts the pause once.
+      extendPause(settings, at, at + wait, (remaining) => {
         const asked = retryAfter === undefined ? `the next ${formatWait(wait)} backoff` : `Retry-After ${formatWait(wait)}`;
-        throw new TicketingListingError(
-          `User listing ${shown} is rate limited (HTTP 429): ${asked} exceeds the remaining ${formatWait(remaining)} of the ${formatWait(settings.maxRateLimitWaitMs)} wait budget`,
-        );
-      }
-      settings.rateLimitWaited.ms += wait;
+        return `User listing ${shown} is rate limited (HTTP 429): ${asked} exceeds the remaining ${formatWait(remaining)} of the ${formatWait(settings.maxRateLimitWaitMs)} wait budget`;
+      });
+      waitedUntil = at + wait;
       await settings.sleep(wait, settings.signal);
       continue;
     }
@@ -125,47 +209,102 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
       continue;
     }
     // A redirect is reported, not followed: basic credentials go to the configured host only.
-    throw new TicketingListingError(`User listing ${shown} answered HTTP ${response.status}`);
+    throw new PageStatusError(`User listing ${shown} answered HTTP ${response.status}`, response.status);
   }
 };
 
-/** Reads pages `from..to` with at most `concurrency` requests in flight; any page failing fails all. */
+/** Page `page` by its number; a 400 past page 100 is the destination refusing page-number paging that deep. */
+const fetchNumberedPage = async (url: string, page: number, settings: Settings): Promise<UsersPage> => {
+  try {
+    return await fetchPage(url, settings);
+  } catch (error) {
+    if (page > DEEPEST_NUMBERED_PAGE && error instanceof PageStatusError && error.status === 400) throw new NumberedPagingRefused(page, error);
+    throw error;
+  }
+};
+
+/**
+ * Reads the numbered pages with at most `concurrency` requests in flight, returned in page order;
+ * any page failing fails all. The first page past 100 goes first, so a destination that refuses
+ * page-number paging that deep (Zendesk) says so before the pages below it are read for nothing.
+ */
 const fetchPagesConcurrently = async (
   pageUrl: (page: number) => string,
-  from: number,
-  to: number,
+  numbers: readonly number[],
   concurrency: number,
   settings: Settings,
 ): Promise<UsersPage[]> => {
   const abort = new AbortController();
   const scoped: Settings = { ...settings, signal: AbortSignal.any([settings.signal, abort.signal]) };
-  const tasks = Array.from({ length: to - from + 1 }, (_, offset) => () => fetchPage(pageUrl(from + offset), scoped));
-  return runBounded(tasks, concurrency, abort);
+  const deep = numbers.findIndex((page) => page > DEEPEST_NUMBERED_PAGE);
+  const order = deep > 0 ? [numbers[deep]!, ...numbers.slice(0, deep), ...numbers.slice(deep + 1)] : [...numbers];
+  const read = await runBounded(
+    order.map((page) => () => fetchNumberedPage(pageUrl(page), page, scoped)),
+    concurrency,
+    abort,
+  );
+  const byNumber = new Map(order.map((page, index) => [page, read[index]!]));
+  return numbers.map((page) => byNumber.get(page)!);
+};
+
+/** Resolves a link the listing gave; basic credentials go only to the configured host. */
+const followable = (link: string, baseUrl: string, what: string): URL => {
+  let url: URL;
+  try {
+    url = new URL(link, baseUrl);
+  } catch {
+    throw new TicketingListingError(`User listing gave a ${what} that is not a URL`);
+  }
+  const origin = new URL(baseUrl).origin;
+  if (url.origin !== origin) throw new TicketingListingError(`User listing's ${what} points to another origin (${url.origin})`);
+  return url;
 };
 
 /** Follows `next_page` links one by one (the listing gave no `count`). */
 const followNextPages = async (first: UsersPage, baseUrl: string, maxPages: number, settings: Settings): Promise<UsersPage[]> => {
   const pages: UsersPage[] = [];
   const seen = new Set<string>();
-  const origin = new URL(baseUrl).origin;
   let link = first.nextPage;
   while (link !== null) {
     if (pages.length + 1 >= maxPages) throw new TicketingListingError(`User listing has more than ${maxPages} pages; giving up`);
-    let url: URL;
-    try {
-      url = new URL(link, baseUrl);
-    } catch {
-      throw new TicketingListingError('User listing gave a next_page that is not a URL');
-    }
-    // Basic credentials go only to the configured host.
-    if (url.origin !== origin) throw new TicketingListingError(`User listing's next_page points to another origin (${url.origin})`);
+    const url = followable(link, baseUrl, 'next_page');
     if (seen.has(url.href)) throw new TicketingListingError(`User listing's next_page loops back to ${redactUrl(url.href)}`);
     seen.add(url.href);
-    const page = await fetchPage(url.href, settings);
+    // The link's own page number where it gives one, else its place in the chain.
+    const named = Number(url.searchParams.get('page'));
+    const page = await fetchNumberedPage(url.href, Number.isSafeInteger(named) && named > 0 ? named : pages.length + 2, settings);
     pages.push(page);
     link = page.nextPage;
   }
   return pages;
+};
+
+/** Cursor paging: the first page, then each `links.next` until `meta.has_more` is false, one at a time. */
+const readByCursor = async (baseUrl: string, maxPages: number, settings: Settings): Promise<UsersPage[]> => {
+  const pages: UsersPage[] = [];
+  const seen = new Set<string>();
+  const cursors = new Set<string>();
+  let url = `${baseUrl}/api/v1/users.json?page[size]=${PAGE_SIZE}`;
+  for (;;) {
+    if (pages.length >= maxPages) throw new TicketingListingError(`User listing has more than ${maxPages} pages; giving up`);
+    seen.add(new URL(url).href);
+    const page = await fetchPage(url, settings);
+    if (page.cursor === undefined) {
+      throw new TicketingListingError(
+        `User listing ${redactUrl(url)} answered without cursor paging's "meta.has_more": the destination does not page by cursor (TICKETING_PAGINATION=pages reads it by page number)`,
+      );
+    }
+    pages.push(page);
+    if (!page.cursor.hasMore) return pages;
+    // A cursor that leads back to a page already read would never end.
+    const { afterCursor } = page.cursor;
+    if (afterCursor !== null && cursors.has(afterCursor)) throw new TicketingListingError(`User listing's cursor repeats: ${redactUrl(url)} gives the after_cursor of a page already read`);
+    if (afterCursor !== null) cursors.add(afterCursor);
+    if (page.cursor.next === null) throw new TicketingListingError(`User listing ${redactUrl(url)} says it has more users ("meta.has_more") but gives no "links.next"`);
+    const next = followable(page.cursor.next, baseUrl, 'links.next');
+    if (seen.has(next.href)) throw new TicketingListingError(`User listing's cursor repeats: links.next of ${redactUrl(url)} leads back to ${redactUrl(next.href)}, already read`);
+    url = next.href;
+  }
 };
 
 /**
@@ -177,6 +316,7 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const maxPages = options.maxPages ?? 10_000;
   const backoffMs = options.backoffMs ?? 500;
+  const concurrency = options.concurrency ?? 4;
   const settings: Settings = {
     authorization: `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`,
     timeoutMs: options.timeoutMs ?? 15_000,
@@ -185,31 +325,64 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
     backoff: { baseMs: backoffMs, maxMs: backoffMs * 2 ** MAX_BACKOFF_DOUBLINGS },
     maxRateLimitWaitMs: options.maxRateLimitWaitMs ?? 120_000,
     sleep: options.sleep ?? defaultSleep,
+    now: options.now ?? Date.now,
     signal: options.signal ?? new AbortController().signal,
     rateLimitWaited: { ms: 0 },
+    pause: { until: 0, charged: 0 },
   };
   const pageUrl = (page: number) => `${baseUrl}/api/v1/users.json?page=${page}`;
+  const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, offset) => from + offset);
   /** Every page once, or how the listing shrank when a later page's `count` is below page 1's. */
   const readListing = async (): Promise<{ pages: UsersPage[] } | { shrank: string }> => {
-    const first = await fetchPage(pageUrl(1), settings);
+    const first = await fetchNumberedPage(pageUrl(1), 1, settings);
     const { count } = first;
     if (count === undefined) return { pages: [first, ...(await followNextPages(first, baseUrl, maxPages, settings))] };
     const lastPage = Math.max(1, Math.ceil(count / PAGE_SIZE));
     if (lastPage > maxPages) throw new TicketingListingError(`User listing claims ${count} users, more than ${maxPages} pages`);
-    const rest = lastPage === 1 ? [] : await fetchPagesConcurrently(pageUrl, 2, lastPage, options.concurrency ?? 4, settings);
-    const shrunk = rest.find((page) => page.count !== undefined && page.count < count);
-    return shrunk === undefined ? { pages: [first, ...rest] } : { shrank: `from ${count} to ${String(shrunk.count)} users` };
+    const pages = [first, ...(lastPage === 1 ? [] : await fetchPagesConcurrently(pageUrl, numbered(2, lastPage), concurrency, settings))];
+    // A stale `count` (Zendesk caches it for up to a day) may say fewer users than there are: while
+    // the last page read still has a next_page, the following pages are read too, a batch at a time,
+    // up to the first that is empty or has no next_page.
+    for (let next = lastPage + 1; pages.at(-1)!.nextPage !== null && pages.at(-1)!.users.length > 0; ) {
+      if (next > maxPages) throw new TicketingListingError(`User listing has more than ${maxPages} pages; giving up`);
+      const batch = await fetchPagesConcurrently(pageUrl, numbered(next, Math.min(next + concurrency - 1, maxPages)), concurrency, settings);
+      const end = batch.findIndex((page) => page.users.length === 0 || page.nextPage === null);
+      pages.push(...(end === -1 ? batch : batch.slice(0, end + 1)));
+      if (end !== -1) break;
+      next += batch.length;
+    }
+    const shrunk = pages.find((page) => page.count !== undefined && page.count < count);
+    return shrunk === undefined ? { pages } : { shrank: `from ${count} to ${String(shrunk.count)} users` };
   };
-  // A user removed during the read moves every later user one place up, so one could fall between
-  // two pages already read; such a read is thrown away and the listing read again, a bounded number
-  // of times. (A user added only repeats one on the next page, and the first entry of an email counts.)
-  let read = await readListing();
-  for (let again = 1; 'shrank' in read && again <= LISTING_REREADS; again += 1) read = await readListing();
-  if ('shrank' in read) {
-    throw new TicketingListingError(`User listing kept losing users while it was read (${LISTING_REREADS + 1} reads; the last went ${read.shrank}); run the import again when it is quiet`);
+  /** Page numbers, read again while users are removed under the read. */
+  const readByNumber = async (): Promise<UsersPage[]> => {
+    // A user removed during the read moves every later user one place up, so one could fall between
+    // two pages already read; such a read is thrown away and the listing read again, a bounded number
+    // of times. (A user added only repeats one on the next page, and the first entry of an email counts.)
+    let read = await readListing();
+    for (let again = 1; 'shrank' in read && again <= LISTING_REREADS; again += 1) read = await readListing();
+    if ('shrank' in read) {
+      throw new TicketingListingError(
+        `User listing kept losing users while it was read (${LISTING_REREADS + 1} reads; the last went ${read.shrank}); run the import again when it is quiet`,
+      );
+    }
+    return read.pages;
+  };
+  let pages: UsersPage[];
+  if (options.pagination === 'cursor') pages = await readByCursor(baseUrl, maxPages, settings);
+  else {
+    try {
+      pages = await readByNumber();
+    } catch (error) {
+      if (!(error instanceof NumberedPagingRefused)) throw error;
+      options.notify?.(
+        `User listing refused page ${error.page} (HTTP 400: no page-number paging past 10,000 users); reading it again from the start with cursor paging (TICKETING_PAGINATION=cursor starts there)`,
+      );
+      pages = await readByCursor(baseUrl, maxPages, settings);
+    }
   }
   const users: DestinationUsers = new Map();
-  for (const page of read.pages) {
+  for (const page of pages) {
     for (const user of page.users) {
       const email = user.email?.trim();
       const key = email ? emailKey(email) : undefined;

@@ -2,14 +2,25 @@ import { canonicalInt64 } from '../int64.ts';
 import { isPlainObject } from '../plain-object.ts';
 
 /**
- * Parsing one page of `GET /api/v1/users.json`. Listing ids are int64: they are taken from the JSON
- * source text (the reviver's third argument, Node ≥ 21) so ids above 2^53 are never rounded, and
- * range-checked here so an id the import could never write fails as this page's error, not later.
+ * Parsing one page of `GET /api/v1/users.json`, read by page number (`count`, `next_page`) or by
+ * cursor (`meta`, `links`, as Zendesk's cursor paging). Listing ids are int64: they are taken from
+ * the JSON source text (the reviver's third argument, Node ≥ 21) so ids above 2^53 are never
+ * rounded, and range-checked here so an id the import could never write fails as this page's
+ * error, not later.
  */
 export interface UsersPage {
   users: { id: string; email: string | null }[];
   count: number | undefined;
   nextPage: string | null;
+  /** Present when the page carries cursor paging's `meta.has_more`. */
+  cursor: CursorLinks | undefined;
+}
+
+export interface CursorLinks {
+  hasMore: boolean;
+  afterCursor: string | null;
+  /** `links.next`: the URL of the following page. */
+  next: string | null;
 }
 
 type SourceReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
@@ -24,6 +35,19 @@ class ExactId {
 }
 
 const INTEGER_TEXT = /^-?(0|[1-9]\d*)$/;
+
+const optionalText = (value: unknown): string | null | false => (value === undefined || value === null ? null : typeof value === 'string' ? value : false);
+
+/** `meta` and `links` of a cursor page, or a string describing what is wrong with them. */
+const parseCursor = (meta: unknown, links: unknown): CursorLinks | undefined | string => {
+  if (meta === undefined || meta === null) return undefined;
+  if (!isPlainObject(meta) || typeof meta.has_more !== 'boolean') return '"meta.has_more" is not true or false';
+  const afterCursor = optionalText(meta.after_cursor);
+  if (afterCursor === false) return '"meta.after_cursor" is not text';
+  const next = isPlainObject(links) ? optionalText(links.next) : null;
+  if (next === false) return '"links.next" is not a URL or null';
+  return { hasMore: meta.has_more, afterCursor, next };
+};
 
 /** Returns the page, or a string describing what is wrong with it. */
 export const parseUsersPage = (text: string): UsersPage | string => {
@@ -41,6 +65,8 @@ export const parseUsersPage = (text: string): UsersPage | string => {
     return '"count" is not a non-negative integer';
   }
   if (nextPage !== undefined && nextPage !== null && typeof nextPage !== 'string') return '"next_page" is not a URL or null';
+  const cursor = parseCursor(parsed.meta, parsed.links);
+  if (typeof cursor === 'string') return cursor;
   const users: UsersPage['users'] = [];
   for (const [index, user] of parsed.users.entries()) {
     if (!isPlainObject(user)) return `users[${index}] is not an object`;
@@ -50,5 +76,5 @@ export const parseUsersPage = (text: string): UsersPage | string => {
     if (exact === null) return `users[${index}].id ${id} is outside the signed 64-bit range`;
     users.push({ id: exact, email: typeof user.email === 'string' ? user.email : null });
   }
-  return { users, count: typeof count === 'number' ? count : undefined, nextPage: typeof nextPage === 'string' ? nextPage : null };
+  return { users, count: typeof count === 'number' ? count : undefined, nextPage: typeof nextPage === 'string' ? nextPage : null, cursor };
 };

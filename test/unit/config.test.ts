@@ -180,4 +180,16 @@ describe('loadImportConfig', () => {
       loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u', TICKETING_PASSWORD_SSM: '/t/pw' }).ticketing?.password,
     ).toEqual({ kind: 'ssm', parameterName: '/t/pw', variable: 'TICKETING_PASSWORD_SSM' });
   });
+
+  it('pages the listing by page number unless TICKETING_PAGINATION says cursor, and names the variable for anything else', () => {
+    const base = { TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u', TICKETING_PASSWORD: 'p' };
+    expect(loadImportConfig(base).ticketing?.pagination).toBe('pages');
+    expect(loadImportConfig({ ...base, TICKETING_PAGINATION: ' cursor ' }).ticketing?.pagination).toBe('cursor');
+    expect(loadImportConfig({ ...base, TICKETING_PAGINATION: 'pages' }).ticketing?.pagination).toBe('pages');
+    const error = configErrorOf(() => loadImportConfig({ ...base, TICKETING_PAGINATION: 'offset' }));
+    expect(error.variable).toBe('TICKETING_PAGINATION');
+    expect(error.message).toBe('Configuration error: TICKETING_PAGINATION must be "pages" or "cursor"');
+    // A misspelt value is reported even while no listing is configured.
+    expect(configErrorOf(() => loadImportConfig({ TICKETING_PAGINATION: 'Cursor' })).variable).toBe('TICKETING_PAGINATION');
+  });
 });

@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
+import { gunzipSync } from 'node:zlib';
+import { generateTicketingUsers, startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
-import { chatCsv, chatRow, HEADER, csvLine, readArchive } from '../../support/chat-import.ts';
+import { chatCsv, chatRow, HEADER, csvLine, readArchive, withoutMtimes } from '../../support/chat-import.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -341,6 +342,57 @@ describe('npm run import (scripts/import.ts)', () => {
     } finally {
       await listing.close();
     }
+  });
+
+  it('writes a gzip-compressed archive to a .tar.gz destination, its gunzip the .tar a plain run writes', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv(Array.from({ length: 250 }, (_unused, n) => chatRow(n))));
+    const plain = await runCli([input, join(directory, 'out.tar')]);
+    const gzip = await runCli([input, join(directory, 'out.tar.gz')]);
+    expect(gzip.code).toBe(0);
+    expect(JSON.parse(gzip.stdout)).toEqual({ ...JSON.parse(plain.stdout), compression: 'gzip' });
+    expect(JSON.parse(plain.stdout)).toMatchObject({ compression: 'none' });
+    // Two runs: the same bytes but for each entry's mtime.
+    const tar = await readFile(join(directory, 'out.tar'));
+    expect(withoutMtimes(gunzipSync(await readFile(join(directory, 'out.tar.gz')))).equals(withoutMtimes(tar))).toBe(true);
+  });
+
+  it('says on stderr, in one line, that a listing past 10,000 users is read again by cursor, and resolves users from it', async () => {
+    const users = generateTicketingUsers(10_050);
+    users[10_040] = { id: '9223372036854775807', email: 'person.4@example.com', name: 'P4' };
+    const listing = await startFakeTicketing({ users });
+    try {
+      const input = join(directory, 'in.csv');
+      await writeFile(input, chatCsv(Array.from({ length: 14 }, (_unused, n) => chatRow(n))));
+      const env = { ...baseEnv(), TICKETING_URL: listing.url, TICKETING_USERNAME: listing.username, TICKETING_PASSWORD: listing.password };
+      const result = await runCli([input, join(directory, 'out.tar')], env);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ users_matched: 1, user_resolution: 'destination' });
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toBe(
+        'User listing refused page 101 (HTTP 400: no page-number paging past 10,000 users); reading it again from the start with cursor paging (TICKETING_PAGINATION=cursor starts there)',
+      );
+      expect(lines[1]).toMatch(/^done: 14 rows/);
+      expect((await readArchive(await readFile(join(directory, 'out.tar'))))[0]?.text).toContain('{"id":9223372036854775807,"name":"Person 4"');
+
+      // With TICKETING_PAGINATION=cursor the read starts there: no page number, no line.
+      const cursor = await runCli([input, join(directory, 'cursor.tar')], { ...env, TICKETING_PAGINATION: 'cursor' });
+      expect(cursor.code).toBe(0);
+      expect(cursor.stderr.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(cursor.stdout)).toEqual(JSON.parse(result.stdout));
+    } finally {
+      await listing.close();
+    }
+  });
+
+  it('exits 1 naming TICKETING_PAGINATION when it is neither pages nor cursor', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv([chatRow(0)]));
+    const result = await runCli([input, join(directory, 'out.tar')], { ...baseEnv(), TICKETING_PAGINATION: 'offset' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('import failed: Configuration error: TICKETING_PAGINATION must be "pages" or "cursor"');
+    expect(await readdir(directory)).toEqual(['in.csv']);
   });
 
   it('rejects a malformed S3 location before doing anything', async () => {

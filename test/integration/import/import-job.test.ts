@@ -1,8 +1,10 @@
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteBucketCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { randomBytes } from 'node:crypto';
 import { link, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JobError } from '../../../lib/errors.ts';
 import { ImportCancelledError, makeImportJob, type ImportJobDeps } from '../../../lib/import/import-job.ts';
@@ -15,7 +17,7 @@ import { fetchDestinationUsers } from '../../../lib/ticketing/user-listing-clien
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
 import { chatCsv, chatCsvStream, chatRow, entryAssets, fullRow, HEADER, nonZero, parseRejects, readArchive, rejectCounts } from '../../support/chat-import.ts';
-import { startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
+import { generateTicketingUsers, startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
 import { isCompleteMultipartUpload, isUploadPart, S3_INTERNAL_ERROR, startS3FaultProxy, type S3FaultProxy, type S3Request } from '../../support/s3-fault-proxy.ts';
 
 const BUCKET = 'job-test';
@@ -472,5 +474,150 @@ describe('import job: rejects, dry run and size', () => {
     expect(error?.message).toMatch(/^Source is 16492\.7 GB: its spill files need about \d+\.\d GB in .+ \(1\.45 bytes per source byte\) but only \d+\.\d GB are free; split the export/);
     expect(sent).toEqual([]);
     expect(await readdir(directory)).toEqual(['huge.csv']);
+  });
+});
+
+describe('import job: gzip archives', () => {
+  const MTIME = new Date('2026-01-02T03:04:05Z');
+  /** Random bodies, which gzip can shrink by a quarter at most: `rows` of them give about rows KB of archive. */
+  const incompressibleCsv = (rows: number): string =>
+    chatCsv(Array.from({ length: rows }, (_unused, n) => fullRow(n + 1, { BODY: randomBytes(768).toString('base64'), EMAIL: `u${n}@example.com` })));
+  const fromText = (text: string) => async () => ({ stream: Readable.from([Buffer.from(text)]), bytes: undefined });
+  const plainArchiveOf = async (text: string): Promise<Buffer> => {
+    const path = join(directory, `plain-${randomBytes(4).toString('hex')}.tar`);
+    await jobOn(real, { openSource: fromText(text), mtime: MTIME })({ source: parseLocation('/unused/in.csv'), destination: parseLocation(path) });
+    const bytes = await readFile(path);
+    await rm(path);
+    return bytes;
+  };
+  /** Deleting a bucket succeeds only when it holds no object and no multipart upload in progress. */
+  const bucketIsEmpty = (bucket: string) =>
+    real.send(new DeleteBucketCommand({ Bucket: bucket })).then(
+      () => true,
+      (error: { name?: string }) => (error.name === 'BucketNotEmpty' ? false : Promise.reject(error)),
+    );
+
+  it('writes a .tar.gz (and a .TGZ) whose gunzip is the plain .tar byte for byte, and says so in the summary', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, chatCsv(Array.from({ length: 250 }, (_unused, n) => chatRow(n))));
+    const job = jobOn(real, { mtime: MTIME });
+    const plain = await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')) });
+    const gzip = await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar.gz')) });
+    const tgz = await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'OUT.TGZ')) });
+    expect(plain.compression).toBe('none');
+    expect(gzip).toEqual({ ...plain, compression: 'gzip' });
+    expect(tgz).toEqual(gzip);
+    const tar = await readFile(join(directory, 'out.tar'));
+    const compressed = await readFile(join(directory, 'out.tar.gz'));
+    expect(compressed.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    expect(compressed.length).toBeLessThan(tar.length / 3);
+    expect(gunzipSync(compressed).equals(tar)).toBe(true);
+    expect(gunzipSync(await readFile(join(directory, 'OUT.TGZ'))).equals(tar)).toBe(true);
+    expect((await readArchive(gunzipSync(compressed))).map((entry) => entry.name)).toEqual(['backup_tickets_100.json', 'backup_tickets_200.json', 'backup_tickets_300.json']);
+    // A dry run names the compression of the archive it stands for, and writes none.
+    expect(await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'dry.tar.gz')), dryRun: true })).toEqual(gzip);
+    expect((await readdir(directory)).sort()).toEqual(['OUT.TGZ', 'in.csv', 'out.tar', 'out.tar.gz']);
+  });
+
+  it('streams a .tar.gz to S3 as a multipart upload, stored as application/gzip, its gunzip the plain archive byte for byte', async () => {
+    const text = incompressibleCsv(12_000);
+    const tar = await plainArchiveOf(text);
+    sent.length = 0;
+    const summary = await jobOn(real, { openSource: fromText(text), mtime: MTIME })({ source: parseLocation('/unused/in.csv'), destination: s3('gz/big.tar.gz') });
+    expect(summary).toMatchObject({ rows: 12_000, comments: 12_000, compression: 'gzip' });
+    expect(sent.filter((name) => name === 'UploadPartCommand').length).toBeGreaterThanOrEqual(2);
+    expect(sent).toContain('CompleteMultipartUploadCommand');
+    const object = await real.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'gz/big.tar.gz' }));
+    expect(object.ContentType).toBe('application/gzip');
+    const body = Buffer.from(await object.Body!.transformToByteArray());
+    expect(body.length).toBeGreaterThan(PART);
+    expect(gunzipSync(body).equals(tar)).toBe(true);
+  });
+
+  it('leaves no object and no multipart upload when a part of a .tar.gz fails on S3', async () => {
+    const bucket = 'job-gzip-part-fails';
+    await createBucket({ endpoint: server.endpoint, bucket });
+    const faulty = clientFailing('UploadPart 2');
+    const error = await failureOf(
+      jobOn(faulty, { openSource: fromText(incompressibleCsv(12_000)) })({ source: parseLocation('/unused/in.csv'), destination: { kind: 's3', bucket, key: 'fails.tar.gz' } }),
+    );
+    expect(error).toBeInstanceOf(StorageError);
+    expect(error?.message).toBe(`Upload to s3://${bucket}/fails.tar.gz failed (InternalError: AWS error reply (HTTP 500, request id ${FAULT_REQUEST_ID}; its message is not logged))`);
+    expect(sent).toContain('AbortMultipartUploadCommand');
+    expect(sent).not.toContain('CompleteMultipartUploadCommand');
+    expect(await bucketIsEmpty(bucket)).toBe(true);
+  });
+
+  it('leaves no object and no multipart upload when a .tar.gz run is stopped mid-upload', async () => {
+    const bucket = 'job-gzip-stopped';
+    await createBucket({ endpoint: server.endpoint, bucket });
+    const interrupted = new AbortController();
+    real.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UploadPartCommand') interrupted.abort(new ImportCancelledError('interrupted by SIGTERM; nothing was written'));
+        return next(args);
+      },
+      { step: 'initialize', name: 'interruptOnFirstPart' },
+    );
+    const error = await failureOf(
+      jobOn(real, { openSource: fromText(incompressibleCsv(12_000)) })({
+        source: parseLocation('/unused/in.csv'),
+        destination: { kind: 's3', bucket, key: 'stopped.tgz' },
+        signal: interrupted.signal,
+      }),
+    );
+    expect(error).toBeInstanceOf(ImportCancelledError);
+    expect(sent).toContain('AbortMultipartUploadCommand');
+    expect(await bucketIsEmpty(bucket)).toBe(true);
+  });
+
+  it('leaves no local file (nor its temporary file) when writing a .tar.gz fails mid-archive', async () => {
+    const input = join(directory, 'in.csv');
+    await writeFile(input, incompressibleCsv(4_000));
+    const { openSink } = makeLocationOpeners({ s3: () => real });
+    let written = 0;
+    const error = await failureOf(
+      jobOn(real, {
+        // The real file sink, its disk filling up after 256 KiB of compressed archive.
+        openSink: async (location, contentType, signal) => {
+          const sink = await openSink(location, contentType, signal);
+          const filling = new Writable({
+            write(chunk: Buffer, _encoding, callback) {
+              written += chunk.length;
+              if (written > 256 * 1024) callback(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
+              else if (sink.stream.write(chunk)) callback();
+              else sink.stream.once('drain', () => callback());
+            },
+            final(callback) {
+              sink.stream.end(callback);
+            },
+          });
+          return { ...sink, stream: filling };
+        },
+      })({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar.gz')) }),
+    );
+    expect(error?.message).toBe('ENOSPC: no space left on device, write');
+    expect(written).toBeGreaterThan(256 * 1024);
+    expect(await readdir(directory)).toEqual(['in.csv']);
+  });
+
+  it('writes nothing when a cursor page of the listing fails mid-way', async () => {
+    const ticketing = await startFakeTicketing({ users: generateTicketingUsers(1_000) });
+    try {
+      for (let attempt = 0; attempt < 4; attempt += 1) ticketing.failNext(5, { kind: 'status', status: 503 }, 'cursor');
+      const error = await failureOf(
+        jobOn(real, {
+          fetchDestinationUsers: (signal) =>
+            fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password: ticketing.password, pagination: 'cursor', backoffMs: 1, signal }),
+        })({ source: s3('in.csv'), destination: s3('never.tar.gz') }),
+      );
+      expect(error).toBeInstanceOf(TicketingListingError);
+      expect(error?.message).toMatch(/^User listing .*page%5Bafter%5D=.* failed with HTTP 503 \(4 attempts\)$/);
+      expect(ticketing.log.map((request) => request.page)).toEqual([1, 2, 3, 4, 5, 5, 5, 5]);
+      expect(sent).toEqual([]);
+      expect(await exists('never.tar.gz')).toBe(false);
+    } finally {
+      await ticketing.close();
+    }
   });
 });

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetchDestinationUsers, type FetchDestinationUsersOptions } from '../../../lib/ticketing/user-listing-client.ts';
 import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts';
-import { generateTicketingUsers, startFakeTicketing, type FakeTicketing, type FakeTicketingOptions } from '../../support/fake-ticketing.ts';
+import {
+  generateTicketingUsers,
+  startFakeTicketing,
+  type FakeTicketing,
+  type FakeTicketingOptions,
+  type FakeTicketingRequest,
+} from '../../support/fake-ticketing.ts';
 
 let fake: FakeTicketing | undefined;
 afterEach(async () => {
@@ -14,10 +20,21 @@ const start = async (options: FakeTicketingOptions = {}) => {
   return fake;
 };
 
-/** Records requested waits instead of sleeping, so retry tests run instantly. */
+/**
+ * Records requested waits instead of sleeping, so retry tests run instantly; `now` is a clock the
+ * waits move on, as real sleeps would move the real one (the listing's rate-limit pauses read it).
+ */
 const recordingSleep = () => {
   const waits: number[] = [];
-  return { waits, sleep: async (ms: number) => void waits.push(ms) };
+  let skipped = 0;
+  return {
+    waits,
+    now: () => Date.now() + skipped,
+    sleep: async (ms: number) => {
+      waits.push(ms);
+      skipped += ms;
+    },
+  };
 };
 
 const fetchFrom = (server: FakeTicketing, overrides: Partial<FetchDestinationUsersOptions> = {}) =>
@@ -47,8 +64,8 @@ describe('fetchDestinationUsers', () => {
   it('asks for no other page until page 1 has answered, even when page 1 needs a retry', async () => {
     const server = await start({ users: generateTicketingUsers(250) });
     server.failNext(1, { kind: 'status', status: 503 });
-    const { sleep } = recordingSleep();
-    expect((await fetchFrom(server, { sleep })).size).toBe(250);
+    const { sleep, now } = recordingSleep();
+    expect((await fetchFrom(server, { sleep, now })).size).toBe(250);
     expect(server.requests.slice(0, 2)).toEqual([1, 1]);
     expect(server.requests.slice(2).sort((a, b) => a - b)).toEqual([2, 3]);
   });
@@ -135,7 +152,7 @@ describe('fetchDestinationUsers', () => {
         }
       },
     });
-    const error = await failure(fetchFrom(server, { sleep: recorder.sleep, maxRateLimitWaitMs: 2_500 }));
+    const error = await failure(fetchFrom(server, { sleep: recorder.sleep, now: recorder.now, maxRateLimitWaitMs: 2_500 }));
     expect(error.message).toMatch(/rate limited \(HTTP 429\): Retry-After 1 s exceeds the remaining 500 ms of the 2500 ms wait budget/);
     expect(recorder.waits).toEqual([1_000, 1_000]);
     // The third read's wait is the one refused: the first two reads' waits counted against it.
@@ -178,8 +195,8 @@ describe('fetchDestinationUsers', () => {
   it('waits for Retry-After on a 429 and then reads the page', async () => {
     const server = await start({ users: generateTicketingUsers(150) });
     server.failNext(2, { kind: 'status', status: 429, retryAfter: '7' });
-    const { waits, sleep } = recordingSleep();
-    const map = await fetchFrom(server, { sleep });
+    const { waits, sleep, now } = recordingSleep();
+    const map = await fetchFrom(server, { sleep, now });
     expect(map.size).toBe(150);
     expect(waits).toEqual([7_000]);
     expect(server.requests.filter((page) => page === 2)).toHaveLength(2);
@@ -189,8 +206,8 @@ describe('fetchDestinationUsers', () => {
     const server = await start({ users: generateTicketingUsers(50) });
     server.failNext(1, { kind: 'status', status: 429, retryAfter: '30' });
     server.failNext(1, { kind: 'status', status: 429, retryAfter: '30' });
-    const { sleep } = recordingSleep();
-    const error = await failure(fetchFrom(server, { sleep, maxRateLimitWaitMs: 45_000 }));
+    const { sleep, now } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, now, maxRateLimitWaitMs: 45_000 }));
     expect(error.message).toBe(
       `User listing ${server.url}/api/v1/users.json?page=1 is rate limited (HTTP 429): Retry-After 30 s exceeds the remaining 15 s of the 45 s wait budget`,
     );
@@ -199,8 +216,8 @@ describe('fetchDestinationUsers', () => {
   it('fails at once, saying why, when a single Retry-After exceeds the whole default budget', async () => {
     const server = await start({ users: generateTicketingUsers(50) });
     server.failNext(1, { kind: 'status', status: 429, retryAfter: '130' });
-    const { waits, sleep } = recordingSleep();
-    const error = await failure(fetchFrom(server, { sleep }));
+    const { waits, sleep, now } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, now }));
     expect(error.message).toBe(
       `User listing ${server.url}/api/v1/users.json?page=1 is rate limited (HTTP 429): Retry-After 130 s exceeds the remaining 120 s of the 120 s wait budget`,
     );
@@ -211,8 +228,8 @@ describe('fetchDestinationUsers', () => {
   it('names the backoff when a 429 without Retry-After would exceed the remaining budget', async () => {
     const server = await start({ users: generateTicketingUsers(50) });
     for (let attempt = 0; attempt < 3; attempt += 1) server.failNext(1, { kind: 'status', status: 429 });
-    const { waits, sleep } = recordingSleep();
-    const error = await failure(fetchFrom(server, { sleep, backoffMs: 1_000, maxRateLimitWaitMs: 5_000 }));
+    const { waits, sleep, now } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, now, backoffMs: 1_000, maxRateLimitWaitMs: 5_000 }));
     expect(waits).toEqual([1_000, 2_000]);
     expect(error.message).toMatch(/\(HTTP 429\): the next 4 s backoff exceeds the remaining 2 s of the 5 s wait budget$/);
   });
@@ -221,8 +238,8 @@ describe('fetchDestinationUsers', () => {
     const server = await start({ users: generateTicketingUsers(120) });
     server.failNext(2, { kind: 'status', status: 503 });
     server.failNext(2, { kind: 'status', status: 500 });
-    const { waits, sleep } = recordingSleep();
-    const map = await fetchFrom(server, { sleep, backoffMs: 100 });
+    const { waits, sleep, now } = recordingSleep();
+    const map = await fetchFrom(server, { sleep, now, backoffMs: 100 });
     expect(map.size).toBe(120);
     expect(waits).toEqual([100, 200]);
   });
@@ -231,8 +248,8 @@ describe('fetchDestinationUsers', () => {
     const server = await start({ users: generateTicketingUsers(50) });
     for (let attempt = 0; attempt < 8; attempt += 1) server.failNext(1, { kind: 'status', status: 503 });
     for (let attempt = 0; attempt < 8; attempt += 1) server.failNext(1, { kind: 'status', status: 429 });
-    const { waits, sleep } = recordingSleep();
-    expect((await fetchFrom(server, { sleep, backoffMs: 10, maxRetries: 8 })).size).toBe(50);
+    const { waits, sleep, now } = recordingSleep();
+    expect((await fetchFrom(server, { sleep, now, backoffMs: 10, maxRetries: 8 })).size).toBe(50);
     const growing = [10, 20, 40, 80, 160, 320, 640, 640];
     expect(waits).toEqual([...growing, ...growing]);
   });
@@ -240,8 +257,8 @@ describe('fetchDestinationUsers', () => {
   it('fails the whole listing when a page keeps answering 5xx (never a partial map)', async () => {
     const server = await start({ users: generateTicketingUsers(300) });
     for (let attempt = 0; attempt < 4; attempt += 1) server.failNext(3, { kind: 'status', status: 502 });
-    const { sleep } = recordingSleep();
-    const error = await failure(fetchFrom(server, { sleep, maxRetries: 3 }));
+    const { sleep, now } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, now, maxRetries: 3 }));
     expect(error.message).toMatch(/page=3 failed with HTTP 502 \(4 attempts\)/);
   });
 
@@ -256,8 +273,8 @@ describe('fetchDestinationUsers', () => {
   it('does not retry a 401', async () => {
     const server = await start({ users: generateTicketingUsers(10) });
     server.failNext(1, { kind: 'status', status: 401 });
-    const { waits, sleep } = recordingSleep();
-    await failure(fetchFrom(server, { sleep }));
+    const { waits, sleep, now } = recordingSleep();
+    await failure(fetchFrom(server, { sleep, now }));
     expect(waits).toEqual([]);
   });
 
@@ -304,8 +321,8 @@ describe('fetchDestinationUsers', () => {
     const server = await start({ users: generateTicketingUsers(10) });
     server.failNext(1, { kind: 'hang' });
     server.failNext(1, { kind: 'hang' });
-    const { sleep } = recordingSleep();
-    const error = await failure(fetchFrom(server, { sleep, timeoutMs: 150, maxRetries: 1 }));
+    const { sleep, now } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, now, timeoutMs: 150, maxRetries: 1 }));
     expect(error.message).toMatch(/timed out after 150 ms \(2 attempts\)/);
   });
 
@@ -314,8 +331,8 @@ describe('fetchDestinationUsers', () => {
     const url = server.url;
     await server.close();
     fake = undefined;
-    const { sleep } = recordingSleep();
-    const error = await failure(fetchDestinationUsers({ baseUrl: url, username: 'u', password: 'p', sleep, maxRetries: 1 }));
+    const { sleep, now } = recordingSleep();
+    const error = await failure(fetchDestinationUsers({ baseUrl: url, username: 'u', password: 'p', sleep, now, maxRetries: 1 }));
     expect(error.message).toMatch(/was unreachable/);
   });
 
@@ -343,10 +360,229 @@ describe('fetchDestinationUsers', () => {
   it('accepts Retry-After given as an HTTP date', async () => {
     const server = await start({ users: generateTicketingUsers(10) });
     server.failNext(1, { kind: 'status', status: 429, retryAfter: new Date(Date.now() + 60_000).toUTCString() });
-    const { waits, sleep } = recordingSleep();
-    expect((await fetchFrom(server, { sleep })).size).toBe(10);
+    const { waits, sleep, now } = recordingSleep();
+    expect((await fetchFrom(server, { sleep, now })).size).toBe(10);
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeGreaterThan(55_000);
     expect(waits[0]).toBeLessThanOrEqual(60_000);
   });
+});
+
+/** Page numbers and cursor places the fake answered, in order, as `pages 3` / `cursor 2`. */
+const answered = (server: FakeTicketing, pagination: 'pages' | 'cursor'): number[] =>
+  server.log.filter((request) => request.pagination === pagination).map((request) => request.page);
+
+/** 1..n */
+const upTo = (n: number): number[] => Array.from({ length: n }, (_, index) => index + 1);
+
+/** A request that reached the fake after an answer with nothing remaining but before the reset it named. */
+const TIMER_SLACK_MS = 100;
+/** Requests the client had started before the answer reached it are exempt ("in flight"). */
+const IN_FLIGHT_MS = 100;
+const pauseBreaches = (log: readonly FakeTicketingRequest[]): string[] =>
+  log
+    .filter((pause) => pause.remaining === 0 && pause.resetSeconds !== undefined)
+    .flatMap((pause) => {
+      const resumesAt = pause.answeredAt + pause.resetSeconds! * 1000;
+      return log
+        .filter((later) => later.arrivedAt > pause.answeredAt + IN_FLIGHT_MS && later.arrivedAt < resumesAt - TIMER_SLACK_MS)
+        .map((later) => `${later.pagination} ${later.page} arrived ${later.arrivedAt - pause.answeredAt} ms after a pause of ${pause.resetSeconds} s began`);
+    });
+
+describe('fetchDestinationUsers: listings beyond 10,000 users, stale counts and rate limits', () => {
+  const LARGE = 25_000;
+
+  it('reads 25,000 users by cursor, one page after another in order, ids above 2^53 exact (pagination: cursor)', async () => {
+    const users = generateTicketingUsers(LARGE);
+    const server = await start({ users });
+    const map = await fetchFrom(server, { pagination: 'cursor' });
+    expect(map.size).toBe(LARGE);
+    expect(map.get('agent.0@example.com')).toBe('9007199254740993');
+    expect(map.get(`agent.${LARGE - 1}@example.com`)).toBe(users[LARGE - 1]!.id);
+    expect(answered(server, 'cursor')).toEqual(upTo(LARGE / 100));
+    expect(answered(server, 'pages')).toEqual([]);
+    expect(server.maxConcurrent()).toBe(1);
+  });
+
+  it('switches a page-number read of 25,000 users to cursor paging from the start when page 101 is refused, saying so once', async () => {
+    const users = generateTicketingUsers(LARGE);
+    const server = await start({ users });
+    const notes: string[] = [];
+    const map = await fetchFrom(server, { notify: (message) => notes.push(message) });
+    expect(map.size).toBe(LARGE);
+    expect(map.get(`agent.${LARGE - 1}@example.com`)).toBe(users[LARGE - 1]!.id);
+    expect(notes).toEqual([
+      'User listing refused page 101 (HTTP 400: no page-number paging past 10,000 users); reading it again from the start with cursor paging (TICKETING_PAGINATION=cursor starts there)',
+    ]);
+    // Page 101 is asked for right after page 1, so the refusal costs a few pages, not a hundred.
+    const numbered = server.log.filter((request) => request.pagination === 'pages');
+    expect(numbered[0]).toMatchObject({ page: 1, status: 200 });
+    expect(numbered.find((request) => request.page === 101)).toMatchObject({ status: 400 });
+    expect(numbered.length).toBeLessThanOrEqual(10);
+    expect(answered(server, 'cursor')).toEqual(upTo(LARGE / 100));
+  });
+
+  it('reads 25,000 users by page number, four at a time, from a destination that allows deep page numbers', async () => {
+    const server = await start({ users: generateTicketingUsers(LARGE), offsetLimit: null });
+    const notes: string[] = [];
+    const map = await fetchFrom(server, { notify: (message) => notes.push(message) });
+    expect(map.size).toBe(LARGE);
+    expect([...server.requests].sort((a, b) => a - b)).toEqual(upTo(LARGE / 100));
+    expect(server.maxConcurrent()).toBeGreaterThan(1);
+    expect(server.maxConcurrent()).toBeLessThanOrEqual(4);
+    expect(notes).toEqual([]);
+  });
+
+  it('reads past a stale count that says fewer users than there are, while pages still give a next_page', async () => {
+    const users = generateTicketingUsers(450);
+    const server = await start({ users, statedCount: 150 });
+    const map = await fetchFrom(server);
+    expect(map.size).toBe(450);
+    expect(map.get('agent.449@example.com')).toBe(users[449]!.id);
+    const pages = new Set(server.requests);
+    for (const page of upTo(5)) expect(pages.has(page)).toBe(true);
+    // Past the last page, at most one batch of four is read ahead.
+    expect(Math.max(...server.requests)).toBeLessThanOrEqual(6);
+  });
+
+  it('ends the read past a stale count at an empty page, even where the listing still gives a next_page', async () => {
+    const server = await start({ users: generateTicketingUsers(120), statedCount: 50 });
+    // Page 2 holds the last 20 users and no next_page; nothing beyond it is kept.
+    expect((await fetchFrom(server)).size).toBe(120);
+    expect(Math.max(...server.requests)).toBeLessThanOrEqual(5);
+  });
+
+  it('switches to cursor paging when a stale count below 10,000 hides users past page 100', async () => {
+    const server = await start({ users: generateTicketingUsers(10_250), statedCount: 9_950 });
+    const notes: string[] = [];
+    const map = await fetchFrom(server, { notify: (message) => notes.push(message) });
+    expect(map.size).toBe(10_250);
+    expect(notes).toHaveLength(1);
+    expect(answered(server, 'cursor')).toEqual(upTo(103));
+  });
+
+  it('reads every user when a stale count says more than there are (empty pages past the end)', async () => {
+    const server = await start({ users: generateTicketingUsers(250), statedCount: 600 });
+    expect((await fetchFrom(server)).size).toBe(250);
+    expect([...server.requests].sort((a, b) => a - b)).toEqual(upTo(6));
+  });
+
+  it('reads every user by cursor when a stale count above 10,000 hides a listing below it', async () => {
+    const server = await start({ users: generateTicketingUsers(9_000), statedCount: 12_000 });
+    const notes: string[] = [];
+    expect((await fetchFrom(server, { notify: (message) => notes.push(message) })).size).toBe(9_000);
+    expect(notes).toHaveLength(1);
+    expect(answered(server, 'cursor')).toEqual(upTo(90));
+  });
+
+  it('fails on a 400 for a page up to 100 (not a paging limit) instead of switching', async () => {
+    const server = await start({ users: generateTicketingUsers(300) });
+    server.failNext(2, { kind: 'status', status: 400 });
+    const notes: string[] = [];
+    const error = await failure(fetchFrom(server, { notify: (message) => notes.push(message) }));
+    expect(error.message).toBe(`User listing ${server.url}/api/v1/users.json?page=2 answered HTTP 400`);
+    expect(notes).toEqual([]);
+    expect(answered(server, 'cursor')).toEqual([]);
+  });
+
+  it('fails clearly, and stops, when a cursor repeats', async () => {
+    const server = await start({ users: generateTicketingUsers(500) });
+    server.failNext(2, { kind: 'repeat-cursor' }, 'cursor');
+    const error = await failure(fetchFrom(server, { pagination: 'cursor' }));
+    expect(error.message).toMatch(/^User listing's cursor repeats: links\.next of .*page%5Bafter%5D=.* leads back to .*, already read$/);
+    expect(answered(server, 'cursor')).toEqual([1, 2]);
+  });
+
+  it('fails clearly, and stops, when a cursor does not advance (a page gives back the cursor it was asked with)', async () => {
+    const server = await start({ users: generateTicketingUsers(500) });
+    server.failNext(2, { kind: 'stuck-cursor' }, 'cursor');
+    const error = await failure(fetchFrom(server, { pagination: 'cursor' }));
+    expect(error.message).toMatch(/^User listing's cursor repeats: .*page%5Bafter%5D=.* gives the after_cursor of a page already read$/);
+    expect(answered(server, 'cursor')).toEqual([1, 2]);
+  });
+
+  it('fails the whole listing, naming the page, when a cursor page keeps failing mid-way', async () => {
+    const server = await start({ users: generateTicketingUsers(500) });
+    for (let attempt = 0; attempt < 4; attempt += 1) server.failNext(3, { kind: 'status', status: 500 }, 'cursor');
+    const { sleep, now } = recordingSleep();
+    const error = await failure(fetchFrom(server, { pagination: 'cursor', sleep, now }));
+    expect(error.message).toMatch(/^User listing .*page%5Bafter%5D=.* failed with HTTP 500 \(4 attempts\)$/);
+    expect(answered(server, 'cursor')).toEqual([1, 2, 3, 3, 3, 3]);
+  });
+
+  it('fails clearly when the destination does not page by cursor', async () => {
+    const server = await start({ users: generateTicketingUsers(150), cursorPaging: false });
+    const error = await failure(fetchFrom(server, { pagination: 'cursor' }));
+    expect(error.message).toBe(
+      `User listing ${server.url}/api/v1/users.json?page[size]=100 answered without cursor paging's "meta.has_more": the destination does not page by cursor (TICKETING_PAGINATION=pages reads it by page number)`,
+    );
+  });
+
+  it('refuses a links.next on another origin rather than send the credentials there', async () => {
+    const server = await start({ users: generateTicketingUsers(150), nextPageBase: 'http://localhost:1' });
+    const error = await failure(fetchFrom(server, { pagination: 'cursor' }));
+    expect(error.message).toBe("User listing's links.next points to another origin (http://localhost:1)");
+    expect(answered(server, 'cursor')).toEqual([1]);
+  });
+
+  it('reads an empty listing by cursor in one request', async () => {
+    const server = await start({ users: [] });
+    expect((await fetchFrom(server, { pagination: 'cursor' })).size).toBe(0);
+    expect(answered(server, 'cursor')).toEqual([1]);
+  });
+
+  it('starts no request after X-Rate-Limit-Remaining: 0 until the reset, so a paced cursor read meets no 429', async () => {
+    const server = await start({ users: generateTicketingUsers(500), rateLimit: { limit: 2, windowMs: 1_000 } });
+    const started = Date.now();
+    expect((await fetchFrom(server, { pagination: 'cursor' })).size).toBe(500);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(server.log.map((request) => request.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(server.log.filter((request) => request.remaining === 0).length).toBeGreaterThanOrEqual(2);
+    expect(pauseBreaches(server.log)).toEqual([]);
+    // The request after each pause came a reset later (generous bounds: the reset is a whole second).
+    for (const [index, request] of server.log.entries()) {
+      if (request.remaining === 0 && index + 1 < server.log.length) expect(server.log[index + 1]!.arrivedAt - request.answeredAt).toBeGreaterThanOrEqual(900);
+    }
+  });
+
+  it('paces a page-number read one page at a time by X-Rate-Limit-Remaining, meeting no 429', async () => {
+    const server = await start({ users: generateTicketingUsers(600), rateLimit: { limit: 3, windowMs: 1_000 } });
+    expect((await fetchFrom(server, { concurrency: 1 })).size).toBe(600);
+    expect(server.log.map((request) => request.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(server.log.filter((request) => request.remaining === 0)).toHaveLength(2);
+    expect(pauseBreaches(server.log)).toEqual([]);
+  });
+
+  it('holds new page-number requests for the reset while requests in flight finish, and retries any 429 they meet', async () => {
+    const server = await start({ users: generateTicketingUsers(1_000), rateLimit: { limit: 3, windowMs: 1_000 } });
+    const started = Date.now();
+    expect((await fetchFrom(server)).size).toBe(1_000);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(server.log.filter((request) => request.remaining === 0).length).toBeGreaterThanOrEqual(2);
+    expect(pauseBreaches(server.log)).toEqual([]);
+    expect(new Set(server.requests)).toEqual(new Set(upTo(10)));
+  });
+
+  it('waits out a burst of 429s on pages in flight together, and starts nothing new until their Retry-After', async () => {
+    const server = await start({ users: generateTicketingUsers(800) });
+    for (const page of [2, 3, 4, 5]) server.failNext(page, { kind: 'status', status: 429, retryAfter: '1' });
+    const started = Date.now();
+    expect((await fetchFrom(server)).size).toBe(800);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const throttled = server.log.filter((request) => request.status === 429);
+    expect(throttled.map((request) => request.page).sort()).toEqual([2, 3, 4, 5]);
+    expect(pauseBreaches(server.log)).toEqual([]);
+    // Every page is read, each throttled one once more after its wait.
+    expect([...server.requests].sort((a, b) => a - b)).toEqual([1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 7, 8]);
+  });
+
+  it('counts a pause named by X-Rate-Limit-Remaining: 0 against the wait budget, failing at once past it', async () => {
+    const server = await start({ users: generateTicketingUsers(300), rateLimit: { limit: 1, windowMs: 200_000 } });
+    const { waits, sleep, now } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, now }));
+    expect(error.message).toMatch(/page=\d is rate limited \(X-Rate-Limit-Remaining 0\): its reset in \d+ (s|ms) exceeds the remaining 120 s of the 120 s wait budget$/);
+    expect(waits).toEqual([]);
+    expect(server.requests).toEqual([1]);
+  });
+
 });
