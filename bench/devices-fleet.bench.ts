@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
+import { datedJamfComputer, DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamfStats } from '../demo/fake-jamf.ts';
 import { startLocalRedisCluster } from '../scripts/local/redis-cluster.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 
@@ -8,7 +8,8 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  * A fleet of 100,000 devices behind a fake Jamf Pro that takes 300 ms + 1.5 ms per record for each
  * inventory page, and a local redis-server:
  * - the scheduled refresh (functions/refresh-devices.ts) in a process of its own: its duration and
- *   peak RSS;
+ *   peak RSS; then, with 1 % of the records changed (dated as Jamf dates them), the next refresh,
+ *   an incremental one: its duration, Jamf requests and bytes next to the full read's;
  * - then GET /devices in another process, with nothing but that refresh behind it: 16 concurrent
  *   clients walking pages of 1,000 (`limit=1000`, following `Link`) from one container's memory,
  *   the same for a filtered query, and the first requests of fresh containers (each reads the
@@ -22,6 +23,8 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  */
 const DEVICES = 100_000;
 const PAGE_DELAY = { baseMs: 300, perRecordMs: 1.5 };
+/** Every CHANGED_EVERY-th record changes between the full refresh and the incremental one: 1 %. */
+const CHANGED_EVERY = 100;
 
 interface ChildResult {
   [key: string]: unknown;
@@ -50,7 +53,8 @@ const fixed = (value: unknown, digits = 1) => (typeof value === 'number' ? value
 
 export const run = async (): Promise<void> => {
   const [redis, redisCluster] = await Promise.all([startRedisServer(), startLocalRedisCluster()]);
-  const jamf = await startFakeJamf({ devices: generateJamfComputers(DEVICES, 3), pageDelay: PAGE_DELAY });
+  const fleet = generateJamfComputers(DEVICES, 3);
+  const jamf = await startFakeJamf({ devices: fleet, pageDelay: PAGE_DELAY });
   const env = {
     INVENTORY_URL: jamf.url,
     INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
@@ -61,11 +65,30 @@ export const run = async (): Promise<void> => {
   };
   try {
     const refresh = await runChild('./fleet/refresh-once.ts', env);
-    const { inventoryRequests, maxConcurrentInventory } = jamf.stats();
+    const fullRead = jamf.stats();
     process.stdout.write(
       `refresh of ${DEVICES.toLocaleString('en')} devices (Jamf: ${PAGE_DELAY.baseMs} ms + ${PAGE_DELAY.perRecordMs} ms per record per page): ` +
-        `${refresh.outcome}, ${fixed(Number(refresh.duration_ms) / 1000)} s, ${inventoryRequests} pages, at most ${maxConcurrentInventory} at once, ` +
+        `${refresh.outcome} (${refresh.read}), ${fixed(Number(refresh.duration_ms) / 1000)} s, ${fullRead.inventoryRequests} pages, at most ${fullRead.maxConcurrentInventory} at once, ` +
         `peak RSS ${fixed(refresh.peak_rss_mb, 0)} MB\n`,
+    );
+
+    // 1 % of the fleet reports an OS update: the next refresh reads those records alone.
+    const now = new Date().toISOString();
+    const updated = (record: (typeof fleet)[number]) =>
+      datedJamfComputer({ ...record, operatingSystem: { ...(record.operatingSystem as object), version: '26.6.2', build: '25G83' } }, 'reportDate', now);
+    jamf.setDevices(fleet.map((record, index) => (index % CHANGED_EVERY === 0 ? updated(record) : record)));
+    jamf.resetStats();
+    const incremental = await runChild('./fleet/refresh-once.ts', env);
+    const changes = jamf.stats();
+    const requestsOf = (stats: FakeJamfStats) => Object.values(stats.requests).reduce((sum, count) => sum + count, 0);
+    const row = (label: string, figures: ChildResult, stats: FakeJamfStats) =>
+      `| ${label} | ${figures.read} | ${fixed(Number(figures.duration_ms) / 1000, 2)} s | ${requestsOf(stats)} | ${fixed(stats.bytesSent / 1024 / 1024)} MB | ${fixed(figures.peak_rss_mb, 0)} MB |\n`;
+    process.stdout.write(
+      `| refresh | read | time | Jamf requests | bytes from Jamf | peak RSS |\n|---|---|---|---|---|---|\n` +
+        row('first (nothing in the cluster)', refresh, fullRead) +
+        row(`next, ${100 / CHANGED_EVERY} % of the records changed`, incremental, changes) +
+        `incremental ÷ full: time ${fixed(Number(incremental.duration_ms) / Number(refresh.duration_ms), 3)}, ` +
+        `requests ${fixed(requestsOf(changes) / requestsOf(fullRead), 3)}, bytes ${fixed(changes.bytesSent / fullRead.bytesSent, 3)} (aim ≤ 0.1 for time and requests)\n`,
     );
     jamf.resetStats();
     const serve = await runChild('./fleet/serve-pages.ts', env);

@@ -7,8 +7,9 @@ export { generateJamfComputers, type JamfComputer };
 
 /**
  * A Jamf Pro API on 127.0.0.1 speaking the real wire format: both token endpoints and the
- * computers inventory with paging, sorting, sections and bearer tokens, as a current Jamf Pro or
- * an older one (`JAMF_PERSONALITIES`), plus fault and latency controls for tests and benchmarks.
+ * computers inventory with paging, sorting, sections, an RSQL filter on dates and bearer tokens, as
+ * a current Jamf Pro or an older one (`JAMF_PERSONALITIES`), plus fault and latency controls and
+ * request and byte counts for tests and benchmarks.
  * No test-framework imports: `npm start` uses it as the demo inventory.
  */
 
@@ -62,6 +63,8 @@ export interface FakeJamfOptions {
   pageDelay?: { baseMs: number; perRecordMs: number };
   /** Jamf clamps larger page sizes silently; default 2000. */
   maxPageSize?: number;
+  /** The fields the inventory's `filter` accepts (others: 400); default the personality's dates. */
+  filterFields?: readonly string[];
   /** Each token is good for this many inventory requests, then 401 INVALID_TOKEN. Default unlimited. */
   tokenMaxUses?: number;
   /** Serve records in the order given instead of sorting by numeric id (a misbehaving upstream). */
@@ -83,6 +86,8 @@ export interface InventoryRequestRecord {
   pageSize: number;
   sections: string[];
   sort: string | null;
+  /** The `filter` parameter as decoded, or null. */
+  filter: string | null;
   authorized: boolean;
 }
 
@@ -97,6 +102,8 @@ export interface FakeJamfStats {
   rejectedTokens: number;
   maxConcurrentInventory: number;
   inventoryLog: InventoryRequestRecord[];
+  /** Bytes of every response body sent (token and error answers included). */
+  bytesSent: number;
 }
 
 export interface FakeJamf {
@@ -146,8 +153,64 @@ export const generalAs = (personality: JamfPersonality, general: unknown): unkno
   return { ...('lastContact' in fields ? { lastContactTime: lastContact } : {}), ...rest };
 };
 
-const jamfError = (status: number, code: string, description: string): string =>
-  JSON.stringify({ httpStatus: status, errors: [{ code, description, id: '0', field: null }] });
+/**
+ * `record` with a change dated as Jamf dates it: its last contact (`lastContactTime` where its
+ * `general` is in the v3 shape) or its inventory report set to `at`, an ISO 8601 instant.
+ */
+export const datedJamfComputer = (record: JamfComputer, field: 'lastContact' | 'reportDate', at: string): JamfComputer => {
+  const general = typeof record.general === 'object' && record.general !== null ? (record.general as Record<string, unknown>) : {};
+  const key = field === 'reportDate' ? 'reportDate' : 'lastContactTime' in general ? 'lastContactTime' : 'lastContact';
+  return { ...record, general: { ...general, [key]: at } };
+};
+
+/** The dates each version filters the inventory on (RSQL), by their names in its `general`. */
+const FILTER_FIELDS: Record<JamfPersonality, readonly string[]> = {
+  current: ['general.lastContact', 'general.lastCheckIn', 'general.reportDate'],
+  legacy: ['general.lastContactTime', 'general.reportDate'],
+};
+const COMPARISONS: Record<string, (value: number, argument: number) => boolean> = {
+  '=ge=': (value, argument) => value >= argument,
+  '=gt=': (value, argument) => value > argument,
+  '=le=': (value, argument) => value <= argument,
+  '=lt=': (value, argument) => value < argument,
+};
+const COMPARISON = /^(\w+(?:\.\w+)*)(=[gl][et]=)(["']?)(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))\3$/;
+
+/**
+ * An RSQL filter of date comparisons joined by `,` (or) as a test of a record in the personality's
+ * shape, or the 400 body Jamf answers an unknown field or a filter it cannot read with.
+ */
+const parseFilter = (
+  personality: JamfPersonality,
+  fields: readonly string[],
+  filter: string,
+): { matches: (record: JamfComputer) => boolean } | { refused: string } => {
+  const tests: ((general: Record<string, unknown>) => boolean)[] = [];
+  for (const part of filter.split(',')) {
+    const parsed = COMPARISON.exec(part);
+    if (parsed === null) return { refused: jamfError(400, 'INVALID_FILTER', `Invalid RSQL filter: ${filter}`, 'filter') };
+    const [, field, operator, , argument] = parsed as unknown as [string, string, string, string, string];
+    if (!fields.includes(field)) {
+      const description = `Cannot filter by field [${field}]. Fields that can be used in filtering results of this endpoint: [${fields.join(', ')}]`;
+      return { refused: jamfError(400, 'INVALID_FIELD', description, 'filter') };
+    }
+    const at = Date.parse(argument);
+    const key = field.slice('general.'.length);
+    tests.push((general) => {
+      const value = typeof general[key] === 'string' ? Date.parse(general[key]) : Number.NaN;
+      return !Number.isNaN(value) && COMPARISONS[operator]!(value, at);
+    });
+  }
+  return {
+    matches: (record) => {
+      const general = generalAs(personality, record.general);
+      return typeof general === 'object' && general !== null && tests.some((test) => test(general as Record<string, unknown>));
+    },
+  };
+};
+
+const jamfError = (status: number, code: string, description: string, field: string | null = null): string =>
+  JSON.stringify({ httpStatus: status, errors: [{ code, description, id: '0', field }] });
 
 const readBody = async (request: IncomingMessage): Promise<string> => {
   const chunks: Buffer[] = [];
@@ -178,7 +241,9 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   const tokens = new Map<string, { uses: number }>();
   let invalidateAt: number | undefined;
   let active = 0;
-  const emptyStats = (): FakeJamfStats => ({ tokenRequests: 0, inventoryRequests: 0, requests: {}, rejectedTokens: 0, maxConcurrentInventory: 0, inventoryLog: [] });
+  const emptyStats = (): FakeJamfStats => ({ tokenRequests: 0, inventoryRequests: 0, requests: {}, rejectedTokens: 0, maxConcurrentInventory: 0, inventoryLog: [], bytesSent: 0 });
+  // The records the last filter matched, in id order: a filtered read asks for several pages of one filter.
+  let lastFiltered: { filter: string; ordered: readonly JamfComputer[]; records: JamfComputer[] } | undefined;
   let stats = emptyStats();
   const timers = new Set<NodeJS.Timeout>();
 
@@ -194,6 +259,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
 
   const send = (response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
     response.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+    stats.bytesSent += Buffer.byteLength(body);
     response.end(body);
   };
 
@@ -289,14 +355,21 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     const token = header.startsWith('Bearer ') ? tokens.get(header.slice(7)) : undefined;
     const authorized = token !== undefined && (options.tokenMaxUses === undefined || token.uses < options.tokenMaxUses);
     const sections = url.searchParams.getAll('section');
-    stats.inventoryLog.push({ query: url.search.slice(1), page, pageSize: requestedSize, sections, sort: url.searchParams.get('sort'), authorized });
+    const filter = url.searchParams.get('filter');
+    stats.inventoryLog.push({ query: url.search.slice(1), page, pageSize: requestedSize, sections, sort: url.searchParams.get('sort'), filter, authorized });
     if (!authorized) {
       stats.rejectedTokens += 1;
       return send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
     }
     token.uses += 1;
+    const parsedFilter = filter === null ? undefined : parseFilter(personality, options.filterFields ?? FILTER_FIELDS[personality], filter);
+    if (parsedFilter !== undefined && 'refused' in parsedFilter) return send(response, 400, parsedFilter.refused);
     const normalPage = () => {
-      const ordered = options.ignoreSort || url.searchParams.get('sort') !== 'id:asc' ? devices : (sorted ??= [...devices].sort(compareIds));
+      const all = options.ignoreSort || url.searchParams.get('sort') !== 'id:asc' ? devices : (sorted ??= [...devices].sort(compareIds));
+      if (parsedFilter !== undefined && (lastFiltered?.filter !== filter || lastFiltered.ordered !== all)) {
+        lastFiltered = { filter: filter!, ordered: all, records: all.filter(parsedFilter.matches) };
+      }
+      const ordered = parsedFilter === undefined ? all : lastFiltered!.records;
       const wanted = new Set(sections.map((section) => ALL_SECTIONS[section as keyof typeof ALL_SECTIONS]).filter(Boolean));
       const results = ordered.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
         const shaped: Record<string, unknown> = { ...record };
@@ -305,7 +378,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
         for (const key of Object.values(ALL_SECTIONS)) if (!wanted.has(key)) shaped[key] = null;
         return shaped;
       });
-      return { totalCount: devices.length, results };
+      return { totalCount: ordered.length, results };
     };
     if (await applyFault(pageFaults.get(page), request, response, normalPage)) return;
     const body = normalPage();

@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { loadRefreshConfig } from '../lib/config.ts';
 import { once } from '../lib/once.ts';
 import { makeConfiguredRefresh } from '../lib/devices/configured-refresh.ts';
+import type { FullReadReason } from '../lib/devices/read-snapshot.ts';
 import type { RefreshOutcome } from '../lib/devices/refresh-devices.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
@@ -23,12 +24,16 @@ checkConfigAtStartup(logger, refresh);
 const DEFAULT_BUDGET_MS = 15 * 60 * 1000;
 
 /**
- * The scheduled refresh of the device list (EventBridge): reads the whole inventory and writes the
- * cluster entry that every devices container serves from. One log line per run, `devices refresh`,
- * and the `DevicesRefreshSeconds` metric for a completed one. A failed run throws (Lambda counts the
- * error; the schedule's next run is the retry) and leaves the previous entry in place.
+ * The scheduled refresh of the device list (EventBridge): reads the inventory (whole, or what
+ * changed since the last run) and writes the cluster entry that every devices container serves
+ * from. One log line per run, `devices refresh`, and the `DevicesRefreshSeconds` metric for a
+ * completed one. A failed run throws (Lambda counts the error; the schedule's next run is the retry)
+ * and leaves the previous entry in place.
  */
-export const handler = async (_event: unknown, context?: Context): Promise<{ outcome: RefreshOutcome['outcome']; devices?: number; duration_ms: number }> => {
+export const handler = async (
+  _event: unknown,
+  context?: Context,
+): Promise<{ outcome: RefreshOutcome['outcome']; devices?: number; read?: 'full' | 'incremental'; full_read_reason?: FullReadReason; duration_ms: number }> => {
   if (context) logger.addContext(context);
   const started = Date.now();
   let result: RefreshOutcome;
@@ -39,7 +44,9 @@ export const handler = async (_event: unknown, context?: Context): Promise<{ out
   }
   const fields = {
     outcome: result.outcome,
-    ...(result.outcome === 'refreshed' ? { devices: result.devices } : {}),
+    ...(result.outcome === 'refreshed'
+      ? { devices: result.devices, read: result.read, ...(result.fullReadReason === undefined ? {} : { full_read_reason: result.fullReadReason }) }
+      : {}),
     duration_ms: result.durationMs,
   };
   if (result.outcome === 'failed') {

@@ -56,7 +56,11 @@ export interface DevicesConfig extends InventoryConfig {
 }
 
 /** The scheduled refresh stores devices, not decisions: it needs no latest-OS reference. */
-export type RefreshConfig = InventoryConfig & { redis: RedisConfig };
+export type RefreshConfig = InventoryConfig & {
+  redis: RedisConfig;
+  /** A full read of the inventory at least this often; incremental refreshes in between (0: always full). */
+  fullRefreshSeconds: number;
+};
 
 /** What reading users needs (getUser): the table alone. */
 export interface UsersConfig {
@@ -221,7 +225,7 @@ export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({ .
 export const loadRefreshConfig = (env: Env = process.env): RefreshConfig => {
   const config = loadInventoryConfig(env);
   if (config.redis === undefined) throw new ConfigError('REDIS_URL', 'is required by refreshDevices (it keeps the cluster tier warm) but not set');
-  return { ...config, redis: config.redis };
+  return { ...config, redis: config.redis, fullRefreshSeconds: nonNegativeInt(env, 'DEVICES_FULL_REFRESH_SECONDS', 3600) };
 };
 
 export const loadUsersConfig = (env: Env = process.env): UsersConfig => ({ usersTable: required(env, 'USERS_TABLE') });

@@ -4,7 +4,7 @@ import { makeJamfClientFromConfig } from '../inventory/jamf-client-from-config.t
 import { deviceListClusterKey } from './cluster-key.ts';
 import type { DevicesDeps } from './configured-devices.ts';
 import { deviceSnapshotCodec } from './device-snapshot-codec.ts';
-import { makeSnapshotReader } from './read-snapshot.ts';
+import { makeRefreshReader } from './read-snapshot.ts';
 import { makeDevicesRefresh } from './refresh-devices.ts';
 
 /** The refresh writes ~7 MB for 100,000 devices: it may wait for the cluster longer than a request may. */
@@ -15,7 +15,7 @@ const REFRESH_LOCK_MS = 15 * 60 * 1000;
 /** The scheduled refresh of the same inventory into the same cluster entry. */
 export const makeConfiguredRefresh = (config: RefreshConfig, deps: DevicesDeps) =>
   makeDevicesRefresh({
-    readSnapshot: makeSnapshotReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure) }),
+    readSnapshot: makeRefreshReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure), fullReadEveryMs: config.fullRefreshSeconds * 1000 }),
     cluster: makeRedisClusterTier({ redis: config.redis, logger: deps.logger, commandTimeoutMs: REFRESH_COMMAND_TIMEOUT_MS }),
     codec: deviceSnapshotCodec,
     key: deviceListClusterKey(config),

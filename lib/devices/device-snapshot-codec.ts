@@ -5,7 +5,7 @@ import { deviceText, type DeviceSnapshot, type SnapshotText } from './device-sna
 
 /**
  * How a device snapshot travels through the cluster tier: a JSON header line
- * `{"v":4,"n":<devices>,"readAt":<ms>,"id":"<hash>","index":<bytes>,"indexRaw":<bytes>,"crc32":<of the raw index>}`,
+ * `{"v":5,"n":<devices>,"readAt":<ms>,"fullReadAt":<ms>,"id":"<hash>","index":<bytes>,"indexRaw":<bytes>,"crc32":<of the raw index>}`,
  * the index zstd-compressed, then the devices' rendered JSON (ASCII) in chunks of `CHUNK_DEVICES`
  * devices, each zstd-compressed on its own. The index holds the chunk table and the columns as their
  * bytes in memory (little-endian, as on every Lambda architecture), then a JSON dictionary of ids and
@@ -22,7 +22,8 @@ import { deviceText, type DeviceSnapshot, type SnapshotText } from './device-sna
  * Another format version reads as a miss; lengths and checksums reject a truncated or corrupted
  * value before anything is built, and the structure is checked as it is read.
  */
-const FORMAT_VERSION = 4;
+/** Changed together with the version in the cluster key (cluster-key.ts). */
+const FORMAT_VERSION = 5;
 /** zstd's fastest level: the rendered JSON repeats keys and values, so even this shrinks it ~5×. */
 const ZSTD_LEVEL = 1;
 /** Devices per chunk: a page of 1,000 touches one or two (about 420 KB of JSON, 90 KB compressed). */
@@ -36,6 +37,7 @@ const RIGHT_BRACE = 125;
 interface Header {
   n: number;
   readAt: number;
+  fullReadAt: number;
   id: string;
   index: number;
   indexRaw: number;
@@ -54,9 +56,9 @@ const headerOf = (bytes: Buffer): { header: Header; end: number } | undefined =>
     return undefined;
   }
   if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const { v, n, readAt, id, index, indexRaw, crc32: checksum } = parsed as Record<string, unknown>;
-  if (v !== FORMAT_VERSION || !count(n) || !count(readAt) || typeof id !== 'string' || !count(index) || !count(indexRaw) || !count(checksum)) return undefined;
-  return { header: { n, readAt, id, index, indexRaw, crc32: checksum }, end: newline + 1 };
+  const { v, n, readAt, fullReadAt, id, index, indexRaw, crc32: checksum } = parsed as Record<string, unknown>;
+  if (v !== FORMAT_VERSION || !count(n) || !count(readAt) || !count(fullReadAt) || typeof id !== 'string' || !count(index) || !count(indexRaw) || !count(checksum)) return undefined;
+  return { header: { n, readAt, fullReadAt, id, index, indexRaw, crc32: checksum }, end: newline + 1 };
 };
 
 const align = (offset: number, to: number): number => Math.ceil(offset / to) * to;
@@ -218,6 +220,7 @@ const decodeIndex = (index: Buffer, header: Header, chunkBytes: Buffer): DeviceS
   return {
     count: n,
     readAt: header.readAt,
+    fullReadAt: header.fullReadAt,
     id: header.id,
     text: lazyText(chunks, chunkDevices, n, starts, flagAt),
     starts,
@@ -258,7 +261,16 @@ export const deviceSnapshotCodec: ClusterCodec<DeviceSnapshot> = {
     }
     const index = encodeIndex(snapshot, chunks);
     const compressedIndex = compress(index);
-    const header = JSON.stringify({ v: FORMAT_VERSION, n: snapshot.count, readAt: snapshot.readAt, id: snapshot.id, index: compressedIndex.length, indexRaw: index.length, crc32: crc32(index) });
+    const header = JSON.stringify({
+      v: FORMAT_VERSION,
+      n: snapshot.count,
+      readAt: snapshot.readAt,
+      fullReadAt: snapshot.fullReadAt,
+      id: snapshot.id,
+      index: compressedIndex.length,
+      indexRaw: index.length,
+      crc32: crc32(index),
+    });
     return Buffer.concat([Buffer.from(`${header}\n`, 'utf8'), compressedIndex, ...chunks.map((chunk) => chunk.bytes)]);
   },
   stampOf: (prefix) => {

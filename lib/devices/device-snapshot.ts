@@ -12,6 +12,11 @@ export interface DeviceSnapshot {
   readonly count: number;
   /** When the inventory was read (ms since the epoch): freshness is counted from here in every tier. */
   readonly readAt: number;
+  /**
+   * When the last full read of the inventory began: `readAt` for a full read, kept from the snapshot
+   * it merged into for an incremental refresh (docs/architecture.md#the-incremental-refresh).
+   */
+  readonly fullReadAt: number;
   /** A hash of the devices: equal for equal inventories, whichever container read them. */
   readonly id: string;
   /**
@@ -111,7 +116,7 @@ const asciiJson = (json: string): string =>
   json.replace(NON_ASCII, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** The snapshot of `devices` (ascending ids, each once: as the inventory client returns them). */
-export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: number): DeviceSnapshot => {
+export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: number, fullReadAt = readAt): DeviceSnapshot => {
   const count = devices.length;
   const starts = new Uint32Array(count + 1);
   const flagAt = new Uint32Array(count);
@@ -152,6 +157,7 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
   return {
     count,
     readAt,
+    fullReadAt,
     id: createHash('sha256').update(json).digest('base64url').slice(0, 22),
     text: { chunkDevices: Math.max(count, 1), chunk: () => json },
     starts,
@@ -171,6 +177,28 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
     boards: boards.values,
     lastContact,
   };
+};
+
+/**
+ * The devices `snapshot` was built from, as `buildSnapshot` took them: each device's JSON read back
+ * without its undecided flag, and its board id, which is not served, from the columns. Every chunk
+ * of a snapshot read from the cluster is decoded. `buildSnapshot` of them gives the same text and id.
+ */
+export const snapshotDevices = (snapshot: DeviceSnapshot): InventoryDevice[] => {
+  const { text, starts, count } = snapshot;
+  const devices: InventoryDevice[] = [];
+  for (let chunkIndex = 0; chunkIndex * text.chunkDevices < count; chunkIndex += 1) {
+    const json = text.chunk(chunkIndex);
+    const from = chunkIndex * text.chunkDevices;
+    const base = starts[from]!;
+    for (let index = from; index < Math.min(count, from + text.chunkDevices); index += 1) {
+      const { os_is_latest: _flag, ...device } = JSON.parse(json.slice(starts[index]! - base, starts[index + 1]! - base)) as InventoryDevice & { os_is_latest: boolean };
+      const board = snapshot.boards[snapshot.boardKey[index]!];
+      if (board !== undefined) device.board_id = board;
+      devices.push(device);
+    }
+  }
+  return devices;
 };
 
 /** Every device's latest-OS decision against one reference. */

@@ -1,7 +1,8 @@
+import { compareDigitStrings } from '../digit-strings.ts';
 import type { JamfClient } from '../inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
-import { buildSnapshot, type DeviceSnapshot } from './device-snapshot.ts';
-import { mapInventoryRecord } from './map-inventory-record.ts';
+import { buildSnapshot, snapshotDevices, type DeviceSnapshot } from './device-snapshot.ts';
+import { mapInventoryRecord, type InventoryDevice } from './map-inventory-record.ts';
 
 /**
  * Left of the Lambda's remaining time for answering once the upstream read gives up: logging the
@@ -10,18 +11,79 @@ import { mapInventoryRecord } from './map-inventory-record.ts';
 const DEADLINE_MARGIN_MS = 1000;
 
 /**
+ * How far before the previous read began an incremental one asks for changes: Jamf's clock and
+ * ours may differ, and a record dated just before that read may have been stored after it.
+ */
+export const CHANGED_SINCE_MARGIN_MS = 60_000;
+
+/** The upstream read's deadline: the invocation's remaining time, less the margin for answering. */
+const deadlineOf = (remainingTimeMs: () => number): AbortSignal => {
+  const budgetMs = remainingTimeMs() - DEADLINE_MARGIN_MS;
+  if (budgetMs <= 0) {
+    throw new UpstreamError(UpstreamFailure.TimedOut, { detail: `no time left for an upstream read (${budgetMs + DEADLINE_MARGIN_MS} ms remaining)` });
+  }
+  return AbortSignal.timeout(budgetMs);
+};
+
+/**
  * Reads the whole inventory into a snapshot within the invocation's time: all or nothing, records
  * mapped as their pages arrive. The snapshot is stamped with the time the read started, the age of
- * its oldest data.
+ * its oldest data. Every request-time read is this one.
  */
 export const makeSnapshotReader =
   (deps: { inventory: JamfClient; now?: () => number }) =>
   async (remainingTimeMs: () => number): Promise<DeviceSnapshot> => {
-    const budgetMs = remainingTimeMs() - DEADLINE_MARGIN_MS;
-    if (budgetMs <= 0) {
-      throw new UpstreamError(UpstreamFailure.TimedOut, { detail: `no time left for an upstream read (${budgetMs + DEADLINE_MARGIN_MS} ms remaining)` });
-    }
+    const deadline = deadlineOf(remainingTimeMs);
     const readAt = (deps.now ?? Date.now)();
-    const devices = await deps.inventory.readInventory(AbortSignal.timeout(budgetMs), mapInventoryRecord);
+    const devices = await deps.inventory.readInventory(deadline, mapInventoryRecord);
     return buildSnapshot(devices, readAt);
   };
+
+/** Why a refresh read the whole inventory rather than its changes. */
+export type FullReadReason = 'no previous snapshot' | 'full read due' | 'filter refused' | 'count changed';
+
+export type RefreshRead = { snapshot: DeviceSnapshot; read: 'incremental' } | { snapshot: DeviceSnapshot; read: 'full'; reason: FullReadReason };
+
+/** `kept` (ascending ids) with `changed` (ascending ids) in place of, or beside, the devices of the same id. */
+const mergeById = (kept: readonly InventoryDevice[], changed: readonly InventoryDevice[]): InventoryDevice[] => {
+  const merged: InventoryDevice[] = [];
+  let next = 0;
+  for (const device of changed) {
+    while (next < kept.length && compareDigitStrings(kept[next]!.id, device.id) < 0) merged.push(kept[next++]!);
+    if (next < kept.length && compareDigitStrings(kept[next]!.id, device.id) === 0) next += 1;
+    merged.push(device);
+  }
+  while (next < kept.length) merged.push(kept[next++]!);
+  return merged;
+};
+
+/**
+ * The scheduled refresh's read (docs/architecture.md#the-incremental-refresh): after a full read,
+ * only the records Jamf dates as changed since the previous read began (less a margin), merged by id
+ * into the previous snapshot, checked against the inventory's size. A full read instead when there
+ * is no previous snapshot, when the last full read is `fullReadEveryMs` old, when Jamf refuses the
+ * filter, or when the merged list's size is not the inventory's (a device was removed).
+ */
+export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs: number; now?: () => number }) => {
+  const now = deps.now ?? Date.now;
+  const readFully = makeSnapshotReader(deps);
+  return async (previous: DeviceSnapshot | undefined, remainingTimeMs: () => number): Promise<RefreshRead> => {
+    const full = async (reason: FullReadReason): Promise<RefreshRead> => ({ snapshot: await readFully(remainingTimeMs), read: 'full', reason });
+    if (previous === undefined) return full('no previous snapshot');
+    if (now() - previous.fullReadAt >= deps.fullReadEveryMs) return full('full read due');
+    let kept: InventoryDevice[];
+    try {
+      kept = snapshotDevices(previous);
+    } catch {
+      // A chunk that does not hold what its index says: nothing to merge into.
+      return full('no previous snapshot');
+    }
+    const deadline = deadlineOf(remainingTimeMs);
+    const readAt = now();
+    const answer = await deps.inventory.readChanges(deadline, mapInventoryRecord, previous.readAt - CHANGED_SINCE_MARGIN_MS);
+    if (answer.kind === 'filter-refused') return full('filter refused');
+    const devices = mergeById(kept, answer.changed);
+    if (devices.length !== answer.totalCount) return full('count changed');
+    return { snapshot: buildSnapshot(devices, readAt, previous.fullReadAt), read: 'incremental' };
+  };
+};

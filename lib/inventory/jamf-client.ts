@@ -4,7 +4,7 @@ import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.
 import { excerpt, type CallLimits } from '../upstream/upstream-call.ts';
 import { inventoryIdOf, sortedUniqueById } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
-import { afterNotFound, INVENTORY_PATHS, makeVersionedEndpoint } from './jamf-versions.ts';
+import { afterNotFound, INVENTORY_PATHS, LAST_CONTACT_FIELD, makeVersionedEndpoint } from './jamf-versions.ts';
 
 /**
  * Records per inventory page. Jamf silently clamps above 2000, and with four sections a 2000-record
@@ -28,8 +28,24 @@ interface JamfPage {
   results: unknown[];
 }
 
-/** An inventory page, or the news that upstream refused the token (401), which the read handles. */
-type JamfPageResult = { kind: 'page'; page: JamfPage } | { kind: 'token-rejected'; detail: string };
+/**
+ * An inventory page, or the news that upstream refused the token (401), which the read handles, or
+ * refused a filter (400 to a filtered request).
+ */
+type JamfPageResult = { kind: 'page'; page: JamfPage } | { kind: 'token-rejected'; detail: string } | { kind: 'filter-refused'; detail: string };
+
+/** Jamf answered a filtered request 400: it cannot filter by those fields. */
+class FilterRefusedError extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'FilterRefusedError';
+  }
+}
+
+/** What a read of the changes found: the records Jamf dates as changed, and the whole inventory's size. */
+export type InventoryChanges<T> =
+  | { kind: 'changes'; changed: T[]; totalCount: number }
+  | { kind: 'filter-refused'; detail: string };
 
 export interface JamfClientOptions {
   baseUrl: string;
@@ -49,10 +65,24 @@ export interface JamfClient {
    * a record to leave out. `deadline` bounds the whole read.
    */
   readInventory: <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined) => Promise<T[]>;
+  /**
+   * The records Jamf dates as changed at or after `since` (ms, to the second below): its last
+   * contact or its inventory report, the same pages as `readInventory` with an RSQL filter, read the
+   * same way; and the whole inventory's `totalCount`, from one request of one record made first.
+   * With one token for both. `filter-refused` when Jamf answers the filter 400.
+   */
+  readChanges: <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined, since: number) => Promise<InventoryChanges<T>>;
 }
 
 const inventoryQuery = (page: number, pageSize: number): string =>
   `${SECTIONS.map((section) => `section=${section}`).join('&')}&sort=id:asc&page=${page}&page-size=${pageSize}`;
+
+/** An ISO 8601 UTC instant in whole seconds (the second `ms` falls in), as RSQL compares dates. */
+const instantOf = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+/** Records last in contact, or last reporting their inventory, at or after `instant` (`,` is RSQL's or). */
+const changedFilter = (path: string, instant: string): string =>
+  `${LAST_CONTACT_FIELD[path as (typeof INVENTORY_PATHS)[number]]}=ge=${instant},general.reportDate=ge=${instant}`;
 
 const asPage = (body: unknown): JamfPage | undefined => {
   if (typeof body !== 'object' || body === null) return undefined;
@@ -71,12 +101,17 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const inventoryPath = makeVersionedEndpoint(INVENTORY_PATHS);
   const authenticate = (signal: AbortSignal) => tokenOf(limitsOf(signal));
 
-  const fetchPage = async (token: string, page: number, size: number, signal: AbortSignal): Promise<JamfPageResult> => {
-    const labelOf = (path: string) => `GET ${loggableBase(options.baseUrl)}${path} page ${page} (page-size ${size})`;
+  /** Page `page` of `size` records; with `since` (an instant), only the records changed since then. */
+  const fetchPage = async (token: string, page: number, size: number, signal: AbortSignal, since?: string): Promise<JamfPageResult> => {
+    const labelOf = (path: string) =>
+      `GET ${loggableBase(options.baseUrl)}${path} page ${page} (page-size ${size}${since === undefined ? '' : `, changed since ${since}`})`;
+    // The filter names the path's own fields, so a container that has not yet learnt its version asks each rightly.
+    const queryOf = (path: string) =>
+      since === undefined ? inventoryQuery(page, size) : `${inventoryQuery(page, size)}&filter=${encodeURIComponent(changedFilter(path, since))}`;
     const answer = await inventoryPath.send((path) =>
       callJamf(
         labelOf(path),
-        `${options.baseUrl}${path}?${inventoryQuery(page, size)}`,
+        `${options.baseUrl}${path}?${queryOf(path)}`,
         { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } },
         limitsOf(signal),
       ),
@@ -86,6 +121,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     // An error page may repeat the request, bearer token included: it is hidden in every excerpt.
     const origin = { hiding: [token] };
     if (response.status === 401) return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text, origin.hiding)}` };
+    if (response.status === 400 && since !== undefined) return { kind: 'filter-refused', detail: `${label} answered 400: ${excerpt(response.text, origin.hiding)}` };
     if (response.status !== 200) throw statusError(label, response, origin, { known: answer.known });
     inventoryPath.answered(answer.path);
     const parsed = asPage(parseJsonBody(label, response, origin));
@@ -170,11 +206,8 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     return sortedUniqueById(entries.flat());
   };
 
-  const readInventory = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
-    const abort = new AbortController();
-    const signal = AbortSignal.any([deadline, abort.signal]);
-    // One token for all the reads: it is renewed only when upstream refuses it.
-    const pageOf = withReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal });
+  /** Every page, read again while devices keep being removed under the read (see `readOnce`). */
+  const readPages = async <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
     for (let read = 1; ; read += 1) {
       const devices = await readOnce(pageOf, abort, signal, map);
       if (devices !== undefined) return devices;
@@ -186,14 +219,39 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     }
   };
 
-  return { readInventory };
+  /** One read's signal (its deadline, or a failed page) and its token, renewed only when upstream refuses it. */
+  const startRead = (deadline: AbortSignal) => {
+    const abort = new AbortController();
+    const signal = AbortSignal.any([deadline, abort.signal]);
+    return { abort, signal, pageOf: withReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal }) };
+  };
+
+  const readInventory = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
+    const { abort, signal, pageOf } = startRead(deadline);
+    return readPages(pageOf, abort, signal, map);
+  };
+
+  const readChanges = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined, since: number): Promise<InventoryChanges<T>> => {
+    const { abort, signal, pageOf } = startRead(deadline);
+    const { totalCount } = await pageOf(0, 1, signal);
+    const instant = instantOf(since);
+    try {
+      const changed = await readPages((page, size, pageSignal) => pageOf(page, size, pageSignal, instant), abort, signal, map);
+      return { kind: 'changes', changed, totalCount };
+    } catch (error) {
+      if (error instanceof FilterRefusedError) return { kind: 'filter-refused', detail: error.message };
+      throw error;
+    }
+  };
+
+  return { readInventory, readChanges };
 };
 
 type PageReader = (page: number, size: number, signal: AbortSignal) => Promise<JamfPage>;
 
 interface ReauthenticationDeps {
   authenticate: (signal: AbortSignal) => Promise<string>;
-  fetchPage: (token: string, page: number, size: number, signal: AbortSignal) => Promise<JamfPageResult>;
+  fetchPage: (token: string, page: number, size: number, signal: AbortSignal, since?: string) => Promise<JamfPageResult>;
   onAuthFailure: (() => void) | undefined;
   signal: AbortSignal;
 }
@@ -216,15 +274,16 @@ const withReauthentication = (deps: ReauthenticationDeps) => {
   };
   issue();
 
-  return async (page: number, size: number, signal: AbortSignal): Promise<JamfPage> => {
+  return async (page: number, size: number, signal: AbortSignal, since?: string): Promise<JamfPage> => {
     for (;;) {
       const generation = tokens.length - 1;
       const current = tokens[generation]!;
-      const result = await deps.fetchPage(await current.token, page, size, signal);
+      const result = await deps.fetchPage(await current.token, page, size, signal, since);
       if (result.kind === 'page') {
         current.served = true;
         return result.page;
       }
+      if (result.kind === 'filter-refused') throw new FilterRefusedError(result.detail);
       // Reported once per refused token, however many pages it failed.
       if (generation === tokens.length - 1) {
         deps.onAuthFailure?.();

@@ -9,6 +9,15 @@ export const OAUTH_TOKEN_PATHS = ['/api/v1/oauth/token', '/api/oauth/token'] as 
 /** The inventory: v4 since Jamf Pro 11.30 (which deprecated v3 for it), v3 before, which answers 404 at v4. */
 export const INVENTORY_PATHS = ['/api/v4/computers-inventory', '/api/v3/computers-inventory'] as const;
 
+/**
+ * The last contact as each inventory version names it, for filtering (RSQL): v4 has
+ * `general.lastContact` where v3 had `general.lastContactTime`; `general.reportDate` is in both.
+ */
+export const LAST_CONTACT_FIELD: Readonly<Record<(typeof INVENTORY_PATHS)[number], string>> = {
+  '/api/v4/computers-inventory': 'general.lastContact',
+  '/api/v3/computers-inventory': 'general.lastContactTime',
+};
+
 /** One request to an endpoint Jamf Pro moved between versions: where it went and what came back. */
 export interface VersionedAnswer {
   path: string;

@@ -70,6 +70,14 @@ describe('loadDevicesConfig', () => {
     expect(loadRefreshConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).redis).toEqual({ url: 'redis://cache:6379', cluster: 'auto', tlsCaFile: undefined, password: undefined });
   });
 
+  it('reads a full read at least hourly for the scheduled refresh by default, or as DEVICES_FULL_REFRESH_SECONDS says (0: every time)', () => {
+    const refreshEnv = { ...devicesEnv, REDIS_URL: 'redis://cache:6379' };
+    expect(loadRefreshConfig(refreshEnv).fullRefreshSeconds).toBe(3600);
+    expect(loadRefreshConfig({ ...refreshEnv, DEVICES_FULL_REFRESH_SECONDS: ' 600 ' }).fullRefreshSeconds).toBe(600);
+    expect(loadRefreshConfig({ ...refreshEnv, DEVICES_FULL_REFRESH_SECONDS: '0' }).fullRefreshSeconds).toBe(0);
+    expect(configErrorOf(() => loadRefreshConfig({ ...refreshEnv, DEVICES_FULL_REFRESH_SECONDS: 'hourly' })).variable).toBe('DEVICES_FULL_REFRESH_SECONDS');
+  });
+
   it('reads the cluster mode, the TLS CA file and the ACL password in SSM beside REDIS_URL', () => {
     const url = 'rediss://devices-app@cache.example.test:6379';
     expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: url, REDIS_CLUSTER: 'on', REDIS_TLS_CA_FILE: '/etc/ca.pem', REDIS_PASSWORD_SSM: '/cache/password' }).redis).toEqual({

@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  datedJamfComputer,
   DEMO_JAMF_CREDENTIALS,
   generalAs,
   generateJamfComputers,
   JAMF_PERSONALITIES,
   startFakeJamf,
   type FakeJamf,
+  type JamfComputer,
   type JamfPersonality,
 } from '../../../demo/fake-jamf.ts';
 
@@ -145,5 +147,63 @@ describe('fake Jamf Pro', () => {
     const { token, expires } = (await response.json()) as { token: string; expires: string };
     expect(Number.isNaN(Date.parse(expires))).toBe(false);
     expect((await inventoryPage(jamf, 'page=0&page-size=10', token)).status).toBe(200);
+  });
+
+  describe('the RSQL filter on dates', () => {
+    const OLD = '2026-10-01T00:00:00Z';
+    const T = '2026-11-20T12:00:00Z';
+    /** Four records dated long ago, then: 2 in contact after T, 3 reporting after T, 4 both; 1 neither. */
+    const fleet = () => {
+      const base = generateJamfComputers(4, 8).map((record) => datedJamfComputer(datedJamfComputer({ ...record, general: {} }, 'lastContact', OLD), 'reportDate', OLD));
+      const [one, two, three, four] = base as [JamfComputer, JamfComputer, JamfComputer, JamfComputer];
+      return [
+        one,
+        datedJamfComputer(two, 'lastContact', '2026-11-20T12:00:00.000Z'),
+        datedJamfComputer(three, 'reportDate', '2026-11-21T08:00:00Z'),
+        datedJamfComputer(datedJamfComputer(four, 'lastContact', '2026-11-22T00:00:00+01:00'), 'reportDate', '2026-11-23T00:00:00Z'),
+      ];
+    };
+    const LAST_CONTACT = { current: 'general.lastContact', legacy: 'general.lastContactTime' } as const;
+    const filtered = async (fake: FakeJamf, filter: string, paging = 'page=0&page-size=10') =>
+      inventoryPage(fake, `section=GENERAL&sort=id:asc&${paging}&filter=${encodeURIComponent(filter)}`);
+
+    it.each(PERSONALITIES)('keeps the records either comparison (joined by ",": or) matches, counting them, in pages (%s)', async (personality) => {
+      const devices = fleet();
+      jamf = await startFakeJamf({ personality, devices });
+      const filter = `${LAST_CONTACT[personality]}=ge=${T},general.reportDate=ge=${T}`;
+      const all = (await (await filtered(jamf, filter)).json()) as { totalCount: number; results: { id: string }[] };
+      expect(all.totalCount).toBe(3);
+      expect(all.results.map((record) => record.id)).toEqual(devices.slice(1).map((record) => record.id));
+      const second = (await (await filtered(jamf, filter, 'page=1&page-size=2')).json()) as { totalCount: number; results: { id: string }[] };
+      expect(second).toEqual({ totalCount: 3, results: [expect.objectContaining({ id: devices[3]!.id })] });
+      const later = (await (await filtered(jamf, `general.reportDate=gt="2026-11-21T08:00:00Z"`)).json()) as { totalCount: number; results: { id: string }[] };
+      expect(later.results.map((record) => record.id)).toEqual([devices[3]!.id]);
+      expect(jamf.stats().inventoryLog.map((entry) => entry.filter)).toEqual([filter, filter, 'general.reportDate=gt="2026-11-21T08:00:00Z"']);
+    });
+
+    it.each([
+      ['current', 'general.lastContactTime=ge=2026-11-20T12:00:00Z', 'Cannot filter by field [general.lastContactTime]'],
+      ['legacy', 'general.lastContact=ge=2026-11-20T12:00:00Z', 'Cannot filter by field [general.lastContact]'],
+      ['current', 'general.lastContact=ge=yesterday', 'Invalid RSQL filter'],
+      ['current', 'general.lastContact=ge=2026-11-20T12:00:00Z;general.reportDate=ge=2026-11-20T12:00:00Z', 'Invalid RSQL filter'],
+    ] as const)('refuses, as %s Jamf Pro, the filter %s with 400 in Jamf\'s error shape', async (personality, filter, description) => {
+      jamf = await startFakeJamf({ personality, devices: fleet() });
+      const response = await filtered(jamf, filter);
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { httpStatus: number; errors: { code: string; description: string; id: string; field: string }[] };
+      expect(body).toEqual({ httpStatus: 400, errors: [{ code: expect.any(String), description: expect.stringContaining(description), id: '0', field: 'filter' }] });
+    });
+
+    it('answers a probe of one record with the whole inventory\'s totalCount, and counts the bytes it sends', async () => {
+      jamf = await startFakeJamf({ devices: generateJamfComputers(250, 9) });
+      const response = await inventoryPage(jamf, 'section=GENERAL&sort=id:asc&page=0&page-size=1');
+      const text = await response.text();
+      expect(JSON.parse(text)).toMatchObject({ totalCount: 250, results: [expect.objectContaining({ id: '1' })] });
+      const { bytesSent, requests } = jamf.stats();
+      // The token's answer, then the page's.
+      expect(requests).toEqual({ 'POST /api/v1/oauth/token': 1, 'GET /api/v4/computers-inventory': 1 });
+      expect(bytesSent).toBeGreaterThan(Buffer.byteLength(text));
+      expect(bytesSent).toBeLessThan(Buffer.byteLength(text) + 300);
+    });
   });
 });

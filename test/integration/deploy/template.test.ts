@@ -286,9 +286,9 @@ describe('osls package: the CloudFormation template', () => {
       }
     }, 300_000);
 
-    it('gives the refresh the devices function\'s inventory and cache configuration (not the latest-OS reference) and its 15 minutes', () => {
+    it('gives the refresh the devices function\'s inventory and cache configuration (not the latest-OS reference), how often it reads in full, and its 15 minutes', () => {
       const { LATEST_OS_VERSION: _version, LATEST_OS_FEED_URL: _feed, LATEST_OS_FEED_TTL_SECONDS: _ttl, ...inventoryAndCache } = environmentOf(full.template, 'devices');
-      expect(environmentOf(full.template, 'refreshDevices')).toEqual(inventoryAndCache);
+      expect(environmentOf(full.template, 'refreshDevices')).toEqual({ ...inventoryAndCache, DEVICES_FULL_REFRESH_SECONDS: '3600' });
       expect(lambdaOf(full.template, 'refreshDevices').Properties).toMatchObject({ Timeout: 900, MemorySize: 1024 });
     });
   });
@@ -480,6 +480,7 @@ describe('osls package: the CloudFormation template', () => {
         'INVENTORY_PASSWORD_SSM',
         'DEVICES_CACHE_TTL_SECONDS',
         'DEVICES_CACHE_STALE_SECONDS',
+        'DEVICES_FULL_REFRESH_SECONDS',
         'REDIS_URL',
         'REDIS_CLUSTER',
         'REDIS_PASSWORD_SSM',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
+import { datedJamfComputer, generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { partKey } from '../../../lib/cache/value-parts.ts';
 import { makeThrowawayCa, startLocalRedisCluster, type LocalRedisCluster } from '../../../scripts/local/redis-cluster.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
@@ -121,7 +121,7 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
     const refreshed = await (await freshRefresh())({});
     expect(refreshed).toMatchObject({ outcome: 'refreshed', devices: FLEET.length });
     const key = (await listKey())!;
-    expect(key).toMatch(/^devices:v4:\{[0-9a-f]{16}\}$/);
+    expect(key).toMatch(/^devices:v5:\{[0-9a-f]{16}\}$/);
     const master = await cluster.masterPortFor(key);
     const owner = nodeClient(master);
     const head = await owner.getBuffer(key).finally(() => owner.disconnect());
@@ -140,6 +140,19 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['cluster', 'memory']);
     expect(jamf.stats().tokenRequests).toBe(readsBefore);
     expect(logs.raw()).not.toContain(cluster.password);
+  });
+
+  it('refreshes incrementally from the list it stored in parts: the changes alone, merged into it', async () => {
+    await (await freshRefresh())({});
+    const now = new Date().toISOString();
+    const moved = (record: JamfComputer, index: number) => datedJamfComputer({ ...record, general: { ...(record.general as object), name: `moved-${index}` } }, 'reportDate', now);
+    jamf.setDevices(FLEET.map((record, index) => (index % 300 === 0 ? moved(record, index) : record)));
+    jamf.resetStats();
+    expect(await (await freshRefresh())({})).toMatchObject({ outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
+    // The probe and one page of the 100 changed records.
+    expect(jamf.stats().inventoryRequests).toBe(2);
+    const page = await getDevices(await freshDevices(), 'limit=1&after=300');
+    expect((JSON.parse(String(page.body)) as { name: string }[])[0]!.name).toBe('moved-300');
   });
 
   it('lets one refresh at a time hold the lock of an inventory in the cluster', async () => {

@@ -3,16 +3,27 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
+import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
+import { buildSnapshot, snapshotDevices } from '../../../lib/devices/device-snapshot.ts';
+import { datedJamfComputer, generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 
 type DevicesHandler = (event: ReturnType<typeof httpEvent>, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
-type RefreshHandler = (event: unknown, context?: Context) => Promise<{ outcome: string; devices?: number; duration_ms: number }>;
+type RefreshHandler = (event: unknown, context?: Context) => Promise<{ outcome: string; devices?: number; read?: string; full_read_reason?: string; duration_ms: number }>;
 
-const ENV_KEYS = ['INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL'] as const;
+const ENV_KEYS = [
+  'INVENTORY_URL',
+  'INVENTORY_CLIENT_ID',
+  'INVENTORY_CLIENT_SECRET',
+  'LATEST_OS_VERSION',
+  'DEVICES_CACHE_TTL_SECONDS',
+  'DEVICES_CACHE_STALE_SECONDS',
+  'DEVICES_FULL_REFRESH_SECONDS',
+  'REDIS_URL',
+] as const;
 const CLIENT = { clientId: 'refresh-client', clientSecret: 'refresh-secret-value' };
 const FLEET = generateJamfComputers(2_500, 13);
 const scheduledEvent = { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} };
@@ -27,8 +38,14 @@ const freshRefresh = async (): Promise<RefreshHandler> => {
   return ((await import('../../../functions/refresh-devices.ts')) as { handler: RefreshHandler }).handler;
 };
 const namesOf = (result: APIGatewayProxyStructuredResultV2) => (JSON.parse(result.body!) as { name?: string }[]).map((device) => device.name);
+/** The first record renamed, its inventory report dated now as Jamf dates a change. */
 const renamed = (records: readonly JamfComputer[], name: string): JamfComputer[] =>
-  records.map((record, index) => (index === 0 ? { ...record, general: { ...(record.general as object), name } } : record));
+  records.map((record, index) => (index === 0 ? datedJamfComputer({ ...record, general: { ...(record.general as object), name } }, 'reportDate', new Date().toISOString()) : record));
+/** The first `count` records in contact now, as Jamf dates a check-in. */
+const touched = (records: readonly JamfComputer[], count: number): JamfComputer[] => {
+  const now = new Date().toISOString();
+  return records.map((record, index) => (index < count ? datedJamfComputer(record, 'lastContact', now) : record));
+};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -196,20 +213,25 @@ describe('refreshDevices and stale-while-revalidate', () => {
   });
 
   it.each([
-    ['Jamf answers 500', (fake: FakeJamf) => fake.setPageFault(1, { kind: 'status', status: 500 })],
-    ['Jamf refuses the token twice', (fake: FakeJamf) => fake.setPageFault(1, { kind: 'unauthorized' })],
-    ['a page never answers', (fake: FakeJamf) => fake.setPageFault(1, { kind: 'hang' })],
-  ])('leaves the previous entry in place and served when the refresh fails: %s', async (_label, fault) => {
+    ['a full read: Jamf answers 500', true, (fake: FakeJamf) => fake.setPageFault(1, { kind: 'status', status: 500 })],
+    ['a full read: Jamf refuses the token twice', true, (fake: FakeJamf) => fake.setPageFault(1, { kind: 'unauthorized' })],
+    ['a full read: a page never answers', true, (fake: FakeJamf) => fake.setPageFault(1, { kind: 'hang' })],
+    // 1,500 changed records: the filtered read's second page fails.
+    ['an incremental read: Jamf answers 500', false, (fake: FakeJamf) => fake.setPageFault(1, { kind: 'status', status: 500 })],
+  ])('leaves the previous entry in place and served when the refresh fails: %s', async (_label, fullRead, fault) => {
     await (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
     const { list } = await keys();
     const before = await raw.getBuffer(list!);
-    jamf.setDevices(renamed(FLEET, 'never-served'));
+    if (fullRead) process.env.DEVICES_FULL_REFRESH_SECONDS = '0';
+    jamf.setDevices(fullRead ? renamed(FLEET, 'never-served') : touched(renamed(FLEET, 'never-served'), 1_500));
+    jamf.resetStats();
     fault(jamf);
     const failure = await (await freshRefresh())(scheduledEvent, lambdaContext(3_000)).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(Error);
     expect((await raw.getBuffer(list!))!.equals(before!)).toBe(true);
     expect((await keys()).lock).toBeUndefined();
     expect(refreshLines().at(-1)).toMatchObject({ level: 'ERROR', outcome: 'failed' });
+    expect(jamf.stats().inventoryLog.some((entry) => entry.filter !== null)).toBe(!fullRead);
     const served = await (await freshDevices())(httpEvent('GET', '/devices'), lambdaContext());
     expect(served.statusCode).toBe(200);
     expect(namesOf(served)).not.toContain('never-served');
@@ -252,5 +274,112 @@ describe('refreshDevices and stale-while-revalidate', () => {
     await devices(httpEvent('GET', '/devices'), lambdaContext());
     expect(accessLines(logs).map((entry) => entry.cache_tier)).toEqual(['upstream', 'upstream']);
     expect(upstreamReads()).toBe(2);
+  });
+
+  describe('incremental refreshes', () => {
+    const refreshOnce = async () => (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+    /** The entry the last refresh (or request) wrote, decoded. */
+    const stored = async () => (await deviceSnapshotCodec.decode((await raw.getBuffer((await keys()).list!))!))!;
+    /** Each inventory request as its page size and whether it was filtered. */
+    const requestsAt = (fake: FakeJamf) => fake.stats().inventoryLog.map((entry) => [entry.pageSize, entry.filter === null ? 'all' : 'changed']);
+
+    it('reads after a full read only what Jamf dates as changed, in exactly the filtered pages and one probe, and writes what a full read would', async () => {
+      expect(await refreshOnce()).toMatchObject({ outcome: 'refreshed', read: 'full', full_read_reason: 'no previous snapshot' });
+      jamf.setDevices(touched(renamed(FLEET, 'incremental-mac'), 1_500));
+      jamf.resetStats();
+      expect(await refreshOnce()).toMatchObject({ outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
+      const line = refreshLines().at(-1)!;
+      expect(line).toMatchObject({ level: 'INFO', message: 'devices refresh', outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
+      expect(line).not.toHaveProperty('full_read_reason');
+      // One record for the inventory's size, then 1,500 changes in two pages of 1,000, under one token.
+      expect(requestsAt(jamf)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'changed']]);
+      expect(jamf.stats()).toMatchObject({ inventoryRequests: 3, tokenRequests: 1 });
+      const merged = await stored();
+
+      process.env.DEVICES_FULL_REFRESH_SECONDS = '0';
+      expect(await refreshOnce()).toMatchObject({ read: 'full', full_read_reason: 'full read due' });
+      expect((await stored()).id).toBe(merged.id);
+      const served = await (await freshDevices())({ ...httpEvent('GET', '/devices'), rawQueryString: 'limit=1' }, lambdaContext());
+      expect(namesOf(served)).toEqual(['incremental-mac']);
+    });
+
+    it('reads in full when Jamf refuses the filter, and says so on its line', async () => {
+      const refusing = await startFakeJamf({ devices: FLEET, ...CLIENT, filterFields: ['general.reportDate'] });
+      try {
+        process.env.INVENTORY_URL = refusing.url;
+        await refreshOnce();
+        refusing.setDevices(touched(FLEET, 10));
+        refusing.resetStats();
+        expect(await refreshOnce()).toMatchObject({ outcome: 'refreshed', read: 'full', full_read_reason: 'filter refused' });
+        expect(refreshLines().at(-1)).toMatchObject({ outcome: 'refreshed', read: 'full', full_read_reason: 'filter refused' });
+        expect(requestsAt(refusing)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'all'], [1000, 'all'], [1000, 'all']]);
+      } finally {
+        await refusing.close();
+      }
+    });
+
+    it('reads in full when the inventory\'s size is not the merged list\'s: a device removed, with or without another enrolled', async () => {
+      await refreshOnce();
+      const withoutOne = FLEET.filter((_record, index) => index !== 1_234);
+      jamf.setDevices(withoutOne);
+      expect(await refreshOnce()).toMatchObject({ devices: FLEET.length - 1, read: 'full', full_read_reason: 'count changed' });
+      expect(refreshLines().at(-1)).toMatchObject({ read: 'full', full_read_reason: 'count changed' });
+      // One removed and one enrolled: the same totalCount, but the merged list holds one more.
+      const now = new Date().toISOString();
+      const enrolled = datedJamfComputer(datedJamfComputer({ ...FLEET[5]!, id: '999999' }, 'lastContact', now), 'reportDate', now);
+      jamf.setDevices([...withoutOne.filter((_record, index) => index !== 10), enrolled]);
+      expect(await refreshOnce()).toMatchObject({ devices: FLEET.length - 1, read: 'full', full_read_reason: 'count changed' });
+      expect((await stored()).ids.at(-1)).toBe('999999');
+    });
+
+    it('reads in full once the last full read is DEVICES_FULL_REFRESH_SECONDS old, keeping its time through the incremental ones', async () => {
+      process.env.DEVICES_FULL_REFRESH_SECONDS = '600';
+      await refreshOnce();
+      const first = await stored();
+      expect(first.fullReadAt).toBe(first.readAt);
+      expect(await refreshOnce()).toMatchObject({ read: 'incremental' });
+      const second = await stored();
+      expect(second.fullReadAt).toBe(first.fullReadAt);
+      expect(second.readAt).toBeGreaterThan(first.readAt);
+      /** The entry as it is, its last full read dated `ago` ms before now. */
+      const lastFullRead = async (ago: number) => {
+        const entry = await stored();
+        await raw.set((await keys()).list!, deviceSnapshotCodec.encode(buildSnapshot(snapshotDevices(entry), entry.readAt, Date.now() - ago)), 'PX', 60_000);
+      };
+      await lastFullRead(590_000);
+      expect(await refreshOnce()).toMatchObject({ read: 'incremental' });
+      await lastFullRead(600_000);
+      expect(await refreshOnce()).toMatchObject({ read: 'full', full_read_reason: 'full read due' });
+      expect(refreshLines().at(-1)).toMatchObject({ read: 'full', full_read_reason: 'full read due' });
+      const third = await stored();
+      expect(third.fullReadAt).toBe(third.readAt);
+    });
+
+    it('filters on general.lastContactTime on a Jamf Pro before 11.30', async () => {
+      const legacy = await startFakeJamf({ personality: 'legacy', devices: FLEET, ...CLIENT });
+      try {
+        process.env.INVENTORY_URL = legacy.url;
+        await refreshOnce();
+        legacy.setDevices(touched(FLEET, 10));
+        legacy.resetStats();
+        expect(await refreshOnce()).toMatchObject({ devices: FLEET.length, read: 'incremental' });
+        expect(legacy.stats().inventoryLog.map((entry) => entry.filter)).toEqual([null, expect.stringMatching(/^general\.lastContactTime=ge=[\d-]+T[\d:]+Z,general\.reportDate=ge=[\d-]+T[\d:]+Z$/)]);
+      } finally {
+        await legacy.close();
+      }
+    });
+
+    it('reads Jamf in full for a request no tier answers, and the next refresh merges into what that read wrote', async () => {
+      await refreshOnce();
+      await raw.flushall();
+      jamf.resetStats();
+      const served = await (await freshDevices())({ ...httpEvent('GET', '/devices'), rawQueryString: 'limit=1' }, lambdaContext());
+      expect(served.statusCode).toBe(200);
+      expect(accessLines(logs).at(-1)).toMatchObject({ cache_tier: 'upstream' });
+      expect(requestsAt(jamf)).toEqual([[1000, 'all'], [1000, 'all'], [1000, 'all']]);
+      const filled = await stored();
+      expect(filled.fullReadAt).toBe(filled.readAt);
+      expect(await refreshOnce()).toMatchObject({ read: 'incremental' });
+    });
   });
 });

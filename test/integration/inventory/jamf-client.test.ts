@@ -3,7 +3,7 @@ import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
 import { makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions } from '../../../demo/fake-jamf.ts';
+import { datedJamfComputer, DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions } from '../../../demo/fake-jamf.ts';
 
 const oauth: JamfAuth = {
   kind: 'oauth',
@@ -302,5 +302,49 @@ describe('Jamf client against each Jamf Pro version', () => {
     expect(await readAll(client)).toHaveLength(5);
     const inventory = personality === 'current' ? { [V4]: 2 } : { [V4]: 1, [V3]: 2 };
     expect(jamf.stats().requests).toEqual({ 'POST /api/v1/auth/token': 2, ...inventory });
+  });
+});
+
+describe('Jamf client reading the changes since an instant', () => {
+  // After every date the generated fleet holds (1–21 November).
+  const SINCE = Date.parse('2026-11-25T12:00:00.750Z');
+  const fleet = generateJamfComputers(2_500, 40);
+  /** Every 10th record in contact after SINCE, every 25th reporting after it (some both). */
+  const changedFleet = fleet.map((record, index) => {
+    const contacted = index % 10 === 0 ? datedJamfComputer(record, 'lastContact', '2026-11-26T00:00:00Z') : record;
+    return index % 25 === 0 ? datedJamfComputer(contacted, 'reportDate', '2026-11-25T12:00:00Z') : contacted;
+  });
+  const changedIds = changedFleet.filter((_record, index) => index % 10 === 0 || index % 25 === 0).map((record) => record.id);
+
+  it.each([
+    ['current', 'general.lastContact', '/api/v4/computers-inventory'],
+    ['legacy', 'general.lastContactTime', '/api/v3/computers-inventory'],
+  ] as const)('asks a %s Jamf Pro once for its size, then only the records dated since, filtering on %s, under one token', async (personality, field, path) => {
+    const client = await setUp({ personality, devices: changedFleet }, { pageSize: 100 });
+    const answer = await client.readChanges(longDeadline(), (record) => inventoryIdOf(record), SINCE);
+    expect(answer).toEqual({ kind: 'changes', changed: changedIds, totalCount: fleet.length });
+    const { inventoryLog, tokenRequests, requests } = jamf!.stats();
+    // The instant to the second below, and the filter sent encoded.
+    const filter = `${field}=ge=2026-11-25T12:00:00Z,general.reportDate=ge=2026-11-25T12:00:00Z`;
+    expect(inventoryLog[0]).toMatchObject({ page: 0, pageSize: 1, filter: null });
+    expect(inventoryLog.slice(1).every((entry) => entry.filter === filter && entry.pageSize === 100)).toBe(true);
+    expect(inventoryLog[1]!.query).toContain(`&filter=${encodeURIComponent(filter)}`);
+    expect(inventoryLog).toHaveLength(1 + Math.ceil(changedIds.length / 100));
+    expect(tokenRequests).toBe(1);
+    expect(requests[`GET ${path}`]).toBe(inventoryLog.length);
+  });
+
+  it('reports a filter Jamf refuses (400) as refused, after the probe and that one page', async () => {
+    // A Jamf Pro that cannot filter on the last contact.
+    const client = await setUp({ devices: changedFleet, filterFields: ['general.reportDate'] });
+    const answer = await client.readChanges(longDeadline(), (record) => record, SINCE);
+    expect(answer).toEqual({ kind: 'filter-refused', detail: expect.stringMatching(/page 0 \(page-size 1000, changed since 2026-11-25T12:00:00Z\) answered 400: .*Cannot filter by field \[general.lastContact\]/) });
+    expect(jamf!.stats().inventoryLog.map((entry) => entry.filter === null)).toEqual([true, false]);
+  });
+
+  it('fails as unavailable when Jamf answers the unfiltered probe 400: only a filtered request is refused for its filter', async () => {
+    const client = await setUp({ devices: changedFleet, pageFaults: { 0: { kind: 'status', status: 400 } } });
+    expect((await failureOf(client.readChanges(longDeadline(), (record) => record, SINCE))).failure).toBe(UpstreamFailure.Unavailable);
+    expect(jamf!.stats().inventoryRequests).toBe(1);
   });
 });

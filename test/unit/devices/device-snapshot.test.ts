@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
-import { buildSnapshot, decideLatest, deviceText, renderDevices, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
+import { buildSnapshot, decideLatest, deviceText, renderDevices, snapshotDevices, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord, type InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
@@ -29,15 +29,20 @@ const device = (id: number): fc.Arbitrary<InventoryDevice> =>
     {
       udid: text,
       name: text,
+      serial_number: text,
+      model: text,
       model_identifier: text,
       os_name: text,
       os_version: fc.constantFrom('26.1', '15.7.2', '15.2.0', '26.0 (25A354)', '26.3.1', '26.3.1 (a)', '15.10', '1', 'x'),
       os_build: text,
       os_rapid_security_response: fc.constantFrom('(a)', '(c)', 'x'),
       last_contact_at: fc.constantFrom('2026-11-01T10:00:00Z', '2026-11-20T09:15:00.123Z', 'garbage'),
+      last_inventory_at: fc.constantFrom('2026-11-01T09:00:00Z', 'garbage'),
       username: text,
+      email: text,
       supervised: fc.boolean(),
       managed: fc.boolean(),
+      board_id: fc.oneof(text, fc.constantFrom('J413AP', 'J700AP')),
     },
     { requiredKeys: [] },
   ).map((fields) => ({ id: String(id), ...fields }));
@@ -45,6 +50,15 @@ const fleets = fc.array(fc.nat(40), { maxLength: 25 }).chain((gaps) => {
   let id = 0;
   return fc.tuple(...gaps.map((gap) => device((id += gap + 1))));
 });
+
+/** The snapshot built again from its own devices, and what must match: the same text and id, and the same columns. */
+const expectRebuilt = (snapshot: DeviceSnapshot) => {
+  const rebuilt = buildSnapshot(snapshotDevices(snapshot), snapshot.readAt, snapshot.fullReadAt);
+  const { text: _rebuiltText, ...rebuiltColumns } = rebuilt;
+  const { text: _snapshotText, ...snapshotColumns } = snapshot;
+  expect(deviceText(rebuilt, 0, rebuilt.count)).toBe(deviceText(snapshot, 0, snapshot.count));
+  expect(rebuiltColumns).toEqual(snapshotColumns);
+};
 
 describe('device snapshot', () => {
   const devices = generateJamfComputers(200, 77).map((record) => mapInventoryRecord(record)!);
@@ -85,6 +99,18 @@ describe('device snapshot', () => {
     expect(buildSnapshot(changed, 1).id).not.toBe(buildSnapshot(devices, 1).id);
   });
 
+  it('gives back the devices it was built from, board ids included, and building them again gives the same snapshot', () => {
+    fc.assert(
+      fc.property(fleets, (fleet) => {
+        const snapshot = buildSnapshot(fleet, 2_000, 1_000);
+        expect(snapshotDevices(snapshot)).toEqual(fleet);
+        expectRebuilt(snapshot);
+      }),
+      { numRuns: 100 },
+    );
+    expect(snapshotDevices(buildSnapshot([], 0))).toEqual([]);
+  });
+
   it('keeps the filter columns: booleans, lower-cased names, contact times', () => {
     const snapshot = buildSnapshot(
       [
@@ -109,8 +135,8 @@ describe('device snapshot codec', () => {
 
   it('round-trips any snapshot unchanged', async () => {
     await fc.assert(
-      fc.asyncProperty(fleets, fc.nat(), async (fleet, readAt) => {
-        const original = buildSnapshot(fleet, readAt);
+      fc.asyncProperty(fleets, fc.nat(), fc.nat(), async (fleet, readAt, fullReadAt) => {
+        const original = buildSnapshot(fleet, readAt, fullReadAt);
         const decoded = await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original));
         const { text: _decodedText, ...decodedColumns } = decoded!;
         const { text: _originalText, ...originalColumns } = original;
@@ -149,6 +175,19 @@ describe('device snapshot codec', () => {
     expect(encoded.length).toBeLessThan(Buffer.byteLength(deviceText(snapshot, 0, snapshot.count)) / 3);
   });
 
+  it('gives back the devices of a snapshot read from the cluster, every chunk of it, byte for byte', async () => {
+    const fleet = generateJamfComputers(2_500, 17).map((record) => mapInventoryRecord(record)!);
+    const original = buildSnapshot(fleet, 1_795_000_060_000, 1_795_000_000_000);
+    const decoded = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original)))!;
+    expect(decoded.text.chunkDevices).toBe(1_000);
+    expect(decoded.fullReadAt).toBe(1_795_000_000_000);
+    const devices = snapshotDevices(decoded);
+    expect(devices).toEqual(fleet);
+    expect(devices.filter((entry) => entry.board_id !== undefined).length).toBeGreaterThan(2_000);
+    expectRebuilt(decoded);
+    expect(deviceSnapshotCodec.encode(buildSnapshot(devices, decoded.readAt, decoded.fullReadAt)).equals(deviceSnapshotCodec.encode(original))).toBe(true);
+  });
+
   it('tells a value\'s stamp from its first bytes alone', () => {
     expect(deviceSnapshotCodec.stampOf(encoded.subarray(0, deviceSnapshotCodec.stampBytes))).toEqual({ readAt: snapshot.readAt, id: snapshot.id });
     expect(deviceSnapshotCodec.stampOf(Buffer.from('not a header'))).toBeUndefined();
@@ -161,7 +200,7 @@ describe('device snapshot codec', () => {
   };
 
   it.each([
-    ['another format version', () => Buffer.concat([Buffer.from('{"v":1,'), encoded.subarray('{"v":4,'.length)])],
+    ['another format version', () => Buffer.concat([Buffer.from('{"v":4,'), encoded.subarray('{"v":5,'.length)])],
     ['a corrupted byte in the payload', () => flip(encoded.length - 40)],
     ['a truncated value', () => encoded.subarray(0, Math.floor(encoded.length / 2))],
     ['text that is not the format', () => Buffer.from('[{"id":"1"}]')],
