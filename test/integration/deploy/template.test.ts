@@ -487,7 +487,7 @@ describe('osls package: the CloudFormation template', () => {
       ],
       createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN', 'IDEMPOTENCY_TABLE'],
       getUser: ['USERS_TABLE'],
-      importTickets: ['NODE_OPTIONS', 'MALLOC_MMAP_THRESHOLD_', 'TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM'],
+      importTickets: ['NODE_OPTIONS', 'MALLOC_MMAP_THRESHOLD_', 'TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM', 'TICKETING_PAGINATION'],
     };
     const RUNTIME_VARIABLES = ['POWERTOOLS_METRICS_NAMESPACE'];
 
@@ -506,6 +506,7 @@ describe('osls package: the CloudFormation template', () => {
         DEVICES_CACHE_TTL_SECONDS: '60',
       });
       expect(environmentOf(full.template, 'importTickets').TICKETING_PASSWORD_SSM).toBe(FULL_PARAMS.ticketingPasswordSsm);
+      expect(environmentOf(full.template, 'importTickets').TICKETING_PAGINATION).toBe('pages');
       expect(refText(environmentOf(full.template, 'createUser').USERS_TABLE as never)).toBe('UsersTable');
       expect(refText(environmentOf(full.template, 'createUser').IDEMPOTENCY_TABLE as never)).toBe('IdempotencyTable');
       expect(refText(environmentOf(full.template, 'getUser').USERS_TABLE as never)).toBe('UsersTable');
