@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateJamfComputers, type JamfComputer } from './jamf-computers.ts';
+import { generateJamfMobileDevices, type JamfMobileDevice } from './jamf-mobile-devices.ts';
 
-export { generateJamfComputers, type JamfComputer };
+export { generateJamfComputers, generateJamfMobileDevices, type JamfComputer, type JamfMobileDevice };
 
 /**
- * A Jamf Pro API on 127.0.0.1 speaking the real wire format: both token endpoints and the
- * computers inventory with paging, sorting, sections, an RSQL filter on dates and bearer tokens, as
+ * A Jamf Pro API on 127.0.0.1 speaking the real wire format: both token endpoints, the computers
+ * inventory with paging, sorting, sections, an RSQL filter on dates and bearer tokens, and the
+ * mobile devices' inventory (`/api/v2/mobile-devices/detail`, paged and sorted the same way), as
  * a current Jamf Pro or an older one (`JAMF_PERSONALITIES`), plus fault and latency controls and
  * request and byte counts for tests and benchmarks.
  * No test-framework imports: `npm start` uses it as the demo inventory.
@@ -23,6 +25,8 @@ export const JAMF_PERSONALITIES = {
 } as const;
 export type JamfPersonality = keyof typeof JAMF_PERSONALITIES;
 const BASIC_TOKEN_PATH = '/api/v1/auth/token';
+/** The mobile devices' inventory: the same path in both personalities. */
+export const MOBILE_INVENTORY_PATH = '/api/v2/mobile-devices/detail';
 
 /** What one inventory (or token) request gets instead of a normal answer. */
 export type JamfFault =
@@ -48,6 +52,8 @@ export interface FakeJamfOptions {
    * each `general` in the personality's shape (`generalAs`).
    */
   devices?: readonly JamfComputer[];
+  /** The mobile devices' inventory; default none (a Jamf Pro without mobile devices). */
+  mobileDevices?: readonly JamfMobileDevice[];
   /** OAuth API client; default DEMO_JAMF_CREDENTIALS. */
   clientId?: string;
   clientSecret?: string;
@@ -71,6 +77,8 @@ export interface FakeJamfOptions {
   ignoreSort?: boolean;
   /** Faults by inventory page number; each applies `times` times (default: every time). */
   pageFaults?: Record<number, JamfFault & { times?: number }>;
+  /** Faults by mobile inventory page number, as `pageFaults`. */
+  mobilePageFaults?: Record<number, JamfFault & { times?: number }>;
   /** A fault for both token endpoints of the personality. */
   tokenFault?: JamfFault & { times?: number };
   /** Called as each inventory request arrives (1-based count), before it is answered. */
@@ -102,6 +110,9 @@ export interface FakeJamfStats {
   rejectedTokens: number;
   maxConcurrentInventory: number;
   inventoryLog: InventoryRequestRecord[];
+  /** Requests to the mobile devices' inventory, and their log (kept apart from the computers'). */
+  mobileRequests: number;
+  mobileLog: InventoryRequestRecord[];
   /** Bytes of every response body sent (token and error answers included). */
   bytesSent: number;
 }
@@ -116,8 +127,10 @@ export interface FakeJamf {
   /** Invalidates every token just before the n-th inventory request (1-based, counted from now). */
   invalidateTokensAtRequest: (n: number) => void;
   setPageFault: (page: number, fault: (JamfFault & { times?: number }) | undefined) => void;
+  setMobilePageFault: (page: number, fault: (JamfFault & { times?: number }) | undefined) => void;
   setTokenFault: (fault: (JamfFault & { times?: number }) | undefined) => void;
   setDevices: (devices: readonly JamfComputer[]) => void;
+  setMobileDevices: (devices: readonly JamfMobileDevice[]) => void;
   setLatencyMs: (ms: number) => void;
   close: () => Promise<void>;
 }
@@ -132,6 +145,13 @@ const ALL_SECTIONS = {
   OPERATING_SYSTEM: 'operatingSystem',
   USER_AND_LOCATION: 'userAndLocation',
   DISK_ENCRYPTION: 'diskEncryption',
+  PURCHASING: 'purchasing',
+} as const;
+const MOBILE_SECTIONS = {
+  GENERAL: 'general',
+  HARDWARE: 'hardware',
+  USER_AND_LOCATION: 'userAndLocation',
+  SECURITY: 'security',
   PURCHASING: 'purchasing',
 } as const;
 
@@ -218,12 +238,16 @@ const readBody = async (request: IncomingMessage): Promise<string> => {
   return Buffer.concat(chunks).toString('utf8');
 };
 
-// Numeric order on digit strings; a record a test gave no id sorts first.
-const compareIds = (a: JamfComputer, b: JamfComputer): number => {
-  const left = String(a.id ?? '');
-  const right = String(b.id ?? '');
-  return left.length === right.length ? (left < right ? -1 : left > right ? 1 : 0) : left.length - right.length;
-};
+// Numeric order on digit strings (each inventory's id field); a record a test gave no id sorts first.
+const compareIdsBy =
+  (field: string) =>
+  (a: Record<string, unknown>, b: Record<string, unknown>): number => {
+    const left = String(a[field] ?? '');
+    const right = String(b[field] ?? '');
+    return left.length === right.length ? (left < right ? -1 : left > right ? 1 : 0) : left.length - right.length;
+  };
+const compareIds = compareIdsBy('id');
+const compareMobileIds = compareIdsBy('mobileDeviceId');
 
 export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<FakeJamf> => {
   const personality = options.personality ?? 'current';
@@ -237,11 +261,26 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   const pageFaults = new Map<number, JamfFault & { times?: number }>(
     Object.entries(options.pageFaults ?? {}).map(([page, fault]) => [Number(page), { ...fault }]),
   );
+  const mobilePageFaults = new Map<number, JamfFault & { times?: number }>(
+    Object.entries(options.mobilePageFaults ?? {}).map(([page, fault]) => [Number(page), { ...fault }]),
+  );
+  let mobileDevices: readonly JamfMobileDevice[] = options.mobileDevices ?? [];
+  let sortedMobile: JamfMobileDevice[] | undefined;
   let tokenFault = options.tokenFault ? { ...options.tokenFault } : undefined;
   const tokens = new Map<string, { uses: number }>();
   let invalidateAt: number | undefined;
   let active = 0;
-  const emptyStats = (): FakeJamfStats => ({ tokenRequests: 0, inventoryRequests: 0, requests: {}, rejectedTokens: 0, maxConcurrentInventory: 0, inventoryLog: [], bytesSent: 0 });
+  const emptyStats = (): FakeJamfStats => ({
+    tokenRequests: 0,
+    inventoryRequests: 0,
+    requests: {},
+    rejectedTokens: 0,
+    maxConcurrentInventory: 0,
+    inventoryLog: [],
+    mobileRequests: 0,
+    mobileLog: [],
+    bytesSent: 0,
+  });
   // The records the last filter matched, in id order: a filtered read asks for several pages of one filter.
   let lastFiltered: { filter: string; ordered: readonly JamfComputer[]; records: JamfComputer[] } | undefined;
   let stats = emptyStats();
@@ -386,6 +425,39 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     send(response, 200, JSON.stringify(body));
   };
 
+  /** The mobile devices' inventory: the same tokens, paging, sorting, sections and page faults; no filter. */
+  const mobileInventory = async (url: URL, request: IncomingMessage, response: ServerResponse) => {
+    stats.mobileRequests += 1;
+    const page = Number(url.searchParams.get('page') ?? '0');
+    const requestedSize = Number(url.searchParams.get('page-size') ?? '100');
+    const pageSize = Math.min(Math.max(1, requestedSize), maxPageSize);
+    const header = request.headers.authorization ?? '';
+    const token = header.startsWith('Bearer ') ? tokens.get(header.slice(7)) : undefined;
+    const authorized = token !== undefined && (options.tokenMaxUses === undefined || token.uses < options.tokenMaxUses);
+    const sections = url.searchParams.getAll('section');
+    const filter = url.searchParams.get('filter');
+    stats.mobileLog.push({ query: url.search.slice(1), page, pageSize: requestedSize, sections, sort: url.searchParams.get('sort'), filter, authorized });
+    if (!authorized) {
+      stats.rejectedTokens += 1;
+      return send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
+    }
+    token.uses += 1;
+    if (filter !== null) return send(response, 400, jamfError(400, 'INVALID_FILTER', `Invalid RSQL filter: ${filter}`, 'filter'));
+    const normalPage = () => {
+      const all = options.ignoreSort || url.searchParams.get('sort') !== 'mobileDeviceId:asc' ? mobileDevices : (sortedMobile ??= [...mobileDevices].sort(compareMobileIds));
+      const wanted = new Set(sections.map((section) => MOBILE_SECTIONS[section as keyof typeof MOBILE_SECTIONS]).filter(Boolean));
+      const results = all.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
+        const shaped: Record<string, unknown> = { ...record };
+        // As on computers: an unrequested section comes back null, a requested one the record lacks stays absent.
+        for (const key of Object.values(MOBILE_SECTIONS)) if (!wanted.has(key)) shaped[key] = null;
+        return shaped;
+      });
+      return { totalCount: all.length, results };
+    };
+    if (await applyFault(mobilePageFaults.get(page), request, response, normalPage)) return;
+    send(response, 200, JSON.stringify(normalPage()));
+  };
+
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     const route = `${request.method} ${url.pathname}`;
@@ -405,6 +477,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
         return isOauthToken ? oauthToken(request, response) : basicToken(request, response);
       }
       if (isInventory) return inventory(url, request, response);
+      if (route === `GET ${MOBILE_INVENTORY_PATH}`) return mobileInventory(url, request, response);
       send(response, 404, jamfError(404, 'NOT_FOUND', 'Not Found'));
     })().catch((error: unknown) => {
       if (!response.headersSent) send(response, 500, jamfError(500, 'INTERNAL_ERROR', String(error)));
@@ -420,7 +493,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   return {
     url: `http://127.0.0.1:${port}`,
     personality,
-    stats: () => ({ ...stats, requests: { ...stats.requests }, inventoryLog: [...stats.inventoryLog] }),
+    stats: () => ({ ...stats, requests: { ...stats.requests }, inventoryLog: [...stats.inventoryLog], mobileLog: [...stats.mobileLog] }),
     resetStats: () => {
       stats = emptyStats();
     },
@@ -432,12 +505,20 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       if (fault === undefined) pageFaults.delete(page);
       else pageFaults.set(page, { ...fault });
     },
+    setMobilePageFault: (page, fault) => {
+      if (fault === undefined) mobilePageFaults.delete(page);
+      else mobilePageFaults.set(page, { ...fault });
+    },
     setTokenFault: (fault) => {
       tokenFault = fault === undefined ? undefined : { ...fault };
     },
     setDevices: (next) => {
       devices = next;
       sorted = undefined;
+    },
+    setMobileDevices: (next) => {
+      mobileDevices = next;
+      sortedMobile = undefined;
     },
     setLatencyMs: (ms) => {
       latencyMs = ms;

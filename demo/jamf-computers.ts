@@ -16,7 +16,7 @@
 export type JamfComputer = Record<string, unknown> & { id: string };
 
 /** A small seeded PRNG (mulberry32), so generated inventories are the same on every run. */
-const seededRandom = (seed: number) => {
+export const seededRandom = (seed: number) => {
   let state = seed >>> 0;
   return (): number => {
     state = (state + 0x6d2b79f5) >>> 0;

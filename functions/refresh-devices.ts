@@ -2,8 +2,8 @@ import type { Context } from 'aws-lambda';
 import { loadRefreshConfig } from '../lib/config.ts';
 import { once } from '../lib/once.ts';
 import { makeConfiguredRefresh } from '../lib/devices/configured-refresh.ts';
-import type { FullReadReason } from '../lib/devices/read-snapshot.ts';
-import type { RefreshOutcome } from '../lib/devices/refresh-devices.ts';
+import type { InventoryKind } from '../lib/devices/inventory-kind.ts';
+import { makeInventoriesRefresh, REFRESHED_KINDS } from '../lib/devices/refresh-inventories.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/http/logger.ts';
 import { makeLazyMetrics } from '../lib/metrics.ts';
@@ -12,50 +12,41 @@ import { checkConfigAtStartup } from '../lib/startup.ts';
 const logger = makeLogger('refreshDevices');
 const metrics = makeLazyMetrics('refreshDevices');
 
-const refresh = once(() =>
-  makeConfiguredRefresh(loadRefreshConfig(), {
+/** The computers' metric keeps its name (the devices-refresh-missing alarm reads it). */
+const METRIC_OF: Record<InventoryKind['name'], string> = { computers: 'DevicesRefreshSeconds', mobile_devices: 'MobileDevicesRefreshSeconds' };
+
+const refresh = once(() => {
+  const config = loadRefreshConfig();
+  const deps = { logger, onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1) };
+  const byKind = new Map(REFRESHED_KINDS.map((kind) => [kind.name, makeConfiguredRefresh(config, deps, kind)]));
+  return makeInventoriesRefresh({
+    refreshOf: (kind) => byKind.get(kind.name)!,
     logger,
-    onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1),
-  }),
-);
+    onRefreshed: (kind, seconds) => metrics.add(METRIC_OF[kind.name], 'Seconds', seconds),
+  });
+});
 checkConfigAtStartup(logger, refresh);
 
 /** Without a Lambda context (a direct call), the read may take this long. */
 const DEFAULT_BUDGET_MS = 15 * 60 * 1000;
 
 /**
- * The scheduled refresh of the device list (EventBridge): reads the inventory (whole, or what
- * changed since the last run) and writes the cluster entry that every devices container serves
- * from. One log line per run, `devices refresh`, and the `DevicesRefreshSeconds` metric for a
- * completed one. A failed run throws (Lambda counts the error; the schedule's next run is the retry)
- * and leaves the previous entry in place.
+ * The scheduled refresh of both device lists (EventBridge; lib/devices/refresh-inventories.ts). A
+ * run where either failed throws (Lambda counts the error; the schedule's next run is the retry).
  */
-export const handler = async (
-  _event: unknown,
-  context?: Context,
-): Promise<{ outcome: RefreshOutcome['outcome']; devices?: number; read?: 'full' | 'incremental'; full_read_reason?: FullReadReason; duration_ms: number }> => {
+export const handler = async (_event: unknown, context?: Context) => {
   if (context) logger.addContext(context);
   const started = Date.now();
-  let result: RefreshOutcome;
+  let run: ReturnType<typeof refresh>;
   try {
-    result = await refresh()(() => context?.getRemainingTimeInMillis() ?? DEFAULT_BUDGET_MS - (Date.now() - started));
+    run = refresh();
   } catch (error) {
-    result = { outcome: 'failed', durationMs: Date.now() - started, error };
+    // Misconfigured: no inventory was refreshed, and the line says why.
+    logger.error('devices refresh', { outcome: 'failed', duration_ms: Date.now() - started, error: describeError(error) });
+    throw error;
   }
-  const fields = {
-    outcome: result.outcome,
-    ...(result.outcome === 'refreshed'
-      ? { devices: result.devices, read: result.read, ...(result.fullReadReason === undefined ? {} : { full_read_reason: result.fullReadReason }) }
-      : {}),
-    duration_ms: result.durationMs,
-  };
-  if (result.outcome === 'failed') {
-    logger.error('devices refresh', { ...fields, error: describeError(result.error) });
-  } else {
-    logger.info('devices refresh', fields);
-  }
-  if (result.outcome === 'refreshed') metrics.add('DevicesRefreshSeconds', 'Seconds', result.durationMs / 1000);
+  const { failures, ...result } = await run(() => context?.getRemainingTimeInMillis() ?? DEFAULT_BUDGET_MS - (Date.now() - started));
   await metrics.publish();
-  if (result.outcome === 'failed') throw result.error instanceof Error ? result.error : new Error(describeError(result.error));
-  return fields;
+  if (failures.length > 0) throw failures[0] instanceof Error ? failures[0] : new Error(describeError(failures[0]));
+  return result;
 };

@@ -55,6 +55,9 @@ export interface DevicesConfig extends InventoryConfig {
   latestOs: LatestOsConfig;
 }
 
+/** GET /mobile-devices: the same inventory, its iPhones and iPads decided against iOS (LATEST_IOS_*). */
+export type MobileDevicesConfig = DevicesConfig;
+
 /** The scheduled refresh stores devices, not decisions: it needs no latest-OS reference. */
 export type RefreshConfig = InventoryConfig & {
   redis: RedisConfig;
@@ -209,17 +212,24 @@ const loadInventoryConfig = (env: Env): InventoryConfig => {
 
 const DEFAULT_FEED_TTL_SECONDS = 3600;
 
-const loadLatestOsConfig = (env: Env): LatestOsConfig => {
-  const version = osVersion(env, 'LATEST_OS_VERSION');
-  const feed =
-    present(env, 'LATEST_OS_FEED_URL') === undefined
-      ? undefined
-      : { url: httpUrl(env, 'LATEST_OS_FEED_URL'), ttlSeconds: positiveInt(env, 'LATEST_OS_FEED_TTL_SECONDS', DEFAULT_FEED_TTL_SECONDS) };
-  if (version === undefined && feed === undefined) throw new ConfigError('LATEST_OS_VERSION', 'is required but not set (or set LATEST_OS_FEED_URL)');
+const optionalHttpUrl = (env: Env, name: string): string | undefined => (present(env, name) === undefined ? undefined : httpUrl(env, name));
+
+/** A fixed version, a feed (kept for LATEST_OS_FEED_TTL_SECONDS, shared by both feeds), or both; one is required. */
+const latestOsConfig = (env: Env, version: string | undefined, feedUrl: string | undefined, names: { version: string; feed: string }): LatestOsConfig => {
+  const feed = feedUrl === undefined ? undefined : { url: feedUrl, ttlSeconds: positiveInt(env, 'LATEST_OS_FEED_TTL_SECONDS', DEFAULT_FEED_TTL_SECONDS) };
+  if (version === undefined && feed === undefined) throw new ConfigError(names.version, `is required but not set (or set ${names.feed})`);
   return { version, feed };
 };
 
-export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({ ...loadInventoryConfig(env), latestOs: loadLatestOsConfig(env) });
+export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({
+  ...loadInventoryConfig(env),
+  latestOs: latestOsConfig(env, osVersion(env, 'LATEST_OS_VERSION'), optionalHttpUrl(env, 'LATEST_OS_FEED_URL'), { version: 'LATEST_OS_VERSION', feed: 'LATEST_OS_FEED_URL' }),
+});
+
+export const loadMobileDevicesConfig = (env: Env = process.env): MobileDevicesConfig => ({
+  ...loadInventoryConfig(env),
+  latestOs: latestOsConfig(env, osVersion(env, 'LATEST_IOS_VERSION'), optionalHttpUrl(env, 'LATEST_IOS_FEED_URL'), { version: 'LATEST_IOS_VERSION', feed: 'LATEST_IOS_FEED_URL' }),
+});
 
 /** The scheduled refresh writes the cluster entry: without REDIS_URL it has nothing to do. */
 export const loadRefreshConfig = (env: Env = process.env): RefreshConfig => {

@@ -3,7 +3,7 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import { Ajv as AjvClass } from 'ajv';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { credentialsSchema } from '../lib/credentials/credentials-schema.ts';
-import { addInstantKeyword, deviceQuerySchema, INSTANT_CHECK_MODULE } from '../lib/devices/device-query-schema.ts';
+import { addInstantKeyword, deviceQuerySchema, INSTANT_CHECK_MODULE, mobileDeviceQuerySchema } from '../lib/devices/device-query-schema.ts';
 import { addUserKeywords, EMAIL_CHECK_MODULE, PLAIN_TEXT_CHECK_MODULE, userSchema } from '../lib/users/user-schema.ts';
 
 // ajv's standalone entry is CommonJS with a default export; under nodenext it arrives as the module object.
@@ -57,6 +57,7 @@ export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
   { file: 'lib/users/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addUserKeywords(makeAjv()), validates: 'body' },
   { file: 'lib/users/user-off.generated.ts', schema: userSchema('off'), ajv: () => addUserKeywords(makeAjv()), validates: 'body' },
   { file: 'lib/devices/device-query.generated.ts', schema: deviceQuerySchema, ajv: () => addInstantKeyword(makeAjv()), validates: 'query' },
+  { file: 'lib/devices/mobile-device-query.generated.ts', schema: mobileDeviceQuerySchema, ajv: () => addInstantKeyword(makeAjv()), validates: 'query' },
 ];
 
 /** Where a `require()` of the generated code is served from instead: a module of lib/, as a named import. */

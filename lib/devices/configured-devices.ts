@@ -7,6 +7,7 @@ import { makeLatestOsSource } from '../latest-os/latest-os-feed.ts';
 import { makeDeviceList, type SnapshotRequest } from './device-list.ts';
 import { deviceListClusterKey } from './cluster-key.ts';
 import { deviceSnapshotCodec } from './device-snapshot-codec.ts';
+import { COMPUTERS, type InventoryKind } from './inventory-kind.ts';
 import { makeSnapshotReader } from './read-snapshot.ts';
 
 export interface DevicesDeps {
@@ -16,12 +17,15 @@ export interface DevicesDeps {
   onAuthFailure: () => void;
 }
 
-/** GET /devices as the configuration describes it: Jamf behind the memory and (with REDIS_URL) cluster tiers. */
-export const makeConfiguredDeviceList = (config: DevicesConfig, deps: DevicesDeps) => {
-  const readSnapshot = makeSnapshotReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure) });
+/**
+ * GET /devices (or, with the mobile devices' kind, GET /mobile-devices) as the configuration
+ * describes it: Jamf behind the memory and (with REDIS_URL) cluster tiers.
+ */
+export const makeConfiguredDeviceList = (config: DevicesConfig, deps: DevicesDeps, kind: InventoryKind = COMPUTERS) => {
+  const readSnapshot = makeSnapshotReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure, kind.endpoint), kind });
   const cluster = config.redis === undefined ? undefined : makeRedisClusterTier({ redis: config.redis, logger: deps.logger });
   const snapshots = makeTieredCache({
-    cluster: cluster && { tier: cluster, codec: deviceSnapshotCodec, key: deviceListClusterKey(config) },
+    cluster: cluster && { tier: cluster, codec: deviceSnapshotCodec, key: deviceListClusterKey(config, kind.keyPrefix) },
     ttlMs: config.cacheTtlSeconds * 1000,
     staleMs: config.cacheStaleSeconds * 1000,
     load: (request: SnapshotRequest) => readSnapshot(request.remainingTimeMs),
@@ -30,7 +34,8 @@ export const makeConfiguredDeviceList = (config: DevicesConfig, deps: DevicesDep
     feedUrl: config.latestOs.feed?.url,
     fallbackVersion: config.latestOs.version,
     ttlMs: (config.latestOs.feed?.ttlSeconds ?? 0) * 1000,
+    system: kind.system,
     logger: deps.logger,
   });
-  return makeDeviceList({ snapshots, reference });
+  return makeDeviceList({ snapshots, reference, query: kind.query, decides: kind.decides });
 };

@@ -4,6 +4,7 @@ import { makeJamfClientFromConfig } from '../inventory/jamf-client-from-config.t
 import { deviceListClusterKey } from './cluster-key.ts';
 import type { DevicesDeps } from './configured-devices.ts';
 import { deviceSnapshotCodec } from './device-snapshot-codec.ts';
+import { COMPUTERS, type InventoryKind } from './inventory-kind.ts';
 import { makeRefreshReader } from './read-snapshot.ts';
 import { makeDevicesRefresh } from './refresh-devices.ts';
 
@@ -12,13 +13,17 @@ const REFRESH_COMMAND_TIMEOUT_MS = 10_000;
 /** Lambda stops a function after 15 minutes at most: a lock older than that belongs to a crashed refresh. */
 const REFRESH_LOCK_MS = 15 * 60 * 1000;
 
-/** The scheduled refresh of the same inventory into the same cluster entry. */
-export const makeConfiguredRefresh = (config: RefreshConfig, deps: DevicesDeps) =>
+/** The scheduled refresh of one inventory (of `kind`) into the cluster entry its list is served from. */
+export const makeConfiguredRefresh = (config: RefreshConfig, deps: DevicesDeps, kind: InventoryKind = COMPUTERS) =>
   makeDevicesRefresh({
-    readSnapshot: makeRefreshReader({ inventory: makeJamfClientFromConfig(config, deps.onAuthFailure), fullReadEveryMs: config.fullRefreshSeconds * 1000 }),
+    readSnapshot: makeRefreshReader({
+      inventory: makeJamfClientFromConfig(config, deps.onAuthFailure, kind.endpoint),
+      fullReadEveryMs: config.fullRefreshSeconds * 1000,
+      kind,
+    }),
     cluster: makeRedisClusterTier({ redis: config.redis, logger: deps.logger, commandTimeoutMs: REFRESH_COMMAND_TIMEOUT_MS }),
     codec: deviceSnapshotCodec,
-    key: deviceListClusterKey(config),
+    key: deviceListClusterKey(config, kind.keyPrefix),
     servableMs: (config.cacheTtlSeconds + config.cacheStaleSeconds) * 1000,
     lockMs: REFRESH_LOCK_MS,
   });

@@ -1,6 +1,6 @@
 import type { CacheTier } from '../cache/provenance.ts';
 import type { LatestReference } from '../latest-os/latest-reference.ts';
-import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery } from './device-query.ts';
+import { COMPUTER_QUERY, deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery, type QueryKind } from './device-query.ts';
 import { decideLatest, renderDevices, type DeviceSnapshot, type LatestDecisions } from './device-snapshot.ts';
 
 /** What a lookup needs to read upstream on a miss: the time left in the invocation. */
@@ -29,25 +29,32 @@ export interface DevicePage {
 const FILTERS_KEPT = 16;
 
 /**
- * GET /devices over the snapshot the cache tiers hold: the latest-OS decision against the reference
+ * GET /devices (or GET /mobile-devices: `query` names its filters and route, `decides` which
+ * devices the reference decides) over the snapshot the cache tiers hold: the latest-OS decision against the reference
  * (once per snapshot and reference), the filters and page of the query, and the body as the join of
  * its devices' rendered JSON: no upstream call and no serialization of the whole list per request.
  */
-export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () => Promise<LatestReference> }) => {
+export const makeDeviceList = (deps: {
+  snapshots: SnapshotSource;
+  reference: () => Promise<LatestReference>;
+  query?: QueryKind;
+  decides?: (category: string | undefined) => boolean;
+}) => {
+  const kind = deps.query ?? COMPUTER_QUERY;
   // What is decided once per snapshot and reference: every device's decision, and each filter's matches.
   let decided: { snapshot: DeviceSnapshot; referenceKey: string; decisions: LatestDecisions; matches: Map<string, Uint32Array | undefined> } | undefined;
 
   const decisionsFor = (snapshot: DeviceSnapshot, reference: LatestReference) => {
     if (decided?.snapshot !== snapshot || decided.referenceKey !== reference.key) {
-      decided = { snapshot, referenceKey: reference.key, decisions: decideLatest(snapshot, reference), matches: new Map() };
+      decided = { snapshot, referenceKey: reference.key, decisions: decideLatest(snapshot, reference, deps.decides), matches: new Map() };
     }
     return decided;
   };
 
   const matchesOf = (snapshot: DeviceSnapshot, decisions: NonNullable<typeof decided>, query: DeviceQuery): Uint32Array | undefined => {
-    const key = filterKey(query);
+    const key = filterKey(query, kind);
     if (decisions.matches.has(key)) return decisions.matches.get(key);
-    const matches = filterMatches(snapshot, decisions.decisions.flags, query);
+    const matches = filterMatches(snapshot, decisions.decisions.flags, query, kind);
     if (decisions.matches.size >= FILTERS_KEPT) decisions.matches.delete(decisions.matches.keys().next().value!);
     decisions.matches.set(key, matches);
     return matches;
@@ -58,12 +65,12 @@ export const makeDeviceList = (deps: { snapshots: SnapshotSource; reference: () 
     const [{ value: snapshot, tier }, reference] = await Promise.all([deps.snapshots.get(request), deps.reference()]);
     const decisions = decisionsFor(snapshot, reference);
     const selection = selectPage(snapshot, matchesOf(snapshot, decisions, query), query);
-    const etag = deviceListEtag(snapshot.id, reference.key, query);
+    const etag = deviceListEtag(snapshot.id, reference.key, query, kind);
     return {
       tier,
       etag,
       total: selection.total,
-      next: selection.nextAfter === undefined ? undefined : nextPageLink(query, selection.nextAfter),
+      next: selection.nextAfter === undefined ? undefined : nextPageLink(query, selection.nextAfter, kind),
       body: () => renderDevices(snapshot, decisions.decisions, selection.indexes),
     };
   };

@@ -1,14 +1,15 @@
 import { _, type Ajv, type KeywordCxt } from 'ajv';
-import { isInstant } from './device-query.ts';
+import { COMPUTER_QUERY, isInstant, MOBILE_QUERY, type QueryKind } from './device-query.ts';
 
 /** Custom keyword `instant: true`: an ISO 8601 date and time with `Z` or an offset (device-query.ts). */
 const INSTANT_KEYWORD = 'instant';
 
 /**
- * The query of GET /devices (docs/api.md), as typed by `typeDeviceQuery`: the schema the generated
- * validator checks. Any other parameter is refused.
+ * The query of GET /devices or GET /mobile-devices (docs/api.md), as typed by `typeQueryOf`: the
+ * schema the generated validator checks. Any other parameter is refused (the other route's
+ * category and time filters included).
  */
-export const deviceQuerySchema = {
+const querySchemaOf = (kind: QueryKind) => ({
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -17,11 +18,14 @@ export const deviceQuerySchema = {
     os_is_latest: { type: 'boolean' },
     managed: { type: 'boolean' },
     supervised: { type: 'boolean' },
-    os_name: { type: 'string', minLength: 1, maxLength: 256 },
+    [kind.category]: { type: 'string', minLength: 1, maxLength: 256 },
     model_identifier: { type: 'string', minLength: 1, maxLength: 256 },
-    last_contact_before: { type: 'string', maxLength: 64, [INSTANT_KEYWORD]: true },
+    [kind.before]: { type: 'string', maxLength: 64, [INSTANT_KEYWORD]: true },
   },
-} as const;
+});
+
+export const deviceQuerySchema = querySchemaOf(COMPUTER_QUERY);
+export const mobileDeviceQuerySchema = querySchemaOf(MOBILE_QUERY);
 
 /** How the generated validator (scripts/validators.ts) reaches the instant check: a module of lib/. */
 export const INSTANT_CHECK_MODULE = './device-query.ts';

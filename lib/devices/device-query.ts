@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import { compareDigitStrings, stripLeadingZeros } from '../digit-strings.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 
-/** The query of GET /devices once validated (docs/api.md). Every part optional: none is the whole list. */
+/**
+ * The query of GET /devices or GET /mobile-devices once validated (docs/api.md). Every part
+ * optional: none is the whole list. Each route's schema admits its own category and time filter.
+ */
 export interface DeviceQuery {
   /** A page of at most this many devices, 1..5000. */
   limit?: number;
@@ -13,14 +16,29 @@ export interface DeviceQuery {
   supervised?: boolean;
   /** Exact value, compared case-insensitively; kept as the caller wrote it (for the next link). */
   os_name?: string;
+  device_type?: string;
   model_identifier?: string;
   /** An ISO 8601 instant with `Z` or an offset, as the caller wrote it. */
   last_contact_before?: string;
+  last_inventory_before?: string;
 }
 
+/**
+ * Where the two inventories' queries differ: the route (for the next link), the category filter
+ * (exact value, any case) and the time filter (`…_before` an instant). The rest is shared.
+ */
+export interface QueryKind {
+  readonly path: '/devices' | '/mobile-devices';
+  readonly category: 'os_name' | 'device_type';
+  readonly before: 'last_contact_before' | 'last_inventory_before';
+}
+
+export const COMPUTER_QUERY: QueryKind = { path: '/devices', category: 'os_name', before: 'last_contact_before' };
+export const MOBILE_QUERY: QueryKind = { path: '/mobile-devices', category: 'device_type', before: 'last_inventory_before' };
+
 /** The query parameters in the order they are written back (the next link, the ETag). */
-const FILTERS = ['os_is_latest', 'managed', 'supervised', 'os_name', 'model_identifier', 'last_contact_before'] as const;
-const PARAMETERS = ['limit', ...FILTERS, 'after'] as const;
+const filtersOf = (kind: QueryKind) => ['os_is_latest', 'managed', 'supervised', kind.category, 'model_identifier', kind.before] as const;
+const parametersOf = (kind: QueryKind) => ['limit', ...filtersOf(kind), 'after'] as const;
 const BOOLEANS = new Set(['os_is_latest', 'managed', 'supervised']);
 
 /** A time of day followed by a space and `HH:MM`: a `+` offset written bare in the URL, read as a space. */
@@ -32,15 +50,20 @@ const SPACE_FOR_PLUS = /^(.+[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$
  * `+` as a space, so `last_contact_before=…T10:00:00+01:00` typed into a URL arrives with a space
  * where its offset's sign was: that space is read as the `+` it was (no instant holds a space there).
  */
-export const typeDeviceQuery = (parameters: Readonly<Record<string, string>>): Record<string, unknown> =>
-  Object.fromEntries(
-    Object.entries(parameters).map(([name, value]) => {
-      if (name === 'limit' && /^\d{1,9}$/.test(value)) return [name, Number(value)];
-      if (BOOLEANS.has(name) && (value === 'true' || value === 'false')) return [name, value === 'true'];
-      if (name === 'last_contact_before') return [name, value.replace(SPACE_FOR_PLUS, '$1+$2')];
-      return [name, value];
-    }),
-  );
+export const typeQueryOf =
+  (kind: QueryKind) =>
+  (parameters: Readonly<Record<string, string>>): Record<string, unknown> =>
+    Object.fromEntries(
+      Object.entries(parameters).map(([name, value]) => {
+        if (name === 'limit' && /^\d{1,9}$/.test(value)) return [name, Number(value)];
+        if (BOOLEANS.has(name) && (value === 'true' || value === 'false')) return [name, value === 'true'];
+        if (name === kind.before) return [name, value.replace(SPACE_FOR_PLUS, '$1+$2')];
+        return [name, value];
+      }),
+    );
+
+/** GET /devices' query typed for its schema. */
+export const typeDeviceQuery = typeQueryOf(COMPUTER_QUERY);
 
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -95,8 +118,8 @@ const tristate = (value: boolean): number => (value ? 1 : 0);
  * the same devices. Values are escaped, so that no value can spell another filter (an `os_name` of
  * `macOS&model_identifier=X` is not `macOS` filtered by model).
  */
-export const filterKey = (query: DeviceQuery): string =>
-  FILTERS.filter((name) => query[name] !== undefined)
+export const filterKey = (query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY): string =>
+  filtersOf(kind).filter((name) => query[name] !== undefined)
     .map((name) => `${name}=${encodeURIComponent(String(query[name]).toLowerCase())}`)
     .join('&');
 
@@ -105,7 +128,7 @@ export const filterKey = (query: DeviceQuery): string =>
  * nothing. One pass over the snapshot's columns, worth keeping per filter: every page of a filter
  * is then a binary search and a slice.
  */
-export const filterMatches = (snapshot: DeviceSnapshot, flags: Uint8Array, query: DeviceQuery): Uint32Array | undefined => {
+export const filterMatches = (snapshot: DeviceSnapshot, flags: Uint8Array, query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY): Uint32Array | undefined => {
   const tests: ((index: number) => boolean)[] = [];
   if (query.os_is_latest !== undefined) {
     const wanted = tristate(query.os_is_latest);
@@ -119,17 +142,19 @@ export const filterMatches = (snapshot: DeviceSnapshot, flags: Uint8Array, query
     const wanted = tristate(query.supervised);
     tests.push((index) => snapshot.supervised[index] === wanted);
   }
-  if (query.os_name !== undefined) {
-    const wanted = keyOf(snapshot.osNames, query.os_name);
+  const category = query[kind.category];
+  if (category !== undefined) {
+    const wanted = keyOf(snapshot.osNames, category);
     tests.push((index) => snapshot.osNameKey[index] === wanted);
   }
   if (query.model_identifier !== undefined) {
     const wanted = keyOf(snapshot.models, query.model_identifier);
     tests.push((index) => snapshot.modelKey[index] === wanted);
   }
-  if (query.last_contact_before !== undefined) {
-    const before = parseInstant(query.last_contact_before) ?? Number.NEGATIVE_INFINITY;
-    // A device that has not reported a (readable) contact is among those not heard from since.
+  const beforeText = query[kind.before];
+  if (beforeText !== undefined) {
+    const before = parseInstant(beforeText) ?? Number.NEGATIVE_INFINITY;
+    // A device that has not reported a (readable) time is among those not heard from since.
     tests.push((index) => {
       const contact = snapshot.lastContact[index]!;
       return Number.isNaN(contact) || contact < before;
@@ -161,17 +186,18 @@ export const selectPage = (snapshot: DeviceSnapshot, matches: Uint32Array | unde
 };
 
 /** The query as URL parameters in a fixed order, values as the caller wrote them. */
-const queryString = (query: DeviceQuery): string =>
-  PARAMETERS.filter((name) => query[name] !== undefined)
+const queryString = (query: DeviceQuery, kind: QueryKind): string =>
+  parametersOf(kind).filter((name) => query[name] !== undefined)
     .map((name) => `${name}=${encodeURIComponent(String(query[name]))}`)
     .join('&');
 
 /** The `Link` header of the next page: the same filters and limit, a new cursor (GitHub's style). */
-export const nextPageLink = (query: DeviceQuery, after: string): string => `</devices?${queryString({ ...query, after })}>; rel="next"`;
+export const nextPageLink = (query: DeviceQuery, after: string, kind: QueryKind = COMPUTER_QUERY): string =>
+  `<${kind.path}?${queryString({ ...query, after }, kind)}>; rel="next"`;
 
 /**
  * A strong ETag for the body of `query` over a snapshot flagged against a reference: it changes
  * whenever the body would (other devices, another reference, another page) and only then.
  */
-export const deviceListEtag = (snapshotId: string, referenceKey: string, query: DeviceQuery): string =>
-  `"${createHash('sha256').update(`${snapshotId}\n${referenceKey}\n${queryString(query)}`).digest('base64url').slice(0, 27)}"`;
+export const deviceListEtag = (snapshotId: string, referenceKey: string, query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY): string =>
+  `"${createHash('sha256').update(`${snapshotId}\n${referenceKey}\n${queryString(query, kind)}`).digest('base64url').slice(0, 27)}"`;

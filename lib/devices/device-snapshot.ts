@@ -40,7 +40,11 @@ export interface DeviceSnapshot {
   /** `managed`, `supervised`: 1 true, 0 false, -1 absent. */
   readonly managed: Int8Array;
   readonly supervised: Int8Array;
-  /** Lower-cased `os_name` and `model_identifier` as indexes into their dictionaries (0: none). */
+  /**
+   * Lower-cased category and `model_identifier` as indexes into their dictionaries (0: none). The
+   * category is what the inventory's kind filter reads: `os_name` of a computer, `device_type` of a
+   * mobile device (`SnapshotLayout`).
+   */
   readonly osNameKey: Uint32Array;
   readonly osNames: readonly (string | undefined)[];
   readonly modelKey: Uint32Array;
@@ -48,7 +52,7 @@ export interface DeviceSnapshot {
   /** The board id (`operatingSystem.softwareUpdateDeviceId`) as an index into `boards` (0: none): not served, read by the latest-OS decision. */
   readonly boardKey: Uint32Array;
   readonly boards: readonly (string | undefined)[];
-  /** `last_contact_at` in ms since the epoch; NaN when absent or unreadable. */
+  /** The time the inventory's `…_before` filter reads, in ms since the epoch (`last_contact_at`, or a mobile device's `last_inventory_at`); NaN when absent or unreadable. */
   readonly lastContact: Float64Array;
 }
 
@@ -64,6 +68,30 @@ export interface SnapshotText {
 
 const FLAG_KEY = '"os_is_latest":';
 const FLAG_UNDECIDED = 'false';
+
+/** What a snapshot's columns hold of one device, whichever inventory it is from. */
+export interface DeviceColumns {
+  osVersion: string | undefined;
+  response: string | undefined;
+  /** Compared case-insensitively: kept lower-cased. */
+  category: string | undefined;
+  model: string | undefined;
+  /** Not served: read by the latest-OS decision (a Mac's board id). */
+  board: string | undefined;
+  /** ISO 8601, as served. */
+  time: string | undefined;
+  managed: boolean | undefined;
+  supervised: boolean | undefined;
+}
+
+/**
+ * How an inventory's devices become a snapshot: the served JSON (`os_is_latest` written `false`,
+ * right after `os_rapid_security_response`) and the columns. One per inventory kind (inventory-kind.ts).
+ */
+export interface SnapshotLayout<D> {
+  shape: (device: D) => object;
+  columns: (device: D) => DeviceColumns;
+}
 
 /**
  * One fixed shape in the documented order (docs/api.md), `os_is_latest` right after `os_build`.
@@ -88,6 +116,21 @@ const responseShape = (device: InventoryDevice) => ({
   supervised: device.supervised,
   managed: device.managed,
 });
+
+/** A computer's snapshot: its `os_name` is the category, its last contact the time. */
+export const COMPUTER_LAYOUT: SnapshotLayout<InventoryDevice> = {
+  shape: responseShape,
+  columns: (device) => ({
+    osVersion: device.os_version,
+    response: device.os_rapid_security_response,
+    category: device.os_name,
+    model: device.model_identifier,
+    board: device.board_id,
+    time: device.last_contact_at,
+    managed: device.managed,
+    supervised: device.supervised,
+  }),
+};
 
 /** Interns values into a dictionary whose entry 0 stands for "none". */
 const dictionary = <T>() => {
@@ -115,8 +158,13 @@ const NON_ASCII = /[\u0080-\uffff]/g;
 const asciiJson = (json: string): string =>
   json.replace(NON_ASCII, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-/** The snapshot of `devices` (ascending ids, each once: as the inventory client returns them). */
-export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: number, fullReadAt = readAt): DeviceSnapshot => {
+/** The snapshot of `devices` (ascending ids, each once: as the inventory client returns them), laid out as `layout` says. */
+export const buildSnapshot = <D extends { id: string } = InventoryDevice>(
+  devices: readonly D[],
+  readAt: number,
+  fullReadAt = readAt,
+  layout: SnapshotLayout<D> = COMPUTER_LAYOUT as unknown as SnapshotLayout<D>,
+): DeviceSnapshot => {
   const count = devices.length;
   const starts = new Uint32Array(count + 1);
   const flagAt = new Uint32Array(count);
@@ -136,21 +184,22 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
   const parts: string[] = [];
   let length = 0;
   devices.forEach((device, index) => {
-    const json = asciiJson(JSON.stringify(responseShape(device)));
+    const json = asciiJson(JSON.stringify(layout.shape(device)));
+    const columns = layout.columns(device);
     // JSON.stringify escapes every quote inside strings, so the key occurs only as the key itself.
     const flag = json.indexOf(FLAG_KEY) + FLAG_KEY.length;
     starts[index] = length;
     flagAt[index] = length + flag;
     parts.push(json);
     length += json.length;
-    osVersionKey[index] = versions.keyOf(device.os_version);
-    responseKey[index] = responses.keyOf(device.os_rapid_security_response);
-    osNameKey[index] = osNames.keyOf(device.os_name?.toLowerCase());
-    modelKey[index] = models.keyOf(device.model_identifier?.toLowerCase());
-    boardKey[index] = boards.keyOf(device.board_id);
-    managed[index] = tristate(device.managed);
-    supervised[index] = tristate(device.supervised);
-    lastContact[index] = device.last_contact_at === undefined ? Number.NaN : Date.parse(device.last_contact_at);
+    osVersionKey[index] = versions.keyOf(columns.osVersion);
+    responseKey[index] = responses.keyOf(columns.response);
+    osNameKey[index] = osNames.keyOf(columns.category?.toLowerCase());
+    modelKey[index] = models.keyOf(columns.model?.toLowerCase());
+    boardKey[index] = boards.keyOf(columns.board);
+    managed[index] = tristate(columns.managed);
+    supervised[index] = tristate(columns.supervised);
+    lastContact[index] = columns.time === undefined ? Number.NaN : Date.parse(columns.time);
   });
   starts[count] = length;
   const json = parts.join('');
@@ -184,9 +233,9 @@ export const buildSnapshot = (devices: readonly InventoryDevice[], readAt: numbe
  * without its undecided flag, and its board id, which is not served, from the columns. Every chunk
  * of a snapshot read from the cluster is decoded. `buildSnapshot` of them gives the same text and id.
  */
-export const snapshotDevices = (snapshot: DeviceSnapshot): InventoryDevice[] => {
+export const snapshotDevices = <D extends { id: string } = InventoryDevice>(snapshot: DeviceSnapshot): D[] => {
   const { text, starts, count } = snapshot;
-  const devices: InventoryDevice[] = [];
+  const devices: D[] = [];
   for (let chunkIndex = 0; chunkIndex * text.chunkDevices < count; chunkIndex += 1) {
     const json = text.chunk(chunkIndex);
     const from = chunkIndex * text.chunkDevices;
@@ -195,7 +244,7 @@ export const snapshotDevices = (snapshot: DeviceSnapshot): InventoryDevice[] => 
       const { os_is_latest: _flag, ...device } = JSON.parse(json.slice(starts[index]! - base, starts[index + 1]! - base)) as InventoryDevice & { os_is_latest: boolean };
       const board = snapshot.boards[snapshot.boardKey[index]!];
       if (board !== undefined) device.board_id = board;
-      devices.push(device);
+      devices.push(device as unknown as D);
     }
   }
   return devices;
@@ -215,9 +264,11 @@ const LATEST_VERSION_KEY = ',"os_latest_version":';
 
 /**
  * Every device's `os_is_latest` and `os_latest_version` against `reference`, one decision per
- * distinct version, response level and (for a feed) board and model: a fleet runs a few hundred.
+ * distinct version, response level, category and (for a feed) board and model: a fleet runs a few
+ * hundred. A device whose category `decides` refuses (a mobile device that is not `iOS`) is not
+ * latest and has no `os_latest_version`.
  */
-export const decideLatest = (snapshot: DeviceSnapshot, reference: LatestReference): LatestDecisions => {
+export const decideLatest = (snapshot: DeviceSnapshot, reference: LatestReference, decides?: (category: string | undefined) => boolean): LatestDecisions => {
   const flags = new Uint8Array(snapshot.count);
   const referenceOf = new Uint32Array(snapshot.count);
   const fragments = [''];
@@ -228,10 +279,11 @@ export const decideLatest = (snapshot: DeviceSnapshot, reference: LatestReferenc
     const response = snapshot.responseKey[index]!;
     const board = reference.perDevice ? snapshot.boardKey[index]! : 0;
     const model = reference.perDevice ? snapshot.modelKey[index]! : 0;
-    const slot = `${version},${response},${board},${model}`;
+    const category = decides === undefined ? 0 : snapshot.osNameKey[index]!;
+    const slot = `${version},${response},${board},${model},${category}`;
     let known = decided.get(slot);
     if (known === undefined) {
-      const decision: LatestDecision = reference.decide({
+      const decision: LatestDecision = decides?.(snapshot.osNames[category]) === false ? { latest: false, reference: undefined } : reference.decide({
         osVersion: snapshot.osVersions[version],
         response: snapshot.responses[response],
         boardId: snapshot.boards[board],

@@ -27,15 +27,15 @@ export interface InventoryDevice {
   board_id?: string;
 }
 
-type Section = Record<string, unknown>;
+export type Section = Record<string, unknown>;
 
-const sectionOf = (value: unknown): Section | undefined => (isPlainObject(value) ? value : undefined);
+export const sectionOf = (value: unknown): Section | undefined => (isPlainObject(value) ? value : undefined);
 
 // Empty or blank text carries no value; upstream sends it for unset fields.
-const text = (value: unknown): string | undefined =>
+export const text = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() !== '' ? value : undefined;
 
-const flag = (value: unknown): boolean | undefined => (typeof value === 'boolean' ? value : undefined);
+export const flag = (value: unknown): boolean | undefined => (typeof value === 'boolean' ? value : undefined);
 
 /**
  * Maps one Jamf Pro computers-inventory record (v3) to an InventoryDevice. Returns undefined for a

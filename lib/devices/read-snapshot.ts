@@ -2,7 +2,7 @@ import { compareDigitStrings } from '../digit-strings.ts';
 import type { JamfClient } from '../inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
 import { buildSnapshot, snapshotDevices, type DeviceSnapshot } from './device-snapshot.ts';
-import { mapInventoryRecord, type InventoryDevice } from './map-inventory-record.ts';
+import { COMPUTERS, type InventoryKind, type ServedDevice } from './inventory-kind.ts';
 
 /**
  * Left of the Lambda's remaining time for answering once the upstream read gives up: logging the
@@ -30,23 +30,24 @@ const deadlineOf = (remainingTimeMs: () => number): AbortSignal => {
  * mapped as their pages arrive. The snapshot is stamped with the time the read started, the age of
  * its oldest data. Every request-time read is this one.
  */
-export const makeSnapshotReader =
-  (deps: { inventory: JamfClient; now?: () => number }) =>
-  async (remainingTimeMs: () => number): Promise<DeviceSnapshot> => {
+export const makeSnapshotReader = (deps: { inventory: JamfClient; kind?: InventoryKind; now?: () => number }) => {
+  const kind = deps.kind ?? COMPUTERS;
+  return async (remainingTimeMs: () => number): Promise<DeviceSnapshot> => {
     const deadline = deadlineOf(remainingTimeMs);
     const readAt = (deps.now ?? Date.now)();
-    const devices = await deps.inventory.readInventory(deadline, mapInventoryRecord);
-    return buildSnapshot(devices, readAt);
+    const devices = await deps.inventory.readInventory(deadline, kind.map);
+    return buildSnapshot(devices, readAt, readAt, kind.layout);
   };
+};
 
 /** Why a refresh read the whole inventory rather than its changes. */
-export type FullReadReason = 'no previous snapshot' | 'full read due' | 'filter refused' | 'count changed';
+export type FullReadReason = 'no previous snapshot' | 'full read due' | 'filter refused' | 'count changed' | 'no change filter';
 
 export type RefreshRead = { snapshot: DeviceSnapshot; read: 'incremental' } | { snapshot: DeviceSnapshot; read: 'full'; reason: FullReadReason };
 
 /** `kept` (ascending ids) with `changed` (ascending ids) in place of, or beside, the devices of the same id. */
-const mergeById = (kept: readonly InventoryDevice[], changed: readonly InventoryDevice[]): InventoryDevice[] => {
-  const merged: InventoryDevice[] = [];
+const mergeById = (kept: readonly ServedDevice[], changed: readonly ServedDevice[]): ServedDevice[] => {
+  const merged: ServedDevice[] = [];
   let next = 0;
   for (const device of changed) {
     while (next < kept.length && compareDigitStrings(kept[next]!.id, device.id) < 0) merged.push(kept[next++]!);
@@ -64,14 +65,17 @@ const mergeById = (kept: readonly InventoryDevice[], changed: readonly Inventory
  * is no previous snapshot, when the last full read is `fullReadEveryMs` old, when Jamf refuses the
  * filter, or when the merged list's size is not the inventory's (a device was removed).
  */
-export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs: number; now?: () => number }) => {
+export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs: number; kind?: InventoryKind; now?: () => number }) => {
   const now = deps.now ?? Date.now;
+  const kind = deps.kind ?? COMPUTERS;
   const readFully = makeSnapshotReader(deps);
   return async (previous: DeviceSnapshot | undefined, remainingTimeMs: () => number): Promise<RefreshRead> => {
     const full = async (reason: FullReadReason): Promise<RefreshRead> => ({ snapshot: await readFully(remainingTimeMs), read: 'full', reason });
+    // An inventory Jamf cannot filter by date (the mobile devices') is read whole every time.
+    if (kind.endpoint.changedFilter === undefined) return full('no change filter');
     if (previous === undefined) return full('no previous snapshot');
     if (now() - previous.fullReadAt >= deps.fullReadEveryMs) return full('full read due');
-    let kept: InventoryDevice[];
+    let kept: ServedDevice[];
     try {
       kept = snapshotDevices(previous);
     } catch {
@@ -80,10 +84,10 @@ export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs
     }
     const deadline = deadlineOf(remainingTimeMs);
     const readAt = now();
-    const answer = await deps.inventory.readChanges(deadline, mapInventoryRecord, previous.readAt - CHANGED_SINCE_MARGIN_MS);
+    const answer = await deps.inventory.readChanges(deadline, kind.map, previous.readAt - CHANGED_SINCE_MARGIN_MS);
     if (answer.kind === 'filter-refused') return full('filter refused');
     const devices = mergeById(kept, answer.changed);
     if (devices.length !== answer.totalCount) return full('count changed');
-    return { snapshot: buildSnapshot(devices, readAt, previous.fullReadAt), read: 'incremental' };
+    return { snapshot: buildSnapshot(devices, readAt, previous.fullReadAt, kind.layout), read: 'incremental' };
   };
 };

@@ -2,6 +2,7 @@
 const ROUTES = [
   { method: 'POST', path: '/credentials' },
   { method: 'GET', path: '/devices' },
+  { method: 'GET', path: '/mobile-devices' },
   { method: 'POST', path: '/api/users' },
   { method: 'GET', path: '/api/users/{id}' },
 ] as const;

@@ -4,7 +4,7 @@ import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.
 import { excerpt, type CallLimits } from '../upstream/upstream-call.ts';
 import { inventoryIdOf, sortedUniqueById } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
-import { afterNotFound, INVENTORY_PATHS, LAST_CONTACT_FIELD, makeVersionedEndpoint } from './jamf-versions.ts';
+import { afterNotFound, INVENTORY_PATHS, LAST_CONTACT_FIELD, makeVersionedEndpoint, MOBILE_INVENTORY_PATHS } from './jamf-versions.ts';
 
 /**
  * Records per inventory page. Jamf silently clamps above 2000, and with four sections a 2000-record
@@ -21,7 +21,36 @@ const MAX_PAGES = 10_000;
 /** Whole reads tried while devices keep being removed under them (see `readInventory`). */
 const MAX_READS = 3;
 
-const SECTIONS = ['GENERAL', 'HARDWARE', 'OPERATING_SYSTEM', 'USER_AND_LOCATION'] as const;
+/**
+ * One of Jamf Pro's inventories, read the same way (token, pages, sort by id, re-reads): where it is,
+ * which sections, the field its records are sorted and identified by, and its change filter.
+ */
+export interface JamfInventoryEndpoint {
+  /** Newest first: the paths of the Jamf Pro versions this service reads (makeVersionedEndpoint). */
+  readonly paths: readonly [string, ...string[]];
+  readonly sections: readonly string[];
+  readonly idField: string;
+  /** RSQL for the records changed at or after `instant`, at `path`; absent: `readChanges` answers filter-refused without a request. */
+  readonly changedFilter?: (path: string, instant: string) => string;
+}
+
+/** Records last in contact, or last reporting their inventory, at or after `instant` (`,` is RSQL's or). */
+const changedFilter = (path: string, instant: string): string =>
+  `${LAST_CONTACT_FIELD[path as (typeof INVENTORY_PATHS)[number]]}=ge=${instant},general.reportDate=ge=${instant}`;
+
+export const COMPUTERS_INVENTORY: JamfInventoryEndpoint = {
+  paths: INVENTORY_PATHS,
+  sections: ['GENERAL', 'HARDWARE', 'OPERATING_SYSTEM', 'USER_AND_LOCATION'],
+  idField: 'id',
+  changedFilter,
+};
+
+/** iPhones, iPads and Apple TVs; read in full by every refresh (no change filter). */
+export const MOBILE_DEVICES_INVENTORY: JamfInventoryEndpoint = {
+  paths: MOBILE_INVENTORY_PATHS,
+  sections: ['GENERAL', 'HARDWARE', 'USER_AND_LOCATION'],
+  idField: 'mobileDeviceId',
+};
 
 interface JamfPage {
   totalCount: number;
@@ -50,6 +79,8 @@ export type InventoryChanges<T> =
 export interface JamfClientOptions {
   baseUrl: string;
   auth: JamfAuth;
+  /** Which inventory the client reads; default the computers'. */
+  inventory?: JamfInventoryEndpoint;
   /** Called once per token upstream refused (a 401 on an inventory page): the auth-failure metric. */
   onAuthFailure?: () => void;
   pageSize?: number;
@@ -59,7 +90,7 @@ export interface JamfClientOptions {
 
 export interface JamfClient {
   /**
-   * Every computer of the inventory through `map`, each id once (the first record read wins), in
+   * Every record of the inventory (computers, or mobile devices) through `map`, each id once (the first record read wins), in
    * ascending numeric id order; all or nothing. Records are mapped as their page arrives, so a read
    * of a large fleet never holds the raw records of all pages at once; `map` returns undefined for
    * a record to leave out. `deadline` bounds the whole read.
@@ -74,15 +105,11 @@ export interface JamfClient {
   readChanges: <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined, since: number) => Promise<InventoryChanges<T>>;
 }
 
-const inventoryQuery = (page: number, pageSize: number): string =>
-  `${SECTIONS.map((section) => `section=${section}`).join('&')}&sort=id:asc&page=${page}&page-size=${pageSize}`;
+const inventoryQuery = (endpoint: JamfInventoryEndpoint, page: number, pageSize: number): string =>
+  `${endpoint.sections.map((section) => `section=${section}`).join('&')}&sort=${endpoint.idField}:asc&page=${page}&page-size=${pageSize}`;
 
 /** An ISO 8601 UTC instant in whole seconds (the second `ms` falls in), as RSQL compares dates. */
 const instantOf = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-
-/** Records last in contact, or last reporting their inventory, at or after `instant` (`,` is RSQL's or). */
-const changedFilter = (path: string, instant: string): string =>
-  `${LAST_CONTACT_FIELD[path as (typeof INVENTORY_PATHS)[number]]}=ge=${instant},general.reportDate=ge=${instant}`;
 
 const asPage = (body: unknown): JamfPage | undefined => {
   if (typeof body !== 'object' || body === null) return undefined;
@@ -94,11 +121,12 @@ const asPage = (body: unknown): JamfPage | undefined => {
 export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const pageSize = options.pageSize ?? JAMF_PAGE_SIZE;
   const concurrency = options.concurrency ?? JAMF_CONCURRENCY;
+  const endpoint = options.inventory ?? COMPUTERS_INVENTORY;
   const limitsOf = (signal: AbortSignal): CallLimits => ({ signal, timeoutMs: options.requestTimeoutMs ?? JAMF_REQUEST_TIMEOUT_MS });
 
   // Both live as long as the client, one per container: which paths this Jamf Pro has is learnt once.
   const tokenOf = makeTokenSource(options.baseUrl, options.auth);
-  const inventoryPath = makeVersionedEndpoint(INVENTORY_PATHS);
+  const inventoryPath = makeVersionedEndpoint(endpoint.paths);
   const authenticate = (signal: AbortSignal) => tokenOf(limitsOf(signal));
 
   /** Page `page` of `size` records; with `since` (an instant), only the records changed since then. */
@@ -107,7 +135,9 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       `GET ${loggableBase(options.baseUrl)}${path} page ${page} (page-size ${size}${since === undefined ? '' : `, changed since ${since}`})`;
     // The filter names the path's own fields, so a container that has not yet learnt its version asks each rightly.
     const queryOf = (path: string) =>
-      since === undefined ? inventoryQuery(page, size) : `${inventoryQuery(page, size)}&filter=${encodeURIComponent(changedFilter(path, since))}`;
+      since === undefined || endpoint.changedFilter === undefined
+        ? inventoryQuery(endpoint, page, size)
+        : `${inventoryQuery(endpoint, page, size)}&filter=${encodeURIComponent(endpoint.changedFilter(path, since))}`;
     const answer = await inventoryPath.send((path) =>
       callJamf(
         labelOf(path),
@@ -135,7 +165,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const mapped = <T>(page: JamfPage, map: (record: unknown) => T | undefined): { id: string; value: T }[] => {
     const entries: { id: string; value: T }[] = [];
     for (const record of page.results) {
-      const id = inventoryIdOf(record);
+      const id = inventoryIdOf(record, endpoint.idField);
       const value = id === undefined ? undefined : map(record);
       if (id !== undefined && value !== undefined) entries.push({ id, value });
     }
@@ -232,6 +262,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   };
 
   const readChanges = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined, since: number): Promise<InventoryChanges<T>> => {
+    if (endpoint.changedFilter === undefined) return { kind: 'filter-refused', detail: `${endpoint.paths[0]} has no change filter` };
     const { abort, signal, pageOf } = startRead(deadline);
     const { totalCount } = await pageOf(0, 1, signal);
     const instant = instantOf(since);

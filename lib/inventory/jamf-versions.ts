@@ -9,6 +9,9 @@ export const OAUTH_TOKEN_PATHS = ['/api/v1/oauth/token', '/api/oauth/token'] as 
 /** The inventory: v4 since Jamf Pro 11.30 (which deprecated v3 for it), v3 before, which answers 404 at v4. */
 export const INVENTORY_PATHS = ['/api/v4/computers-inventory', '/api/v3/computers-inventory'] as const;
 
+/** The mobile devices' inventory (iPhones, iPads, Apple TVs): one path in every version this service reads. */
+export const MOBILE_INVENTORY_PATHS = ['/api/v2/mobile-devices/detail'] as const;
+
 /**
  * The last contact as each inventory version names it, for filtering (RSQL): v4 has
  * `general.lastContact` where v3 had `general.lastContactTime`; `general.reportDate` is in both.

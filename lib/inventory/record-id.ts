@@ -3,11 +3,12 @@ import { compareDigitStrings, stripLeadingZeros } from '../digit-strings.ts';
 
 
 /**
- * An inventory record's id as decimal digits, or undefined when it has none usable. Jamf sends ids
- * as strings; a number is accepted when it is a safe non-negative integer.
+ * An inventory record's id (its `field`: `id` for computers, `mobileDeviceId` for mobile devices) as
+ * decimal digits, or undefined when it has none usable. Jamf sends ids as strings; a number is
+ * accepted when it is a safe non-negative integer.
  */
-export const inventoryIdOf = (record: unknown): string | undefined => {
-  const id = isPlainObject(record) ? record.id : undefined;
+export const inventoryIdOf = (record: unknown, field = 'id'): string | undefined => {
+  const id = isPlainObject(record) ? record[field] : undefined;
   if (typeof id === 'string') return /^\d+$/.test(id) ? id : undefined;
   if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) return String(id);
   return undefined;

@@ -2,14 +2,16 @@ import { singleFlight } from '../async/single-flight.ts';
 import { describeError } from '../errors.ts';
 import { makeStateLog, type HealthLogger } from '../health-logger.ts';
 import { callUpstream, redactUrl } from '../upstream/upstream-call.ts';
-import { feedReference, fixedReference, type LatestReference } from './latest-reference.ts';
+import { feedReference, fixedReference, type FeedMatch, type LatestReference } from './latest-reference.ts';
 import { sofaReleases } from './sofa-feed.ts';
 
 export interface LatestOsSourceOptions {
-  /** A SOFA-format feed (`LATEST_OS_FEED_URL`); undefined: `fallbackVersion` alone decides. */
+  /** A SOFA-format feed (`LATEST_OS_FEED_URL`, `LATEST_IOS_FEED_URL`); undefined: `fallbackVersion` alone decides. */
   feedUrl: string | undefined;
-  /** `LATEST_OS_VERSION`: for majors the feed does not list, and while no feed copy exists. */
+  /** `LATEST_OS_VERSION` (`LATEST_IOS_VERSION`): for majors the feed does not list, and while no feed copy exists. */
   fallbackVersion: string | undefined;
+  /** Which SOFA feed: macOS (default; devices matched by board id) or iOS (matched by product type). */
+  system?: 'macOS' | 'iOS';
   /** How long a fetched feed is kept (`LATEST_OS_FEED_TTL_SECONDS`). */
   ttlMs: number;
   logger: HealthLogger;
@@ -20,8 +22,14 @@ export interface LatestOsSourceOptions {
   now?: () => number;
 }
 
-/** What serves the latest-OS decision: the feed, its last good copy, or LATEST_OS_VERSION. */
-type Serving = 'feed' | 'last good copy' | 'LATEST_OS_VERSION';
+/** What serves the latest-OS decision: the feed, its last good copy, or the fixed version's variable. */
+type Serving = 'feed' | 'last good copy' | 'LATEST_OS_VERSION' | 'LATEST_IOS_VERSION';
+
+/** Each feed's fixed version and how its devices are matched. */
+const SYSTEMS = {
+  macOS: { fixed: 'LATEST_OS_VERSION', match: 'board' },
+  iOS: { fixed: 'LATEST_IOS_VERSION', match: 'product-type' },
+} as const satisfies Record<string, { fixed: Serving; match: FeedMatch }>;
 
 const FEED_TIMEOUT_MS = 3_000;
 const RETRY_MS = 60_000;
@@ -42,6 +50,7 @@ class FeedUnavailableError extends Error {
  */
 export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promise<LatestReference>) => {
   const fallback = fixedReference(options.fallbackVersion);
+  const system = options.system ?? 'macOS';
   const { feedUrl } = options;
   if (feedUrl === undefined) return async () => fallback;
   const now = options.now ?? Date.now;
@@ -69,8 +78,8 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
       throw new FeedUnavailableError(`${shown} sent a body that is not JSON`);
     }
     const releases = sofaReleases(feed);
-    if (typeof releases === 'string') throw new FeedUnavailableError(`${shown} is not a SOFA macOS feed: ${releases}`);
-    return feedReference(releases, options.fallbackVersion);
+    if (typeof releases === 'string') throw new FeedUnavailableError(`${shown} is not a SOFA ${system} feed: ${releases}`);
+    return feedReference(releases, options.fallbackVersion, SYSTEMS[system].match);
   };
 
   const refresh = async (): Promise<void> => {
@@ -80,7 +89,7 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
       serving.set('feed');
     } catch (error) {
       failedAt = now();
-      serving.set(good === undefined ? 'LATEST_OS_VERSION' : 'last good copy', error);
+      serving.set(good === undefined ? SYSTEMS[system].fixed : 'last good copy', error);
     }
   };
 

@@ -62,27 +62,45 @@ export const fixedReference = (version: string | undefined): LatestReference => 
 };
 
 /**
- * The SOFA feed's releases: a device is compared with the highest release of its own major that
- * applies to it (every device's, or its board's), so a fully patched Mac on an older major is
- * latest and a build for one model never demotes another. A Mac is matched by its board id, or
- * without one by every board id the feed's `Devices` table gives its model identifier; matched by
- * neither, it gets the releases for every device. A device whose major the feed does not list (or
- * for which no release applies) is compared with `fallback` (LATEST_OS_VERSION) when there is one,
- * else it is not latest. A v1 feed, whose releases all apply to every device, is the per-major rule.
+ * How a device is matched with the releases the feed scopes to some devices: by the Mac's board id
+ * (SOFA's macOS feed, its `Devices` table mapping model identifiers to board ids), or by product
+ * type, which is the device's model identifier itself (`iPhone17,1`: SOFA's iOS feed).
  */
-export const feedReference = (releases: SofaReleases, fallback: string | undefined): LatestReference => {
+export type FeedMatch = 'board' | 'product-type';
+
+/**
+ * The SOFA feed's releases: a device is compared with the highest release of its own major that
+ * applies to it (every device's, or its own), so a fully patched device on an older major is
+ * latest and a build for one model never demotes another. With `board` matching a Mac is matched by
+ * its board id, or without one by every board id the feed's `Devices` table gives its model
+ * identifier; with `product-type` matching a device by its model identifier (any case); matched by
+ * neither, it gets the releases for every device. A device whose major the feed does not list (or
+ * for which no release applies) is compared with `fallback` (LATEST_OS_VERSION, LATEST_IOS_VERSION)
+ * when there is one, else it is not latest. A v1 feed, whose releases all apply to every device, is
+ * the per-major rule.
+ */
+export const feedReference = (releases: SofaReleases, fallback: string | undefined, match: FeedMatch = 'board'): LatestReference => {
   const fallbackVersion = fallbackOf(fallback);
+  // The feed's product types by their lower case: the snapshot keeps model identifiers lower-cased.
+  const productTypes = new Map<string, string>();
+  if (match === 'product-type') {
+    for (const list of releases.byMajor.values()) for (const release of list) for (const device of release.devices ?? []) productTypes.set(device.toLowerCase(), device);
+  }
+  const devicesOf = (device: DeviceFacts): readonly string[] => {
+    const model = device.modelIdentifier?.toLowerCase() ?? '';
+    if (match === 'product-type') return model === '' ? [] : [productTypes.get(model) ?? model];
+    const boardId = device.boardId === '' ? undefined : device.boardId;
+    return boardId !== undefined ? [boardId] : (releases.boardsByModel.get(model) ?? []);
+  };
   return {
-    key: `feed:${releases.key};fallback=${fallbackVersion?.text ?? '-'}`,
+    key: `feed:${releases.key}${match === 'board' ? '' : `;${match}`};fallback=${fallbackVersion?.text ?? '-'}`,
     perDevice: true,
     decide: (device) => {
       const version = deviceVersion(device);
       if (version === undefined) return NOT_DECIDED;
       const ofMajor = releases.byMajor.get(majorOf(version));
       if (ofMajor === undefined) return decideAgainst(version, fallbackVersion);
-      const boardId = device.boardId === '' ? undefined : device.boardId;
-      const boards = boardId !== undefined ? [boardId] : (releases.boardsByModel.get(device.modelIdentifier?.toLowerCase() ?? '') ?? []);
-      return decideAgainst(version, latestRelease(ofMajor, boards) ?? fallbackVersion);
+      return decideAgainst(version, latestRelease(ofMajor, devicesOf(device)) ?? fallbackVersion);
     },
   };
 };

@@ -3,8 +3,8 @@ import { isPlainObject } from '../plain-object.ts';
 import { compareVersions, formatVersion, majorOf, parseVersion, responseLevel, type Version } from '../os-version.ts';
 
 /**
- * The macOS feed of SOFA (macadmins' "Simple Organized Feed for Apple Software Updates",
- * `macos_data_feed.json`, v1 or v2): `OSVersions[]`, one entry per major release, each with its
+ * The macOS and iOS feeds of SOFA (macadmins' "Simple Organized Feed for Apple Software Updates",
+ * `macos_data_feed.json` and `ios_data_feed.json`, v1 or v2), one shape: `OSVersions[]`, one entry per major release, each with its
  * `Latest` and its `SecurityReleases[]`, and in v2 the `BackgroundSecurityImprovements` of each major
  * and a `Devices` table of board ids. Each release is kept with the devices it applies to
  * (docs/api.md#os_is_latest). The feed writes a response level in one of several places, all read
@@ -18,7 +18,7 @@ export interface FeedRelease {
   readonly version: Version;
   /** The version as the feed writes it (`26.6.2`, `26.3.2 (a)`): the device's `os_latest_version`. */
   readonly text: string;
-  /** The board ids it applies to; undefined: every device of its major. */
+  /** The board ids (macOS) or product types (iOS) it applies to; undefined: every device of its major. */
   readonly devices: ReadonlySet<string> | undefined;
 }
 

@@ -10,12 +10,18 @@ export const ALL_SERVICES: ReadonlySet<LocalService> = new Set(['inventory', 'us
 
 /** The newest macOS of the demo feed's copy, so the demo inventory has latest Macs without the feed too. */
 const DEFAULT_LATEST_OS_VERSION = '26.6.2';
-/** `LATEST_OS_FEED_URL=demo`: serve the copy of the real SOFA feed (demo/sofa/) and point the devices at it. */
+/** The newest iOS of the demo iOS feed, so the demo mobile devices have latest iPhones and iPads without the feed too. */
+const DEFAULT_LATEST_IOS_VERSION = '26.6.1';
+/**
+ * `LATEST_OS_FEED_URL=demo` (`LATEST_IOS_FEED_URL=demo`): serve the demo SOFA feeds (demo/sofa/)
+ * and point the devices (the mobile devices) at the macOS (iOS) one.
+ */
 const DEMO_FEED_VALUE = 'demo';
 const DEFAULT_USERS_TABLE = 'users-local';
 const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency-local';
 const DEFAULT_IMPORT_BUCKET = 'import-local';
 const DEMO_COMPUTER_COUNT = 300;
+const DEMO_MOBILE_DEVICE_COUNT = 300;
 /** Where the sample importTickets events read from: seeded with a generated chat export. */
 const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' } as const;
 
@@ -61,6 +67,8 @@ interface DefaultsPlan {
   storage: boolean;
   /** The demo latest-OS feed, because LATEST_OS_FEED_URL is `demo`. */
   feed: boolean;
+  /** The demo latest-iOS feed, because LATEST_IOS_FEED_URL is `demo`. */
+  iosFeed: boolean;
   /** A local Redis, because LOCAL_REDIS asks for one, the devices run and REDIS_URL is unset. */
   redis: LocalRedisKind | undefined;
   /** Plain values used where the variable is unset. */
@@ -84,11 +92,13 @@ const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan 
       !present(env, 'IDEMPOTENCY_TABLE'),
     storage: needs.has('storage') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_S3'),
     feed: needs.has('inventory') && env.LATEST_OS_FEED_URL?.trim() === DEMO_FEED_VALUE,
+    iosFeed: needs.has('inventory') && env.LATEST_IOS_FEED_URL?.trim() === DEMO_FEED_VALUE,
     // A REDIS_URL that is set wins: nothing is started.
     redis: needs.has('inventory') && !present(env, 'REDIS_URL') ? localRedis : undefined,
     values: {},
   };
   if (needs.has('inventory') && !present(env, 'LATEST_OS_VERSION')) plan.values.LATEST_OS_VERSION = DEFAULT_LATEST_OS_VERSION;
+  if (needs.has('inventory') && !present(env, 'LATEST_IOS_VERSION')) plan.values.LATEST_IOS_VERSION = DEFAULT_LATEST_IOS_VERSION;
   if (needs.has('users') && !present(env, 'USERS_TABLE')) plan.values.USERS_TABLE = DEFAULT_USERS_TABLE;
   if (needs.has('users') && !present(env, 'IDEMPOTENCY_TABLE')) plan.values.IDEMPOTENCY_TABLE = DEFAULT_IDEMPOTENCY_TABLE;
   // Local servers accept any credentials, but the SDK refuses to sign without some.
@@ -145,10 +155,11 @@ export const startEmbeddedDefaults = async (
   try {
     if (plan.inventory !== undefined) {
       // Loaded only when needed: the demo inventory and the tests' fake Jamf are one module.
-      const { startFakeJamf, generateJamfComputers, DEMO_JAMF_CREDENTIALS, JAMF_PERSONALITIES } = await import('../../demo/fake-jamf.ts');
+      const { startFakeJamf, generateJamfComputers, generateJamfMobileDevices, DEMO_JAMF_CREDENTIALS, JAMF_PERSONALITIES, MOBILE_INVENTORY_PATH } = await import('../../demo/fake-jamf.ts');
       const jamf = await startFakeJamf({
         personality: plan.inventory,
         devices: generateJamfComputers(DEMO_COMPUTER_COUNT),
+        mobileDevices: generateJamfMobileDevices(DEMO_MOBILE_DEVICE_COUNT),
         clientId: DEMO_JAMF_CREDENTIALS.clientId,
         clientSecret: DEMO_JAMF_CREDENTIALS.clientSecret,
       });
@@ -160,16 +171,26 @@ export const startEmbeddedDefaults = async (
       });
       const paths = JAMF_PERSONALITIES[plan.inventory];
       notes.push(
-        note('INVENTORY_URL', `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers (OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`),
+        note(
+          'INVENTORY_URL',
+          `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers and ${DEMO_MOBILE_DEVICE_COUNT} mobile devices (${MOBILE_INVENTORY_PATH}; OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`,
+        ),
         note('DEMO_JAMF_VERSION', `${plan.inventory}${present(env, 'DEMO_JAMF_VERSION') ? '' : ' (default)'} — as ${paths.versions}: ${paths.inventory}, ${paths.oauthToken} (DEMO_JAMF_VERSION=${plan.inventory === 'current' ? 'legacy' : 'current'} for the other)`),
       );
     }
-    if (plan.feed) {
+    if (plan.feed || plan.iosFeed) {
+      // One server for both feeds: each variable asking for `demo` is pointed at its own.
       const { startFakeSofa } = await import('../../demo/fake-sofa.ts');
       const sofa = await startFakeSofa();
       stoppers.push(() => sofa.close());
-      overlay.LATEST_OS_FEED_URL = sofa.feedUrl('v2');
-      notes.push(note('LATEST_OS_FEED_URL', `${sofa.feedUrl('v2')} — DEMO DATA: a copy of the SOFA macOS feed of September 2026 (v1 of September 2025 at ${sofa.feedUrl('v1')})`));
+      if (plan.feed) {
+        overlay.LATEST_OS_FEED_URL = sofa.feedUrl('v2');
+        notes.push(note('LATEST_OS_FEED_URL', `${sofa.feedUrl('v2')} — DEMO DATA: a copy of the SOFA macOS feed of September 2026 (v1 of September 2025 at ${sofa.feedUrl('v1')})`));
+      }
+      if (plan.iosFeed) {
+        overlay.LATEST_IOS_FEED_URL = sofa.feedUrl('ios-v2');
+        notes.push(note('LATEST_IOS_FEED_URL', `${sofa.feedUrl('ios-v2')} — DEMO DATA: a SOFA iOS feed (v2) of September 2026, written for the demo`));
+      }
     }
     if (plan.users) {
       const [{ startDynalite, createUsersTable, createIdempotencyTable, seedUser }, { DEMO_USER }] = await Promise.all([
@@ -231,6 +252,7 @@ export const startEmbeddedDefaults = async (
     }
     if (needs.has('inventory')) {
       if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(note('LATEST_OS_VERSION', `${plan.values.LATEST_OS_VERSION} (default)`));
+      if (plan.values.LATEST_IOS_VERSION !== undefined) notes.push(note('LATEST_IOS_VERSION', `${plan.values.LATEST_IOS_VERSION} (default)`));
       if (!present(env, 'REDIS_URL') && plan.redis === undefined) notes.push(note('REDIS_URL', 'unset — memory cache only (LOCAL_REDIS=cluster or LOCAL_REDIS=node starts a local Redis)'));
       if (present(env, 'REDIS_URL') && localRedisKind(env) !== undefined) notes.push(note('LOCAL_REDIS', `${env.LOCAL_REDIS!.trim()} ignored: REDIS_URL is set`));
       if (plan.inventory === undefined && demoJamfVersion(env) !== undefined) notes.push(note('DEMO_JAMF_VERSION', `${env.DEMO_JAMF_VERSION!.trim()} ignored: INVENTORY_URL is set`));

@@ -7,6 +7,7 @@ import type { LocalService } from './embedded-defaults.ts';
 const NEEDS: Readonly<Record<string, readonly LocalService[]>> = {
   credentials: [],
   devices: ['inventory'],
+  mobileDevices: ['inventory'],
   // It writes the cluster tier: REDIS_URL must name a Redis (no embedded default stands in for one).
   refreshDevices: ['inventory'],
   createUser: ['users'],

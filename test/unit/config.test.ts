@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadCreateUserConfig, loadDevicesConfig, loadImportConfig, loadRefreshConfig, loadUsersConfig } from '../../lib/config.ts';
+import { loadCreateUserConfig, loadDevicesConfig, loadImportConfig, loadMobileDevicesConfig, loadRefreshConfig, loadUsersConfig } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
 
 const devicesEnv = {
@@ -148,6 +148,30 @@ describe('loadDevicesConfig', () => {
     expect(error.publicMessage).toBe('Service misconfigured');
     expect(error.message).toContain(variable);
     expect(error.message).not.toContain('hunter2');
+  });
+});
+
+describe('loadMobileDevicesConfig', () => {
+  const { LATEST_OS_VERSION: _macOs, ...inventoryOnly } = devicesEnv;
+  const feedUrl = 'https://sofa.example.test/v2/ios_data_feed.json';
+
+  it('reads LATEST_IOS_VERSION and LATEST_IOS_FEED_URL (with the feeds\' one TTL), not the macOS ones', () => {
+    expect(loadMobileDevicesConfig({ ...devicesEnv, LATEST_IOS_VERSION: '26.6.1' }).latestOs).toEqual({ version: '26.6.1', feed: undefined });
+    expect(loadMobileDevicesConfig({ ...inventoryOnly, LATEST_IOS_FEED_URL: `${feedUrl}/`, LATEST_OS_FEED_TTL_SECONDS: '600' }).latestOs).toEqual({
+      version: undefined,
+      feed: { url: feedUrl, ttlSeconds: 600 },
+    });
+    expect(loadMobileDevicesConfig({ ...inventoryOnly, LATEST_IOS_VERSION: '26.6.1' }).inventoryUrl).toBe('https://jamf.example.test');
+  });
+
+  it.each([
+    ['LATEST_IOS_VERSION', devicesEnv, 'Configuration error: LATEST_IOS_VERSION is required but not set (or set LATEST_IOS_FEED_URL)'],
+    ['LATEST_IOS_VERSION', { ...inventoryOnly, LATEST_IOS_VERSION: 'newest' }, 'Configuration error: LATEST_IOS_VERSION is not a dotted version such as 26.1'],
+    ['LATEST_IOS_FEED_URL', { ...inventoryOnly, LATEST_IOS_FEED_URL: 'ftp://sofa.example.test/feed.json' }, 'Configuration error: LATEST_IOS_FEED_URL must be an http(s) URL'],
+  ])('refuses a configuration naming %s', (variable, env, message) => {
+    const error = configErrorOf(() => loadMobileDevicesConfig(env));
+    expect(error.variable).toBe(variable);
+    expect(error.message).toBe(message);
   });
 });
 

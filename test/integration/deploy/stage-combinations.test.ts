@@ -73,7 +73,9 @@ interface Packaged {
 const packaged = {} as Record<Combination, Packaged>;
 const templateOf = (combination: Combination): CfnTemplate => packaged[combination].template;
 
-const FUNCTIONS = ['Credentials', 'Devices', 'RefreshDevices', 'CreateUser', 'GetUser', 'ImportTickets'] as const;
+const FUNCTIONS = ['Credentials', 'Devices', 'MobileDevices', 'RefreshDevices', 'CreateUser', 'GetUser', 'ImportTickets'] as const;
+/** The functions that read the inventory and share its cache tier: the same REDIS_URL, VPC and secrets. */
+const DEVICES_FUNCTIONS = ['Devices', 'MobileDevices', 'RefreshDevices'] as const;
 const SCHEDULED = ['RefreshDevices', 'ImportTickets'] as const;
 const propertiesOf = (template: CfnTemplate, logicalId: string): Record<string, CfnValue> => {
   const resource = template.Resources[logicalId];
@@ -190,7 +192,7 @@ describe('osls package: the documented stage combinations', () => {
 
     it('none: the memory tier only, no VPC, no cache resources, the refresh switched off', () => {
       const template = templateOf('defaults');
-      for (const fn of ['Devices', 'RefreshDevices']) {
+      for (const fn of DEVICES_FUNCTIONS) {
         expect(environmentOf(template, fn).REDIS_URL, fn).toBe('');
         expect(vpcConfigOf(template, fn), fn).toBeUndefined();
       }
@@ -203,7 +205,7 @@ describe('osls package: the documented stage combinations', () => {
     it('existing: REDIS_URL is the given cluster, reached in the given subnets and security groups', () => {
       const template = templateOf('existing');
       const params = COMBINATIONS.existing;
-      for (const fn of ['Devices', 'RefreshDevices']) {
+      for (const fn of DEVICES_FUNCTIONS) {
         expect(environmentOf(template, fn), fn).toMatchObject({
           REDIS_URL: params.redisUrl,
           REDIS_CLUSTER: 'on',
@@ -228,7 +230,7 @@ describe('osls package: the documented stage combinations', () => {
         SecurityGroupIds: [{ 'Fn::GetAtt': ['CacheSecurityGroup', 'GroupId'] }],
       });
       expect(String(propertiesOf(template, 'DevicesCache').ServerlessCacheName)).toMatch(/^[a-z][a-z0-9-]{0,39}$/);
-      for (const fn of ['Devices', 'RefreshDevices']) {
+      for (const fn of DEVICES_FUNCTIONS) {
         // Serverless ElastiCache only speaks TLS: rediss://, its own address and port.
         expect(environmentOf(template, fn).REDIS_URL, fn).toEqual({ 'Fn::Sub': 'rediss://${DevicesCache.Endpoint.Address}:${DevicesCache.Endpoint.Port}' });
         expect(environmentOf(template, fn), fn).toMatchObject({ REDIS_CLUSTER: 'auto', REDIS_PASSWORD_SSM: '' });
@@ -238,7 +240,7 @@ describe('osls package: the documented stage combinations', () => {
         });
         expect(grantLines(template, fn), fn).toContain('ec2:CreateNetworkInterface on *');
       }
-      for (const fn of FUNCTIONS.filter((name) => name !== 'Devices' && name !== 'RefreshDevices')) {
+      for (const fn of FUNCTIONS.filter((name) => !(DEVICES_FUNCTIONS as readonly string[]).includes(name))) {
         expect(vpcConfigOf(template, fn), fn).toBeUndefined();
       }
       expect(resolveConditions(template, template.Resources.RefreshDevicesEventsRuleSchedule1!.Properties!.State)).toBe('ENABLED');
@@ -262,9 +264,9 @@ describe('osls package: the documented stage combinations', () => {
       expect(resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress')).toEqual([]);
     });
 
-    it('grants the Redis password\'s SSM parameter, and the KMS key through SSM, to both devices roles only when set', () => {
+    it('grants the Redis password\'s SSM parameter, and the KMS key through SSM, to the devices functions\' roles only when set', () => {
       const ssmArn = `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter${COMBINATIONS.existing.redisPasswordSsm}`;
-      for (const fn of ['Devices', 'RefreshDevices']) {
+      for (const fn of DEVICES_FUNCTIONS) {
         expect(grantLines(templateOf('existing'), fn), fn).toEqual(expect.arrayContaining([`ssm:GetParameter on ${ssmArn}`, `kms:Decrypt on ${KMS_KEY_ARN}`]));
         expect(grantLines(templateOf('serverless'), fn).filter((line) => /^(ssm|kms):/.test(line)), fn).toEqual([]);
       }
@@ -412,6 +414,7 @@ describe('osls package: the documented stage combinations', () => {
   describe('callers of the HTTP API', () => {
     const SCOPES: Record<string, string[] | undefined> = {
       'GET /devices': ['devices.read'],
+      'GET /mobile-devices': ['devices.read'],
       'GET /api/users/{id}': ['users.read'],
       'POST /api/users': ['users.write'],
       'POST /credentials': ['credentials.write'],

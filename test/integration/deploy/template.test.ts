@@ -22,6 +22,7 @@ import { apiRouteKeys } from '../../support/api-routes.ts';
 const FUNCTIONS = {
   credentials: { logicalId: 'Credentials', file: 'credentials' },
   devices: { logicalId: 'Devices', file: 'devices' },
+  mobileDevices: { logicalId: 'MobileDevices', file: 'mobile-devices' },
   refreshDevices: { logicalId: 'RefreshDevices', file: 'refresh-devices' },
   createUser: { logicalId: 'CreateUser', file: 'create-user' },
   getUser: { logicalId: 'GetUser', file: 'get-user' },
@@ -29,6 +30,8 @@ const FUNCTIONS = {
 } as const;
 type FunctionName = keyof typeof FUNCTIONS;
 const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
+/** The functions that read the inventory and share its cache: the same secrets, the same VPC. */
+const DEVICES_FUNCTIONS = ['devices', 'mobileDevices', 'refreshDevices'] as const satisfies readonly FunctionName[];
 
 /** A stage with every optional part switched on (an existing cluster, reached in its VPC). */
 const FULL_PARAMS = {
@@ -39,6 +42,7 @@ const FULL_PARAMS = {
   inventoryClientSecretSsm: '/dui/test/inventory-client-secret',
   inventoryUsername: 'jamf-reader',
   inventoryPasswordSsm: '/dui/test/inventory-password',
+  latestIosFeedUrl: 'https://sofa.example.com/v2/ios_data_feed.json',
   ticketingUrl: 'https://acme.zendesk.example',
   ticketingUsername: 'importer@acme.example',
   ticketingPasswordSsm: '/dui/test/ticketing-password',
@@ -107,7 +111,7 @@ describe('osls package: the CloudFormation template', () => {
   });
 
   describe('functions and bundles', () => {
-    it('declares exactly the six functions, each nodejs24.x on arm64, without source maps parsed at load', () => {
+    it('declares exactly the seven functions, each nodejs24.x on arm64, without source maps parsed at load', () => {
       const functions = resourcesOfType(byDefault.template, 'AWS::Lambda::Function');
       expect(functions.map(([, resource]) => resource.Properties?.FunctionName).sort()).toEqual(
         FUNCTION_NAMES.map((name) => `device-users-import-test-${name}`).sort(),
@@ -192,6 +196,7 @@ describe('osls package: the CloudFormation template', () => {
       const expected: Record<string, string> = {
         'POST /credentials': 'Credentials',
         'GET /devices': 'Devices',
+        'GET /mobile-devices': 'MobileDevices',
         'POST /api/users': 'CreateUser',
         'GET /api/users/{id}': 'GetUser',
         $default: 'Credentials',
@@ -213,7 +218,7 @@ describe('osls package: the CloudFormation template', () => {
         JwtConfiguration: { Issuer: FULL_PARAMS.jwtIssuerUrl, Audience: [FULL_PARAMS.jwtAudience] },
       });
       const all = routes(full.template);
-      expect(all).toHaveLength(5);
+      expect(all).toHaveLength(6);
       for (const route of all) {
         expect(route.AuthorizationType, String(route.RouteKey)).toBe('JWT');
         expect(refText(route.AuthorizerId), String(route.RouteKey)).toBe(authorizerId);
@@ -312,6 +317,7 @@ describe('osls package: the CloudFormation template', () => {
       const template = byDefault.template;
       expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
       expect(grantLines(grantsOf(template, 'devices'))).toEqual(logGrants('devices'));
+      expect(grantLines(grantsOf(template, 'mobileDevices'))).toEqual(logGrants('mobileDevices'));
       // Lambda sends a failed scheduled run's record to the failure queue with the function's role.
       expect(grantLines(grantsOf(template, 'refreshDevices'))).toEqual([...logGrants('refreshDevices'), FAILURE_QUEUE_GRANT].sort());
       expect(grantLines(grantsOf(template, 'createUser'))).toEqual(
@@ -335,11 +341,11 @@ describe('osls package: the CloudFormation template', () => {
       );
     });
 
-    it('adds exactly the named SSM parameters (the Redis password\'s too), the KMS key via SSM only, and ENI rights for devices in a VPC', () => {
+    it('adds exactly the named SSM parameters (the Redis password\'s too), the KMS key via SSM only, and ENI rights for the devices functions in a VPC', () => {
       const template = full.template;
       expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
       expect(grantLines(grantsOf(template, 'getUser'))).toEqual([...logGrants('getUser'), 'dynamodb:GetItem on UsersTable.Arn'].sort());
-      for (const name of ['devices', 'refreshDevices'] as const) {
+      for (const name of DEVICES_FUNCTIONS) {
         expect(grantLines(grantsOf(template, name)), name).toEqual(
           [
             ...logGrants(name),
@@ -356,7 +362,7 @@ describe('osls package: the CloudFormation template', () => {
       expect(importLines).toContain(`ssm:GetParameter on ${SSM_ARN(FULL_PARAMS.ticketingPasswordSsm)}`);
       expect(importLines).toContain(`kms:Decrypt on ${FULL_PARAMS.secretsKmsKeyArn}`);
       expect(importLines.filter((line) => line.startsWith('ssm:'))).toHaveLength(1);
-      for (const name of ['devices', 'refreshDevices', 'importTickets'] as const) {
+      for (const name of [...DEVICES_FUNCTIONS, 'importTickets'] as const) {
         const decrypt = grantsOf(template, name).find((grant) => grant.action === 'kms:Decrypt');
         expect(decrypt?.condition, name).toEqual({ StringEquals: { 'kms:ViaService': { 'Fn::Sub': 'ssm.${AWS::Region}.amazonaws.com' } } });
       }
@@ -413,7 +419,7 @@ describe('osls package: the CloudFormation template', () => {
       expect(granted(['createUser', 'getUser'], 'dynamodb:').length).toBe(granted(['createUser'], 'dynamodb:', 'IdempotencyTable.Arn').length);
       expect(granted(['importTickets'], 's3:')).toEqual([...new Set(await calledActions('lib/storage'))].sort());
       expect(
-        granted(['credentials', 'devices', 'refreshDevices'], 'dynamodb:').concat(granted(['credentials', 'devices', 'refreshDevices', 'createUser', 'getUser'], 's3:')),
+        granted(['credentials', ...DEVICES_FUNCTIONS], 'dynamodb:').concat(granted(['credentials', ...DEVICES_FUNCTIONS, 'createUser', 'getUser'], 's3:')),
       ).toEqual([]);
     });
 
@@ -432,7 +438,7 @@ describe('osls package: the CloudFormation template', () => {
     });
   });
 
-  describe('optional VPC for the devices function', () => {
+  describe('optional VPC for the devices functions', () => {
     it('has no VPC at all when no security group or subnet is configured', () => {
       expect(conditionHolds(byDefault.template, 'DevicesInVpc')).toBe(false);
       for (const name of FUNCTION_NAMES) {
@@ -441,13 +447,13 @@ describe('osls package: the CloudFormation template', () => {
     });
 
     it('joins the configured subnets and security groups when given, and only the devices functions do', () => {
-      for (const name of ['devices', 'refreshDevices'] as const) {
+      for (const name of DEVICES_FUNCTIONS) {
         expect(resolveConditions(full.template, lambdaOf(full.template, name).Properties?.VpcConfig), name).toEqual({
           SecurityGroupIds: { 'Fn::Split': [',', FULL_PARAMS.devicesSecurityGroupIds] },
           SubnetIds: { 'Fn::Split': [',', FULL_PARAMS.devicesSubnetIds] },
         });
       }
-      for (const name of FUNCTION_NAMES.filter((fn) => fn !== 'devices' && fn !== 'refreshDevices')) {
+      for (const name of FUNCTION_NAMES.filter((fn) => !(DEVICES_FUNCTIONS as readonly string[]).includes(fn))) {
         expect(lambdaOf(full.template, name).Properties?.VpcConfig, name).toBeUndefined();
       }
     });
@@ -464,6 +470,22 @@ describe('osls package: the CloudFormation template', () => {
         'INVENTORY_PASSWORD_SSM',
         'LATEST_OS_VERSION',
         'LATEST_OS_FEED_URL',
+        'LATEST_OS_FEED_TTL_SECONDS',
+        'DEVICES_CACHE_TTL_SECONDS',
+        'DEVICES_CACHE_STALE_SECONDS',
+        'REDIS_URL',
+        'REDIS_CLUSTER',
+        'REDIS_PASSWORD_SSM',
+      ],
+      // The devices function's inventory and cache, the iOS reference instead of the macOS one.
+      mobileDevices: [
+        'INVENTORY_URL',
+        'INVENTORY_CLIENT_ID',
+        'INVENTORY_CLIENT_SECRET_SSM',
+        'INVENTORY_USERNAME',
+        'INVENTORY_PASSWORD_SSM',
+        'LATEST_IOS_VERSION',
+        'LATEST_IOS_FEED_URL',
         'LATEST_OS_FEED_TTL_SECONDS',
         'DEVICES_CACHE_TTL_SECONDS',
         'DEVICES_CACHE_STALE_SECONDS',
@@ -510,6 +532,19 @@ describe('osls package: the CloudFormation template', () => {
       expect(refText(environmentOf(full.template, 'createUser').USERS_TABLE as never)).toBe('UsersTable');
       expect(refText(environmentOf(full.template, 'createUser').IDEMPOTENCY_TABLE as never)).toBe('IdempotencyTable');
       expect(refText(environmentOf(full.template, 'getUser').USERS_TABLE as never)).toBe('UsersTable');
+    });
+
+    it('gives mobileDevices the devices function\'s inventory and cache configuration, the iOS reference in place of the macOS one, and its memory and time', () => {
+      const { LATEST_OS_VERSION: _version, LATEST_OS_FEED_URL: _feed, ...inventoryAndCache } = environmentOf(full.template, 'devices');
+      expect(environmentOf(full.template, 'mobileDevices')).toEqual({
+        ...inventoryAndCache,
+        LATEST_IOS_VERSION: '26.6.1',
+        LATEST_IOS_FEED_URL: FULL_PARAMS.latestIosFeedUrl,
+      });
+      expect(environmentOf(byDefault.template, 'mobileDevices')).toMatchObject({ LATEST_IOS_VERSION: '26.6.1', LATEST_IOS_FEED_URL: '' });
+      const { MemorySize, Timeout } = lambdaOf(full.template, 'devices').Properties!;
+      expect([MemorySize, Timeout]).toEqual([512, 29]);
+      expect(lambdaOf(full.template, 'mobileDevices').Properties).toMatchObject({ MemorySize, Timeout });
     });
 
     it('holds no plain secret: secrets only as SSM parameter names, no credentials inside URLs', () => {

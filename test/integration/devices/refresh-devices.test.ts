@@ -33,9 +33,15 @@ const freshDevices = async (): Promise<DevicesHandler> => {
   vi.resetModules();
   return ((await import('../../../functions/devices.ts')) as { handler: DevicesHandler }).handler;
 };
-const freshRefresh = async (): Promise<RefreshHandler> => {
+/** A fresh refresh container, whole: what it says of each inventory. */
+const freshRefreshRun = async () => {
   vi.resetModules();
-  return ((await import('../../../functions/refresh-devices.ts')) as { handler: RefreshHandler }).handler;
+  return (await import('../../../functions/refresh-devices.ts')).handler;
+};
+/** A fresh refresh container, as what it says of the computers' list (the mobile devices' have tests of their own). */
+const freshRefresh = async (): Promise<RefreshHandler> => {
+  const run = await freshRefreshRun();
+  return async (event, context) => (await run(event, context)).computers;
 };
 const namesOf = (result: APIGatewayProxyStructuredResultV2) => (JSON.parse(result.body!) as { name?: string }[]).map((device) => device.name);
 /** The first record renamed, its inventory report dated now as Jamf dates a change. */
@@ -102,7 +108,8 @@ describe('refreshDevices and stale-while-revalidate', () => {
   let holding: Awaited<ReturnType<typeof startHoldingJamf>>;
   let logs: CapturedLogs;
   const restoreEnvironment = saveEnvironment(ENV_KEYS);
-  const upstreamReads = () => jamf.stats().tokenRequests;
+  /** Reads of the computers' inventory: whole ones, and the incremental ones' probe (each starts at page 0, unfiltered). */
+  const upstreamReads = () => jamf.stats().inventoryLog.filter((entry) => entry.page === 0 && entry.filter === null).length;
   /** The device list's key and its lock (their names hash the inventory). */
   const keys = async () => {
     const all = await raw.keys('devices:*');
@@ -114,7 +121,8 @@ describe('refreshDevices and stale-while-revalidate', () => {
       .raw()
       .split('\n')
       .filter((line) => line.includes('"devices refresh"'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.inventory === 'computers');
 
   beforeAll(async () => {
     redis = await startRedisServer();
@@ -293,7 +301,8 @@ describe('refreshDevices and stale-while-revalidate', () => {
       expect(line).not.toHaveProperty('full_read_reason');
       // One record for the inventory's size, then 1,500 changes in two pages of 1,000, under one token.
       expect(requestsAt(jamf)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'changed']]);
-      expect(jamf.stats()).toMatchObject({ inventoryRequests: 3, tokenRequests: 1 });
+      // One token for the computers' read, one for the mobile devices' (read whole: one empty page).
+      expect(jamf.stats()).toMatchObject({ inventoryRequests: 3, tokenRequests: 2, mobileRequests: 1 });
       const merged = await stored();
 
       process.env.DEVICES_FULL_REFRESH_SECONDS = '0';

@@ -8,6 +8,8 @@ import type { Env } from '../../../scripts/local/offline-params.ts';
 
 /** The LATEST_OS_VERSION the local stack uses when it is unset (docs/local-stack.md, docs/configuration.md). */
 const DOCUMENTED_LATEST_OS_VERSION = '26.6.2';
+/** The LATEST_IOS_VERSION it uses when that is unset. */
+const DOCUMENTED_LATEST_IOS_VERSION = '26.6.1';
 
 const only = (...services: LocalService[]) => new Set(services);
 
@@ -17,6 +19,7 @@ const SERVER_VARIABLES = {
   users: ['AWS_ENDPOINT_URL_DYNAMODB'],
   storage: ['AWS_ENDPOINT_URL_S3'],
   feed: ['LATEST_OS_FEED_URL'],
+  iosFeed: ['LATEST_IOS_FEED_URL'],
 } as const;
 
 /**
@@ -32,7 +35,7 @@ const defaultsFor = async (env: Env, needs: ReadonlySet<LocalService>) => {
     if (running) for (const name of SERVER_VARIABLES[server]) delete values[name];
     return running;
   };
-  return { inventory: started('inventory'), users: started('users'), storage: started('storage'), feed: started('feed'), values };
+  return { inventory: started('inventory'), users: started('users'), storage: started('storage'), feed: started('feed'), iosFeed: started('iosFeed'), values };
 };
 
 describe('startEmbeddedDefaults (each embedded server only where its variable is unset)', () => {
@@ -41,6 +44,7 @@ describe('startEmbeddedDefaults (each embedded server only where its variable is
     expect(plan).toMatchObject({ inventory: true, users: true, storage: true });
     expect(plan.values).toEqual({
       LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION,
+      LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION,
       USERS_TABLE: 'users-local',
       IDEMPOTENCY_TABLE: 'idempotency-local',
       AWS_ACCESS_KEY_ID: 'test',
@@ -59,7 +63,7 @@ describe('startEmbeddedDefaults (each embedded server only where its variable is
     const plan = await defaultsFor({ USERS_TABLE: 'prod-users', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9000' }, ALL_SERVICES);
     expect(plan.users).toBe(false);
     expect(plan.storage).toBe(false);
-    expect(plan.values).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION, IDEMPOTENCY_TABLE: 'idempotency-local' });
+    expect(plan.values).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION, LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION, IDEMPOTENCY_TABLE: 'idempotency-local' });
   });
 
   it('treats IDEMPOTENCY_TABLE without an endpoint as a real table too', async () => {
@@ -86,13 +90,14 @@ describe('startEmbeddedDefaults (each embedded server only where its variable is
   });
 
   it('starts only what the invoked function needs', async () => {
-    expect(await defaultsFor({}, only())).toEqual({ inventory: false, users: false, storage: false, feed: false, values: {} });
+    expect(await defaultsFor({}, only())).toEqual({ inventory: false, users: false, storage: false, feed: false, iosFeed: false, values: {} });
     expect(await defaultsFor({}, only('inventory'))).toEqual({
       inventory: true,
       users: false,
       storage: false,
       feed: false,
-      values: { LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION },
+      iosFeed: false,
+      values: { LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION, LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION },
     });
   });
 
@@ -125,6 +130,29 @@ describe('startEmbeddedDefaults with LATEST_OS_FEED_URL=demo', () => {
       await defaults.stop();
     }
     await expect(fetch(feedUrl!)).rejects.toThrow();
+  });
+
+  it('serves the demo iOS feed for LATEST_IOS_FEED_URL=demo, alone or from the one server beside the macOS feed', async () => {
+    for (const env of [{ LATEST_IOS_FEED_URL: ' demo ' }, { LATEST_IOS_FEED_URL: 'demo', LATEST_OS_FEED_URL: 'demo' }]) {
+      const defaults = await startEmbeddedDefaults(env, new Set(['inventory']));
+      let feedUrl: string | undefined;
+      try {
+        feedUrl = defaults.env.LATEST_IOS_FEED_URL;
+        expect(feedUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v2\/ios_data_feed\.json$/);
+        expect(defaults.env.LATEST_IOS_VERSION).toBe(DOCUMENTED_LATEST_IOS_VERSION);
+        expect(defaults.env.LATEST_OS_FEED_URL === undefined).toBe(env.LATEST_OS_FEED_URL === undefined);
+        if (defaults.env.LATEST_OS_FEED_URL !== undefined) expect(new URL(defaults.env.LATEST_OS_FEED_URL).origin).toBe(new URL(feedUrl!).origin);
+        const response = await fetch(feedUrl!);
+        expect(response.status).toBe(200);
+        expect(await response.json()).toEqual(await readSofaFeed('ios-v2'));
+        expect(defaults.notes.join('\n')).toMatch(/LATEST_IOS_FEED_URL +http:\/\/127\.0\.0\.1:\d+\/v2\/ios_data_feed\.json — DEMO DATA/);
+      } finally {
+        await defaults.stop();
+      }
+      await expect(fetch(feedUrl!)).rejects.toThrow();
+    }
+    expect((await defaultsFor({ LATEST_IOS_FEED_URL: 'demo' }, only('users'))).iosFeed).toBe(false);
+    expect((await defaultsFor({ LATEST_IOS_FEED_URL: 'https://sofa.example.com/v2/ios_data_feed.json' }, ALL_SERVICES)).iosFeed).toBe(false);
   });
 
   it('leaves a real feed URL alone', async () => {
@@ -169,7 +197,7 @@ describe('startEmbeddedDefaults with DEMO_JAMF_VERSION', () => {
   it('is ignored, saying so, when INVENTORY_URL is set, and refuses an unknown value', async () => {
     const configured = await startEmbeddedDefaults({ DEMO_JAMF_VERSION: 'legacy', INVENTORY_URL: 'https://jamf.example.com' }, only('inventory'));
     await configured.stop();
-    expect(configured.env).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION });
+    expect(configured.env).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION, LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION });
     expect(configured.notes.join('\n')).toMatch(/DEMO_JAMF_VERSION +legacy ignored: INVENTORY_URL is set/);
     await expect(startEmbeddedDefaults({ DEMO_JAMF_VERSION: '11.29' }, only())).rejects.toThrow(/DEMO_JAMF_VERSION must be "current" .* or "legacy" .*, got "11.29"/);
   });
@@ -239,7 +267,7 @@ describe('startEmbeddedDefaults with LOCAL_REDIS', () => {
   it('starts nothing when REDIS_URL is set (it wins) or the devices do not run, and refuses an unknown value', async () => {
     const configured = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', REDIS_URL: 'rediss://cache.example.com:6379', INVENTORY_URL: 'https://jamf.example.com' }, new Set(['inventory']));
     await configured.stop();
-    expect(configured.env).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION });
+    expect(configured.env).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION, LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION });
     expect(configured.notes.join('\n')).toMatch(/LOCAL_REDIS +cluster ignored: REDIS_URL is set/);
     const users = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', USERS_TABLE: 'prod-users' }, only('users'));
     await users.stop();

@@ -9,7 +9,7 @@ const template = readFileSync(join(root, 'serverless.yml'), 'utf8');
 
 describe('invokeTarget', () => {
   it('resolves each function of serverless.yml to its TypeScript handler module', () => {
-    expect(functionNames(template)).toEqual(['credentials', 'devices', 'refreshDevices', 'createUser', 'getUser', 'importTickets']);
+    expect(functionNames(template)).toEqual(['credentials', 'devices', 'mobileDevices', 'refreshDevices', 'createUser', 'getUser', 'importTickets']);
     expect(invokeTarget(root, template, 'createUser')).toMatchObject({
       modulePath: join(root, 'functions/create-user.ts'),
       exportName: 'handler',

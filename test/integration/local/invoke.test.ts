@@ -131,7 +131,7 @@ describe('npm run invoke -- <function> <event.json>', () => {
   it('exits 2 and lists the functions for an unknown function', async () => {
     const { code, stderr, stdout } = await invoke('deleteEverything', 'events/credentials/success.json');
     expect(code).toBe(2);
-    expect(stderr).toContain('unknown function "deleteEverything" (known: credentials, devices, refreshDevices, createUser, getUser, importTickets)');
+    expect(stderr).toContain('unknown function "deleteEverything" (known: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets)');
     expect(stdout).toBe('');
   });
 
@@ -145,13 +145,13 @@ describe('npm run invoke -- <function> <event.json>', () => {
     expect(noEvent.stderr).toMatch(/^invoke: an event is required; events\/devices\/ holds invalid-query, page, success, wrong-method\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events\/<function>\/>\n$/);
     const nothing = await invoke();
     expect(nothing.code).toBe(2);
-    expect(nothing.stderr).toContain('invoke: a function and an event are required (functions: credentials, devices, refreshDevices, createUser, getUser, importTickets)');
+    expect(nothing.stderr).toContain('invoke: a function and an event are required (functions: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets)');
   });
 
   it('suggests the function a name differs from only in case', async () => {
     const { code, stderr } = await invoke('createuser', 'success');
     expect(code).toBe(2);
-    expect(stderr).toContain('unknown function "createuser" (known: credentials, devices, refreshDevices, createUser, getUser, importTickets); did you mean "createUser"?');
+    expect(stderr).toContain('unknown function "createuser" (known: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets); did you mean "createUser"?');
   });
 
   it('exits 2 for an event file that is not JSON', async () => {

@@ -10,7 +10,7 @@ describe('events/', () => {
 
   it('holds a success event and at least one failure event for every function of serverless.yml', async () => {
     const names = functionNames(await readFile(new URL('serverless.yml', ROOT), 'utf8'));
-    expect(names).toEqual(['credentials', 'devices', 'refreshDevices', 'createUser', 'getUser', 'importTickets']);
+    expect(names).toEqual(['credentials', 'devices', 'mobileDevices', 'refreshDevices', 'createUser', 'getUser', 'importTickets']);
     for (const name of names) {
       const files = (await readdir(new URL(`events/${name}/`, ROOT))).filter((file) => file.endsWith('.json'));
       expect(files, name).toContain('success.json');

@@ -4,6 +4,7 @@ import { sofaReleases, type SofaReleases } from '../../../lib/latest-os/sofa-fee
 import { isLatest } from '../../support/latest-decision.ts';
 import feedV1 from '../../../demo/sofa/macos-data-feed-v1.json' with { type: 'json' };
 import feedV2 from '../../../demo/sofa/macos-data-feed-v2.json' with { type: 'json' };
+import iosFeedV2 from '../../../demo/sofa/ios-data-feed-v2.json' with { type: 'json' };
 
 type Release = { ProductVersion: string; ReleaseType?: string; ReleaseDate: string };
 type OsEntry = { OSVersion: string; Latest: Release; SecurityReleases: Release[] };
@@ -194,5 +195,29 @@ describe('feedReference per device, on the real v2 feed (docs/api.md#os_is_lates
     const reference = feedReference(venturaOnRsrDay());
     expect(decide(reference, { osVersion: '13.4.1', boardId: 'J413AP' })).toEqual({ latest: false, reference: '13.4.1 (c)' });
     expect(decide(reference, { osVersion: '13.4.1', response: '(c)', modelIdentifier: 'Mac14,2' })).toEqual({ latest: true, reference: '13.4.1 (c)' });
+  });
+});
+
+describe('feedReference with product-type matching, on the demo iOS feed', () => {
+  const reference = referenceOf(sofaReleases(iosFeedV2) as SofaReleases, '26.6.1', 'product-type');
+  const decide = (osVersion: string, modelIdentifier: string | undefined, response?: string) =>
+    reference.decide({ osVersion, response, boardId: undefined, modelIdentifier });
+
+  it('applies a device-specific release to the product types it lists only, whatever their case', () => {
+    expect(decide('18.7.10', 'iPhone11,2')).toEqual({ latest: true, reference: '18.7.10' });
+    expect(decide('18.7.8', 'iphone11,2')).toEqual({ latest: false, reference: '18.7.10' });
+    expect(decide('18.7.8', 'iPhone12,1')).toEqual({ latest: true, reference: '18.7.8' });
+    // A device-specific release below its major's universal Latest decides nothing.
+    expect(decide('26.5.1', 'iPhone18,1')).toEqual({ latest: false, reference: '26.6.1' });
+  });
+
+  it('gives a device without a model identifier the releases for every device, and ranks the BSI as a response level', () => {
+    expect(decide('18.7.8', undefined)).toEqual({ latest: true, reference: '18.7.8' });
+    expect(decide('26.3.1', 'iPad15,7', '(a)')).toEqual({ latest: false, reference: '26.6.1' });
+    expect(decide('16.7.12', 'iPhone10,1')).toEqual({ latest: false, reference: '26.6.1' });
+  });
+
+  it('keys apart from the board-matched reference of the same feed', () => {
+    expect(reference.key).not.toBe(referenceOf(sofaReleases(iosFeedV2) as SofaReleases, '26.6.1').key);
   });
 });

@@ -1,0 +1,64 @@
+import type { ValidateFunction } from 'ajv';
+import { cacheTierName, CacheTier } from '../cache/provenance.ts';
+import type { DevicesConfig } from '../config.ts';
+import { makeLogger } from '../http/logger.ts';
+import { makeHttpHandler } from '../http/make-http-handler.ts';
+import type { RouteKey } from '../http/routes.ts';
+import { makeLazyMetrics } from '../metrics.ts';
+import { once } from '../once.ts';
+import { checkConfigAtStartup } from '../startup.ts';
+import { makeConfiguredDeviceList } from './configured-devices.ts';
+import { typeQueryOf, type DeviceQuery } from './device-query.ts';
+import type { InventoryKind } from './inventory-kind.ts';
+
+/**
+ * The handler of one device list route (GET /devices, GET /mobile-devices): its logger and metrics
+ * under the function's name, its configuration tried at init, its query validated (422 naming
+ * `query`), 304 on the page's ETag, and `cache_tier` on every access line.
+ */
+export const makeDeviceListHandler = (spec: {
+  route: RouteKey;
+  service: string;
+  kind: InventoryKind;
+  loadConfig: () => DevicesConfig;
+  validate: ValidateFunction;
+}) => {
+  const logger = makeLogger(spec.service);
+  const metrics = makeLazyMetrics(spec.service);
+  const deviceList = once(() =>
+    makeConfiguredDeviceList(
+      spec.loadConfig(),
+      {
+        logger,
+        onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1),
+      },
+      spec.kind,
+    ),
+  );
+  checkConfigAtStartup(logger, deviceList);
+
+  return makeHttpHandler<undefined, DeviceQuery>({
+    route: spec.route,
+    logger,
+    query: { parameterName: 'query', validate: spec.validate, type: typeQueryOf(spec.kind.query) },
+    // Upstream until a tier answers: only an upstream read (or its configuration) can fail or run out
+    // of time, and the line keeps the key whichever way the request ends.
+    logFields: { cache_tier: cacheTierName(CacheTier.Upstream) },
+    // 304 on the page's ETag, rendering the body only when it is sent.
+    conditional: true,
+    handle: async ({ query, remainingTimeMs, annotate }) => {
+      try {
+        const page = await deviceList()(query, { remainingTimeMs });
+        annotate({ cache_tier: cacheTierName(page.tier) });
+        return {
+          status: 200,
+          json: page.body,
+          headers: { ETag: page.etag, 'X-Total-Count': String(page.total), ...(page.next === undefined ? {} : { Link: page.next }) },
+        };
+      } finally {
+        // Only when something was counted, so a normal request writes its access line and nothing else.
+        await metrics.publish();
+      }
+    },
+  });
+};

@@ -1,0 +1,56 @@
+import { COMPUTERS_INVENTORY, MOBILE_DEVICES_INVENTORY, type JamfInventoryEndpoint } from '../inventory/jamf-client.ts';
+import { COMPUTER_QUERY, MOBILE_QUERY, type QueryKind } from './device-query.ts';
+import { COMPUTER_LAYOUT, type SnapshotLayout } from './device-snapshot.ts';
+import { mapInventoryRecord } from './map-inventory-record.ts';
+import { mapMobileRecord, MOBILE_LAYOUT } from './map-mobile-record.ts';
+
+/** What the device stack (snapshot, codec, query, tiers, refresh) is handed, whatever the device. */
+export interface ServedDevice {
+  id: string;
+}
+
+/**
+ * Where Jamf Pro's two inventories differ on the one device stack: the Jamf endpoint, the mapping
+ * of its records, the snapshot's JSON and columns, the query's own filters and route, the cluster
+ * key, and the latest-OS reference (which feed, and which devices it decides).
+ */
+export interface InventoryKind {
+  /** As the refresh's log line names it. */
+  readonly name: 'computers' | 'mobile_devices';
+  readonly endpoint: JamfInventoryEndpoint;
+  readonly map: (record: unknown) => ServedDevice | undefined;
+  readonly layout: SnapshotLayout<ServedDevice>;
+  readonly query: QueryKind;
+  /** The cluster key's prefix (cluster-key.ts). */
+  readonly keyPrefix: 'devices' | 'mobile-devices';
+  /** Which SOFA feed decides `os_is_latest`. */
+  readonly system: 'macOS' | 'iOS';
+  /** Which devices, by lower-cased category, the reference decides; undefined: every device. */
+  readonly decides?: (category: string | undefined) => boolean;
+}
+
+/** A kind over its own device type: the stack sees only ids and the layout it is given. */
+const kindOf = <D extends ServedDevice>(kind: Omit<InventoryKind, 'map' | 'layout'> & { map: (record: unknown) => D | undefined; layout: SnapshotLayout<D> }): InventoryKind =>
+  kind as unknown as InventoryKind;
+
+export const COMPUTERS = kindOf({
+  name: 'computers',
+  endpoint: COMPUTERS_INVENTORY,
+  map: mapInventoryRecord,
+  layout: COMPUTER_LAYOUT,
+  query: COMPUTER_QUERY,
+  keyPrefix: 'devices',
+  system: 'macOS',
+});
+
+/** iPhones, iPads and Apple TVs: only `iOS` devices (iPhones and iPads) are decided against the iOS feed. */
+export const MOBILE_DEVICES = kindOf({
+  name: 'mobile_devices',
+  endpoint: MOBILE_DEVICES_INVENTORY,
+  map: mapMobileRecord,
+  layout: MOBILE_LAYOUT,
+  query: MOBILE_QUERY,
+  keyPrefix: 'mobile-devices',
+  system: 'iOS',
+  decides: (category) => category === 'ios',
+});

@@ -1,0 +1,72 @@
+import { describeError } from '../errors.ts';
+import type { HealthLogger } from '../health-logger.ts';
+import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from './inventory-kind.ts';
+import type { FullReadReason } from './read-snapshot.ts';
+import type { RefreshOutcome } from './refresh-devices.ts';
+
+/** Both inventories, one after the other: never more requests at Jamf at once than one read makes. */
+export const REFRESHED_KINDS = [COMPUTERS, MOBILE_DEVICES] as const;
+
+/** What one inventory's refresh did, as its log line and the run's result say it. */
+export interface InventoryRefreshResult {
+  outcome: RefreshOutcome['outcome'];
+  devices?: number;
+  read?: 'full' | 'incremental';
+  full_read_reason?: FullReadReason;
+  duration_ms: number;
+}
+
+export interface InventoriesRefreshResult {
+  outcome: RefreshOutcome['outcome'];
+  computers: InventoryRefreshResult;
+  mobile_devices: InventoryRefreshResult;
+  /** The failures, first to last; a run with any has failed. */
+  failures: unknown[];
+}
+
+export interface InventoriesRefreshDeps {
+  /** Each inventory's refresh (refresh-devices.ts), by the kind's name. */
+  refreshOf: (kind: InventoryKind) => (remainingTimeMs: () => number) => Promise<RefreshOutcome>;
+  /** Where the `devices refresh` lines go: one per inventory and run. */
+  logger: HealthLogger & { error: (message: string, fields: Record<string, unknown>) => void };
+  /** Called for an inventory whose refresh completed, with its duration (its metric). */
+  onRefreshed: (kind: InventoryKind, seconds: number) => void;
+}
+
+/**
+ * The scheduled refresh of both device lists, the computers' then the mobile devices': each under
+ * its own lock into its own entry, so one failing leaves the other's entry as its refresh made it.
+ * One `devices refresh` line per inventory, naming it (`inventory`).
+ */
+export const makeInventoriesRefresh =
+  (deps: InventoriesRefreshDeps) =>
+  async (remainingTimeMs: () => number): Promise<InventoriesRefreshResult> => {
+    const results: Partial<Record<InventoryKind['name'], InventoryRefreshResult>> = {};
+    const failures: unknown[] = [];
+    for (const kind of REFRESHED_KINDS) {
+      const started = Date.now();
+      let result: RefreshOutcome;
+      try {
+        result = await deps.refreshOf(kind)(remainingTimeMs);
+      } catch (error) {
+        result = { outcome: 'failed', durationMs: Date.now() - started, error };
+      }
+      const fields: InventoryRefreshResult = {
+        outcome: result.outcome,
+        ...(result.outcome === 'refreshed'
+          ? { devices: result.devices, read: result.read, ...(result.fullReadReason === undefined ? {} : { full_read_reason: result.fullReadReason }) }
+          : {}),
+        duration_ms: result.durationMs,
+      };
+      if (result.outcome === 'failed') {
+        deps.logger.error('devices refresh', { inventory: kind.name, ...fields, error: describeError(result.error) });
+        failures.push(result.error);
+      } else {
+        deps.logger.info('devices refresh', { inventory: kind.name, ...fields });
+      }
+      if (result.outcome === 'refreshed') deps.onRefreshed(kind, result.durationMs / 1000);
+      results[kind.name] = fields;
+    }
+    const refreshed = Object.values(results).some((result) => result.outcome === 'refreshed');
+    return { outcome: failures.length > 0 ? 'failed' : refreshed ? 'refreshed' : 'skipped', computers: results.computers!, mobile_devices: results.mobile_devices!, failures };
+  };
