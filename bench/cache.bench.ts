@@ -2,7 +2,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { deviceSnapshotCodec } from '../lib/devices/device-snapshot-codec.ts';
 import { buildSnapshot, deviceText } from '../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord } from '../lib/devices/map-inventory-record.ts';
-import { makeLogger } from '../lib/http/logger.ts';
+import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { httpEvent, lambdaContext } from '../test/support/http-events.ts';

@@ -3,7 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { ValidateFunction } from 'ajv';
-import { makeLogger } from '../lib/http/logger.ts';
+import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { makeCreateUser } from '../lib/users/create-user.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { loadCreateUserConfig } from '../lib/config.ts';
-import { once } from '../lib/once.ts';
+import { once } from '../lib/runtime/once.ts';
 import { idempotentRequests } from '../lib/http/idempotent-requests.ts';
-import { makeLogger } from '../lib/http/logger.ts';
-import { checkConfigAtStartup } from '../lib/startup.ts';
+import { makeLogger } from '../lib/runtime/logger.ts';
+import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { makeCreateUser, userLocation } from '../lib/users/create-user.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';

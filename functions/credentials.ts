@@ -1,5 +1,5 @@
 import type { Credentials } from '../lib/credentials/credentials-schema.ts';
-import { makeLogger } from '../lib/http/logger.ts';
+import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { validate as validateCredentials } from '../lib/credentials/credentials.generated.ts';
 

@@ -1,8 +1,8 @@
 import { loadUsersConfig } from '../lib/config.ts';
-import { once } from '../lib/once.ts';
+import { once } from '../lib/runtime/once.ts';
 import { NotFoundError } from '../lib/errors.ts';
-import { makeLogger } from '../lib/http/logger.ts';
-import { checkConfigAtStartup } from '../lib/startup.ts';
+import { makeLogger } from '../lib/runtime/logger.ts';
+import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';

@@ -1,14 +1,14 @@
 import { tmpdir } from 'node:os';
 import type { Context } from 'aws-lambda';
 import { loadImportConfig } from '../lib/config.ts';
-import { once } from '../lib/once.ts';
+import { once } from '../lib/runtime/once.ts';
 import { describeError } from '../lib/errors.ts';
-import { makeLogger } from '../lib/http/logger.ts';
+import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeConfiguredImport } from '../lib/import/configured-import.ts';
 import { importDeadline, parseImportEvent } from '../lib/import/import-event.ts';
 import type { ImportSummary } from '../lib/import/import-pipeline.ts';
 import { progressFigures, throttleProgress } from '../lib/import/import-progress.ts';
-import { checkConfigAtStartup } from '../lib/startup.ts';
+import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 import { formatLocation } from '../lib/storage/location.ts';
 
 const logger = makeLogger('importTickets');

@@ -1,13 +1,13 @@
 import type { Context } from 'aws-lambda';
 import { loadRefreshConfig } from '../lib/config.ts';
-import { once } from '../lib/once.ts';
+import { once } from '../lib/runtime/once.ts';
 import { makeConfiguredRefresh } from '../lib/devices/configured-refresh.ts';
 import type { InventoryKind } from '../lib/devices/inventory-kind.ts';
 import { makeInventoriesRefresh, REFRESHED_KINDS } from '../lib/devices/refresh-inventories.ts';
 import { describeError } from '../lib/errors.ts';
-import { makeLogger } from '../lib/http/logger.ts';
-import { makeLazyMetrics } from '../lib/metrics.ts';
-import { checkConfigAtStartup } from '../lib/startup.ts';
+import { makeLogger } from '../lib/runtime/logger.ts';
+import { makeLazyMetrics } from '../lib/runtime/metrics.ts';
+import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 
 const logger = makeLogger('refreshDevices');
 const metrics = makeLazyMetrics('refreshDevices');

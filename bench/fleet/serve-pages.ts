@@ -2,7 +2,7 @@
 // walked by concurrent clients from memory and from fresh containers' cluster reads, next to the
 // same chain answering a constant page; prints the figures and this process's RSS as one JSON line.
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { makeLogger } from '../../lib/http/logger.ts';
+import { makeLogger } from '../../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../../lib/http/make-http-handler.ts';
 import { call, freshContainer, summary, type Handler } from './devices-handler.ts';
 

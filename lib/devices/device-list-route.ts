@@ -1,12 +1,12 @@
 import type { ValidateFunction } from 'ajv';
 import { cacheTierName, CacheTier } from '../cache/provenance.ts';
 import type { DevicesConfig } from '../config.ts';
-import { makeLogger } from '../http/logger.ts';
+import { makeLogger } from '../runtime/logger.ts';
 import { makeHttpHandler } from '../http/make-http-handler.ts';
 import type { RouteKey } from '../http/routes.ts';
-import { makeLazyMetrics } from '../metrics.ts';
-import { once } from '../once.ts';
-import { checkConfigAtStartup } from '../startup.ts';
+import { makeLazyMetrics } from '../runtime/metrics.ts';
+import { once } from '../runtime/once.ts';
+import { checkConfigAtStartup } from '../runtime/startup.ts';
 import { makeConfiguredDeviceList } from './configured-devices.ts';
 import { typeQueryOf, type DeviceQuery } from './device-query.ts';
 import type { InventoryKind } from './inventory-kind.ts';

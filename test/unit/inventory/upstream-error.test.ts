@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeLogger } from '../../../lib/http/logger.ts';
+import { makeLogger } from '../../../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../../../lib/http/make-http-handler.ts';
 import { retryAfterSecondsOf, UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';

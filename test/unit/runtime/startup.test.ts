@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lib/errors.ts';
-import { checkConfigAtStartup } from '../../lib/startup.ts';
+import { ConfigError } from '../../../lib/errors.ts';
+import { checkConfigAtStartup } from '../../../lib/runtime/startup.ts';
 
 const recorder = () => {
   const lines: { message: string; fields: Record<string, unknown> }[] = [];

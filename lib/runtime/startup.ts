@@ -1,4 +1,4 @@
-import { ConfigError, describeError } from './errors.ts';
+import { ConfigError, describeError } from '../errors.ts';
 
 interface ErrorLogger {
   error: (message: string, fields: Record<string, unknown>) => void;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lib/errors.ts';
-import { once } from '../../lib/once.ts';
+import { ConfigError } from '../../../lib/errors.ts';
+import { once } from '../../../lib/runtime/once.ts';
 
 describe('once', () => {
   it('loads once and remembers a failure so every request answers the same', () => {
