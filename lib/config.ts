@@ -1,4 +1,4 @@
-import { parseVersion } from './os-version.ts';
+import { parseVersion } from './latest-os/os-version.ts';
 import { ConfigError } from './errors.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { emailKey } from '../email-key.ts';
+import { emailKey } from '../users/email-key.ts';
 import { Int64Set } from './int64-set.ts';
 import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from './parse-fields.ts';
 import type { ColumnMap, RequiredColumn } from './chat-columns.ts';

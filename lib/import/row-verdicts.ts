@@ -1,4 +1,4 @@
-import { emailKey } from '../email-key.ts';
+import { emailKey } from '../users/email-key.ts';
 import { FAULT_REASONS, isFault, judgeRow, type Asset, type FaultReason } from './asset-rules.ts';
 import { REQUIRED_COLUMNS, type ColumnMap, type RequiredColumn } from './chat-columns.ts';
 import { int64Halves } from './int64-set.ts';

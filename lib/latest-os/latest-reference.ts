@@ -1,4 +1,4 @@
-import { isAtLeast, majorOf, parseVersion, type Version } from '../os-version.ts';
+import { isAtLeast, majorOf, parseVersion, type Version } from './os-version.ts';
 import { latestRelease, type SofaReleases } from './sofa-feed.ts';
 
 /** What the latest-OS decision reads of a device (docs/api.md#os_is_latest). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isPlainObject } from '../plain-object.ts';
-import { compareVersions, formatVersion, majorOf, parseVersion, responseLevel, type Version } from '../os-version.ts';
+import { compareVersions, formatVersion, majorOf, parseVersion, responseLevel, type Version } from './os-version.ts';
 
 /**
  * The macOS and iOS feeds of SOFA (macadmins' "Simple Organized Feed for Apple Software Updates",

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { emailKey } from '../email-key.ts';
+import { emailKey } from './email-key.ts';
 import { describeError } from '../errors.ts';
 import { IDEMPOTENCY_KEEP_SECONDS } from '../http/idempotency-key.ts';
 import { EmailTakenError, UserStoreError } from './user-errors.ts';

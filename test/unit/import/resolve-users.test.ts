@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emailKey } from '../../../lib/email-key.ts';
+import { emailKey } from '../../../lib/users/email-key.ts';
 import { destinationUserId, UserResolver } from '../../../lib/import/resolve-users.ts';
 
 describe('destinationUserId', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { latestRelease, sofaReleases } from '../../../lib/latest-os/sofa-feed.ts';
-import { compareVersions, formatVersion, parseVersion, type Version } from '../../../lib/os-version.ts';
+import { compareVersions, formatVersion, parseVersion, type Version } from '../../../lib/latest-os/os-version.ts';
 import feedV1 from '../../../demo/sofa/macos-data-feed-v1.json' with { type: 'json' };
 import feedV2 from '../../../demo/sofa/macos-data-feed-v2.json' with { type: 'json' };
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, formatVersion, isAtLeast, majorOf, parseVersion, responseLevel, type Version } from '../../lib/os-version.ts';
+import { compareVersions, formatVersion, isAtLeast, majorOf, parseVersion, responseLevel, type Version } from '../../../lib/latest-os/os-version.ts';
 
 const component = fc.oneof(fc.nat({ max: 30 }).map(String), fc.bigInt({ min: 0n, max: 10n ** 30n }).map(String));
 const version: fc.Arbitrary<Version> = fc.record({

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emailKey } from '../../lib/email-key.ts';
+import { emailKey } from '../../../lib/users/email-key.ts';
 
 describe('emailKey', () => {
   it('lower-cases an ASCII address', () => {
