@@ -13,8 +13,10 @@ import { canonicalInt64 } from '../int64.ts';
  * remapped when the batches are written, because a later user row can remap earlier comments.
  */
 
-/** Email key (email-key.ts) → the destination's user id (exact decimal text); undefined = resolution disabled. */
-export type DestinationUsers = ReadonlyMap<string, string>;
+import type { DestinationUsers } from '../ticketing/user-listing-client.ts';
+
+/** The destination's users (the listing's, lib/ticketing); undefined = resolution disabled. */
+export type { DestinationUsers };
 
 /** The destination's id for an email (by its key, email-key.ts) as canonical decimal text, or null where it holds none. */
 export const destinationUserId = (users: DestinationUsers | undefined, key: string): string | null => {

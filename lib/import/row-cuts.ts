@@ -1,13 +1,8 @@
+import { countLineFeeds } from './source-encoding.ts';
+
 const QUOTE = 0x22;
 const LF = 0x0a;
 const CR = 0x0d;
-
-/** Line feeds in `bytes`. */
-const countLineFeeds = (bytes: Uint8Array): number => {
-  let count = 0;
-  for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1)) count += 1;
-  return count;
-};
 
 const QUOTES = 0x22222222;
 

@@ -139,9 +139,10 @@ export const locateInvalidBytes = (
   return currentOffset + current.length;
 };
 
-/** How many line feeds `text` holds (a CRLF file's lines end in one too). */
-export const countLineFeeds = (text: string, from = 0, to = text.length): number => {
+/** How many line feeds `text` (decoded, or its bytes) holds between `from` and `to` (a CRLF file's lines end in one too). */
+export const countLineFeeds = (text: string | Uint8Array, from = 0, to = text.length): number => {
+  const next = typeof text === 'string' ? (at: number) => text.indexOf('\n', at) : (at: number) => text.indexOf(0x0a, at);
   let count = 0;
-  for (let at = text.indexOf('\n', from); at !== -1 && at < to; at = text.indexOf('\n', at + 1)) count += 1;
+  for (let at = next(from); at !== -1 && at < to; at = next(at + 1)) count += 1;
   return count;
 };

@@ -52,8 +52,8 @@ export interface FetchDestinationUsersOptions {
   signal?: AbortSignal;
 }
 
-/** A trimmed email's key (email-key.ts) → the destination's id as exact decimal text. */
-export type DestinationUsers = Map<string, string>;
+/** Email key (lib/users/email-key.ts) → the destination's user id (exact decimal text): what the listing gives the import. */
+export type DestinationUsers = ReadonlyMap<string, string>;
 
 const RATE_LIMIT_ATTEMPTS_PER_PAGE = 20;
 /**
@@ -381,7 +381,7 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
       pages = await readByCursor(baseUrl, maxPages, settings);
     }
   }
-  const users: DestinationUsers = new Map();
+  const users = new Map<string, string>();
   for (const page of pages) {
     for (const user of page.users) {
       const email = user.email?.trim();
