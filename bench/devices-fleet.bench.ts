@@ -1,15 +1,26 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { datedJamfComputer, DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamfStats } from '../demo/fake-jamf.ts';
+import {
+  datedJamfComputer,
+  datedJamfMobileDevice,
+  DEMO_JAMF_CREDENTIALS,
+  generateJamfComputers,
+  generateJamfMobileDevices,
+  JAMF_PERSONALITIES,
+  MOBILE_INVENTORY_PATH,
+  startFakeJamf,
+  type FakeJamfStats,
+} from '../demo/fake-jamf.ts';
 import { startLocalRedisCluster } from '../scripts/local/redis-cluster.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 
 /**
- * A fleet of 100,000 devices behind a fake Jamf Pro that takes 300 ms + 1.5 ms per record for each
- * inventory page, and a local redis-server:
- * - the scheduled refresh (functions/refresh-devices.ts) in a process of its own: its duration and
- *   peak RSS; then, with 1 % of the records changed (dated as Jamf dates them), the next refresh,
- *   an incremental one: its duration, Jamf requests and bytes next to the full read's;
+ * A fleet of 100,000 computers and 100,000 mobile devices behind a fake Jamf Pro that takes 300 ms
+ * + 1.5 ms per record for each page of either inventory, and a local redis-server:
+ * - the scheduled refresh (functions/refresh-devices.ts: the computers, then the mobile devices) in
+ *   a process of its own: each inventory's duration, and the run's peak RSS; then, with 1 % of each
+ *   inventory's records changed (dated as Jamf dates them), the next refresh, an incremental one:
+ *   its durations, Jamf requests and bytes next to the full read's;
  * - then GET /devices in another process, with nothing but that refresh behind it: 16 concurrent
  *   clients walking pages of 1,000 (`limit=1000`, following `Link`) from one container's memory,
  *   the same for a filtered query, and the first requests of fresh containers (each reads the
@@ -17,14 +28,22 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  *   requests/s, and the RSS of a container holding the snapshot; then the memory pages again one
  *   request at a time, as a deployed container (one request at once) serves them. Jamf is watched throughout: in
  *   steady state no request reads it;
+ * - then processes holding the computers' snapshot, the mobile devices', and both, each walked once
+ *   one page at a time: their RSS and peak RSS;
  * - then the same refresh into a TLS Redis Cluster with an ACL user (three masters, three replicas,
  *   as ElastiCache runs it), and the first page of fresh containers from each, one at a time: the
- *   cluster's figures as ratios of the single node's, measured in the same run.
+ *   cluster's figures as ratios of the single node's, measured in the same run (the computers' alone:
+ *   the mobile inventory is emptied for it).
  */
+/** Of each inventory. */
 const DEVICES = 100_000;
 const PAGE_DELAY = { baseMs: 300, perRecordMs: 1.5 };
 /** Every CHANGED_EVERY-th record changes between the full refresh and the incremental one: 1 %. */
 const CHANGED_EVERY = 100;
+const INVENTORIES = [
+  { name: 'computers', label: 'computers', route: `GET ${JAMF_PERSONALITIES.current.inventory}` },
+  { name: 'mobile_devices', label: 'mobile devices', route: `GET ${MOBILE_INVENTORY_PATH}` },
+] as const;
 
 interface ChildResult {
   [key: string]: unknown;
@@ -54,41 +73,61 @@ const fixed = (value: unknown, digits = 1) => (typeof value === 'number' ? value
 export const run = async (): Promise<void> => {
   const [redis, redisCluster] = await Promise.all([startRedisServer(), startLocalRedisCluster()]);
   const fleet = generateJamfComputers(DEVICES, 3);
-  const jamf = await startFakeJamf({ devices: fleet, pageDelay: PAGE_DELAY });
+  const mobileFleet = generateJamfMobileDevices(DEVICES, 4);
+  const jamf = await startFakeJamf({ devices: fleet, mobileDevices: mobileFleet, pageDelay: PAGE_DELAY });
   const env = {
     INVENTORY_URL: jamf.url,
     INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
     INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
     LATEST_OS_VERSION: '26.1',
+    LATEST_IOS_VERSION: '26.6.1',
     DEVICES_CACHE_TTL_SECONDS: '3600',
     REDIS_URL: redis.url,
   };
+  /** One inventory's part of a refresh run: its line's fields. */
+  const partOf = (figures: ChildResult, name: (typeof INVENTORIES)[number]['name']) => figures[name] as { outcome: string; read?: string; duration_ms: number };
   try {
     const refresh = await runChild('./fleet/refresh-once.ts', env);
     const fullRead = jamf.stats();
     process.stdout.write(
-      `refresh of ${DEVICES.toLocaleString('en')} devices (Jamf: ${PAGE_DELAY.baseMs} ms + ${PAGE_DELAY.perRecordMs} ms per record per page): ` +
-        `${refresh.outcome} (${refresh.read}), ${fixed(Number(refresh.duration_ms) / 1000)} s, ${fullRead.inventoryRequests} pages, at most ${fullRead.maxConcurrentInventory} at once, ` +
-        `peak RSS ${fixed(refresh.peak_rss_mb, 0)} MB\n`,
+      `refresh of ${DEVICES.toLocaleString('en')} computers and ${DEVICES.toLocaleString('en')} mobile devices (Jamf: ${PAGE_DELAY.baseMs} ms + ${PAGE_DELAY.perRecordMs} ms per record per page): ` +
+        `${refresh.outcome}; ` +
+        INVENTORIES.map(({ name, label, route }) => `${label} ${partOf(refresh, name).read}, ${fixed(partOf(refresh, name).duration_ms / 1000)} s, ${fullRead.requests[route]} pages`).join('; ') +
+        `; computers' pages at most ${fullRead.maxConcurrentInventory} at once; peak RSS ${fixed(refresh.peak_rss_mb, 0)} MB (${fixed(refresh.computers_peak_rss_mb, 0)} MB when the computers' part was done)\n`,
     );
 
-    // 1 % of the fleet reports an OS update: the next refresh reads those records alone.
+    // 1 % of each inventory reports an OS update: the next refresh reads those records alone.
     const now = new Date().toISOString();
     const updated = (record: (typeof fleet)[number]) =>
       datedJamfComputer({ ...record, operatingSystem: { ...(record.operatingSystem as object), version: '26.6.2', build: '25G83' } }, 'reportDate', now);
+    const updatedMobile = (record: (typeof mobileFleet)[number]) => datedJamfMobileDevice({ ...record, general: { ...(record.general as object), osVersion: '26.6.1', osBuild: '23G93' } }, now);
     jamf.setDevices(fleet.map((record, index) => (index % CHANGED_EVERY === 0 ? updated(record) : record)));
+    jamf.setMobileDevices(mobileFleet.map((record, index) => (index % CHANGED_EVERY === 0 ? updatedMobile(record) : record)));
     jamf.resetStats();
     const incremental = await runChild('./fleet/refresh-once.ts', env);
     const changes = jamf.stats();
-    const requestsOf = (stats: FakeJamfStats) => Object.values(stats.requests).reduce((sum, count) => sum + count, 0);
+    // Each inventory's pages and its one token (a client of its own).
+    const requestsOf = (stats: FakeJamfStats, route: string) => (stats.requests[route] ?? 0) + 1;
+    const bytesOf = (stats: FakeJamfStats, route: string) => stats.bytesByRoute[route] ?? 0;
     const row = (label: string, figures: ChildResult, stats: FakeJamfStats) =>
-      `| ${label} | ${figures.read} | ${fixed(Number(figures.duration_ms) / 1000, 2)} s | ${requestsOf(stats)} | ${fixed(stats.bytesSent / 1024 / 1024)} MB | ${fixed(figures.peak_rss_mb, 0)} MB |\n`;
+      INVENTORIES.map(
+        ({ name, label: inventory, route }) =>
+          `| ${label} | ${inventory} | ${partOf(figures, name).read} | ${fixed(partOf(figures, name).duration_ms / 1000, 2)} s | ${requestsOf(stats, route)} | ${fixed(bytesOf(stats, route) / 1024 / 1024)} MB |\n`,
+      ).join('');
     process.stdout.write(
-      `| refresh | read | time | Jamf requests | bytes from Jamf | peak RSS |\n|---|---|---|---|---|---|\n` +
+      `| refresh | inventory | read | time | Jamf requests | bytes from Jamf |\n|---|---|---|---|---|---|\n` +
         row('first (nothing in the cluster)', refresh, fullRead) +
         row(`next, ${100 / CHANGED_EVERY} % of the records changed`, incremental, changes) +
-        `incremental ÷ full: time ${fixed(Number(incremental.duration_ms) / Number(refresh.duration_ms), 3)}, ` +
-        `requests ${fixed(requestsOf(changes) / requestsOf(fullRead), 3)}, bytes ${fixed(changes.bytesSent / fullRead.bytesSent, 3)} (aim ≤ 0.1 for time and requests)\n`,
+        `peak RSS of each run (both inventories): first ${fixed(refresh.peak_rss_mb, 0)} MB, next ${fixed(incremental.peak_rss_mb, 0)} MB ` +
+        `(when the computers' part was done: ${fixed(refresh.computers_peak_rss_mb, 0)} MB, ${fixed(incremental.computers_peak_rss_mb, 0)} MB)\n` +
+        INVENTORIES.map(
+          ({ name, label, route }) =>
+            `${label}, incremental ÷ full: time ${fixed(partOf(incremental, name).duration_ms / partOf(refresh, name).duration_ms, 3)}, ` +
+            `requests ${fixed(requestsOf(changes, route) / requestsOf(fullRead, route), 3)}, bytes ${fixed(bytesOf(changes, route) / bytesOf(fullRead, route), 3)}`,
+        ).join('; ') +
+        ` (aim ≤ 0.1 for time and requests)\n` +
+        `mobile devices ÷ computers, full read: time ${fixed(partOf(refresh, 'mobile_devices').duration_ms / partOf(refresh, 'computers').duration_ms, 2)}, ` +
+        `bytes ${fixed(bytesOf(fullRead, INVENTORIES[1].route) / bytesOf(fullRead, INVENTORIES[0].route), 2)}\n`,
     );
     jamf.resetStats();
     const serve = await runChild('./fleet/serve-pages.ts', env);
@@ -119,16 +158,32 @@ export const run = async (): Promise<void> => {
         `Jamf requests while serving: ${upstream}\n`,
     );
 
-    // The single node next to the TLS Redis Cluster: a refresh into each, then fresh containers' first pages.
+    // A devices container holds one snapshot, a mobileDevices container the other; a process holding both bounds them.
+    const held = async (paths: string) => runChild('./fleet/hold-snapshots.ts', { ...env, BENCH_HOLD: paths });
+    const holding = [
+      [`GET /devices (${DEVICES.toLocaleString('en')} computers)`, await held('/devices')],
+      [`GET /mobile-devices (${DEVICES.toLocaleString('en')} mobile devices)`, await held('/mobile-devices')],
+      ['both', await held('/devices,/mobile-devices')],
+    ] as const;
+    const largest = Math.max(Number(holding[0][1].peak_rss_mb), Number(holding[1][1].peak_rss_mb));
+    process.stdout.write(
+      `| process holding the snapshot of | RSS after walking every page once | peak RSS |\n|---|---|---|\n` +
+        holding.map(([label, figures]) => `| ${label} | ${fixed(figures.rss_mb, 0)} MB | ${fixed(figures.peak_rss_mb, 0)} MB |\n`).join('') +
+        `both ÷ the larger alone, peak: ${fixed(Number(holding[2][1].peak_rss_mb) / largest, 2)} (aim < 1 GB)\n`,
+    );
+
+    // The single node next to the TLS Redis Cluster: a refresh into each, then fresh containers' first
+    // pages. The computers' alone: with no mobile devices their part is one page.
+    jamf.setMobileDevices([]);
     const clusterEnv = { ...env, REDIS_URL: redisCluster.url, REDIS_TLS_CA_FILE: redisCluster.caFile };
     const clusterRefresh = await runChild('./fleet/refresh-once.ts', clusterEnv);
     const singleFirst = (await runChild('./fleet/first-pages.ts', env)).first_page as { p50_ms: number; p99_ms: number };
     const clusterFirst = (await runChild('./fleet/first-pages.ts', clusterEnv)).first_page as { p50_ms: number; p99_ms: number };
     process.stdout.write(
       `| cluster tier | refresh | first page of a fresh container p50 | p99 |\n|---|---|---|---|\n` +
-        `| single redis-server | ${fixed(Number(refresh.duration_ms) / 1000)} s | ${fixed(singleFirst.p50_ms, 0)} ms | ${fixed(singleFirst.p99_ms, 0)} ms |\n` +
-        `| TLS Redis Cluster, ACL user | ${fixed(Number(clusterRefresh.duration_ms) / 1000)} s | ${fixed(clusterFirst.p50_ms, 0)} ms | ${fixed(clusterFirst.p99_ms, 0)} ms |\n` +
-        `cluster ÷ single node: refresh ${fixed(Number(clusterRefresh.duration_ms) / Number(refresh.duration_ms), 2)}×, ` +
+        `| single redis-server | ${fixed(partOf(refresh, 'computers').duration_ms / 1000)} s | ${fixed(singleFirst.p50_ms, 0)} ms | ${fixed(singleFirst.p99_ms, 0)} ms |\n` +
+        `| TLS Redis Cluster, ACL user | ${fixed(partOf(clusterRefresh, 'computers').duration_ms / 1000)} s | ${fixed(clusterFirst.p50_ms, 0)} ms | ${fixed(clusterFirst.p99_ms, 0)} ms |\n` +
+        `cluster ÷ single node: refresh ${fixed(partOf(clusterRefresh, 'computers').duration_ms / partOf(refresh, 'computers').duration_ms, 2)}×, ` +
         `first page p50 ${fixed(clusterFirst.p50_ms / singleFirst.p50_ms, 2)}×, p99 ${fixed(clusterFirst.p99_ms / singleFirst.p99_ms, 2)}× (aim ≤ 1.5×)\n`,
     );
   } finally {

@@ -9,9 +9,9 @@ export { generateJamfComputers, generateJamfMobileDevices, type JamfComputer, ty
 /**
  * A Jamf Pro API on 127.0.0.1 speaking the real wire format: both token endpoints, the computers
  * inventory with paging, sorting, sections, an RSQL filter on dates and bearer tokens, and the
- * mobile devices' inventory (`/api/v2/mobile-devices/detail`, paged and sorted the same way), as
- * a current Jamf Pro or an older one (`JAMF_PERSONALITIES`), plus fault and latency controls and
- * request and byte counts for tests and benchmarks.
+ * mobile devices' inventory (`/api/v2/mobile-devices/detail`, paged, sorted and filtered the same
+ * way), as a current Jamf Pro or an older one (`JAMF_PERSONALITIES`), plus fault and latency
+ * controls and request and byte counts for tests and benchmarks.
  * No test-framework imports: `npm start` uses it as the demo inventory.
  */
 
@@ -63,14 +63,16 @@ export interface FakeJamfOptions {
   /** Added before every answer (token and inventory). */
   latencyMs?: number;
   /**
-   * Added to each inventory page by its size, as a real Jamf Pro builds larger pages longer
-   * (e.g. 300 ms + 1.5 ms per record of the four sections).
+   * Added to each inventory page (of either inventory) by its size, as a real Jamf Pro builds
+   * larger pages longer (e.g. 300 ms + 1.5 ms per record of the four sections).
    */
   pageDelay?: { baseMs: number; perRecordMs: number };
   /** Jamf clamps larger page sizes silently; default 2000. */
   maxPageSize?: number;
   /** The fields the inventory's `filter` accepts (others: 400); default the personality's dates. */
   filterFields?: readonly string[];
+  /** The fields the mobile inventory's `filter` accepts (others: 400); default its inventory date. */
+  mobileFilterFields?: readonly string[];
   /** Each token is good for this many inventory requests, then 401 INVALID_TOKEN. Default unlimited. */
   tokenMaxUses?: number;
   /** Serve records in the order given instead of sorting by numeric id (a misbehaving upstream). */
@@ -115,6 +117,8 @@ export interface FakeJamfStats {
   mobileLog: InventoryRequestRecord[];
   /** Bytes of every response body sent (token and error answers included). */
   bytesSent: number;
+  /** The same by method and path, as `requests`. */
+  bytesByRoute: Record<string, number>;
 }
 
 export interface FakeJamf {
@@ -183,11 +187,19 @@ export const datedJamfComputer = (record: JamfComputer, field: 'lastContact' | '
   return { ...record, general: { ...general, [key]: at } };
 };
 
+/** `record` with its last inventory update dated `at` (an ISO 8601 instant), as Jamf dates a mobile device's change. */
+export const datedJamfMobileDevice = (record: JamfMobileDevice, at: string): JamfMobileDevice => {
+  const general = typeof record.general === 'object' && record.general !== null ? (record.general as Record<string, unknown>) : {};
+  return { ...record, general: { ...general, lastInventoryUpdateDate: at } };
+};
+
 /** The dates each version filters the inventory on (RSQL), by their names in its `general`. */
 const FILTER_FIELDS: Record<JamfPersonality, readonly string[]> = {
   current: ['general.lastContact', 'general.lastCheckIn', 'general.reportDate'],
   legacy: ['general.lastContactTime', 'general.reportDate'],
 };
+/** The date the mobile inventory filters on, in both versions. */
+const MOBILE_FILTER_FIELDS: readonly string[] = ['general.lastInventoryUpdateDate'];
 const COMPARISONS: Record<string, (value: number, argument: number) => boolean> = {
   '=ge=': (value, argument) => value >= argument,
   '=gt=': (value, argument) => value > argument,
@@ -197,14 +209,14 @@ const COMPARISONS: Record<string, (value: number, argument: number) => boolean> 
 const COMPARISON = /^(\w+(?:\.\w+)*)(=[gl][et]=)(["']?)(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))\3$/;
 
 /**
- * An RSQL filter of date comparisons joined by `,` (or) as a test of a record in the personality's
- * shape, or the 400 body Jamf answers an unknown field or a filter it cannot read with.
+ * An RSQL filter of date comparisons joined by `,` (or) as a test of a record (its `general` as
+ * `generalOf` gives it), or the 400 body Jamf answers an unknown field or a filter it cannot read with.
  */
-const parseFilter = (
-  personality: JamfPersonality,
+const parseFilter = <R>(
   fields: readonly string[],
   filter: string,
-): { matches: (record: JamfComputer) => boolean } | { refused: string } => {
+  generalOf: (record: R) => unknown,
+): { matches: (record: R) => boolean } | { refused: string } => {
   const tests: ((general: Record<string, unknown>) => boolean)[] = [];
   for (const part of filter.split(',')) {
     const parsed = COMPARISON.exec(part);
@@ -223,7 +235,7 @@ const parseFilter = (
   }
   return {
     matches: (record) => {
-      const general = generalAs(personality, record.general);
+      const general = generalOf(record);
       return typeof general === 'object' && general !== null && tests.some((test) => test(general as Record<string, unknown>));
     },
   };
@@ -248,6 +260,18 @@ const compareIdsBy =
   };
 const compareIds = compareIdsBy('id');
 const compareMobileIds = compareIdsBy('mobileDeviceId');
+
+/**
+ * The records the last filter matched, in id order: a filtered read asks for several pages of one
+ * filter, which are not matched again while the filter and the inventory stay the same.
+ */
+const makeFilterCache = <R>() => {
+  let last: { filter: string; ordered: readonly R[]; records: R[] } | undefined;
+  return (filter: string, ordered: readonly R[], matches: (record: R) => boolean): R[] => {
+    if (last?.filter !== filter || last.ordered !== ordered) last = { filter, ordered, records: ordered.filter(matches) };
+    return last.records;
+  };
+};
 
 export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<FakeJamf> => {
   const personality = options.personality ?? 'current';
@@ -280,9 +304,10 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     mobileRequests: 0,
     mobileLog: [],
     bytesSent: 0,
+    bytesByRoute: {},
   });
-  // The records the last filter matched, in id order: a filtered read asks for several pages of one filter.
-  let lastFiltered: { filter: string; ordered: readonly JamfComputer[]; records: JamfComputer[] } | undefined;
+  const filtered = makeFilterCache<JamfComputer>();
+  const filteredMobile = makeFilterCache<JamfMobileDevice>();
   let stats = emptyStats();
   const timers = new Set<NodeJS.Timeout>();
 
@@ -296,9 +321,13 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       timers.add(timer);
     });
 
+  const routes = new WeakMap<ServerResponse, string>();
   const send = (response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
     response.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-    stats.bytesSent += Buffer.byteLength(body);
+    const bytes = Buffer.byteLength(body);
+    const route = routes.get(response) ?? '';
+    stats.bytesSent += bytes;
+    stats.bytesByRoute[route] = (stats.bytesByRoute[route] ?? 0) + bytes;
     response.end(body);
   };
 
@@ -401,14 +430,12 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       return send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
     }
     token.uses += 1;
-    const parsedFilter = filter === null ? undefined : parseFilter(personality, options.filterFields ?? FILTER_FIELDS[personality], filter);
+    const parsedFilter =
+      filter === null ? undefined : parseFilter<JamfComputer>(options.filterFields ?? FILTER_FIELDS[personality], filter, (record) => generalAs(personality, record.general));
     if (parsedFilter !== undefined && 'refused' in parsedFilter) return send(response, 400, parsedFilter.refused);
     const normalPage = () => {
       const all = options.ignoreSort || url.searchParams.get('sort') !== 'id:asc' ? devices : (sorted ??= [...devices].sort(compareIds));
-      if (parsedFilter !== undefined && (lastFiltered?.filter !== filter || lastFiltered.ordered !== all)) {
-        lastFiltered = { filter: filter!, ordered: all, records: all.filter(parsedFilter.matches) };
-      }
-      const ordered = parsedFilter === undefined ? all : lastFiltered!.records;
+      const ordered = parsedFilter === undefined ? all : filtered(filter!, all, parsedFilter.matches);
       const wanted = new Set(sections.map((section) => ALL_SECTIONS[section as keyof typeof ALL_SECTIONS]).filter(Boolean));
       const results = ordered.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
         const shaped: Record<string, unknown> = { ...record };
@@ -425,7 +452,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     send(response, 200, JSON.stringify(body));
   };
 
-  /** The mobile devices' inventory: the same tokens, paging, sorting, sections and page faults; no filter. */
+  /** The mobile devices' inventory: the same tokens, paging, sorting, sections, filter, page delay and page faults. */
   const mobileInventory = async (url: URL, request: IncomingMessage, response: ServerResponse) => {
     stats.mobileRequests += 1;
     const page = Number(url.searchParams.get('page') ?? '0');
@@ -442,26 +469,32 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       return send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
     }
     token.uses += 1;
-    if (filter !== null) return send(response, 400, jamfError(400, 'INVALID_FILTER', `Invalid RSQL filter: ${filter}`, 'filter'));
+    const parsedFilter =
+      filter === null ? undefined : parseFilter<JamfMobileDevice>(options.mobileFilterFields ?? MOBILE_FILTER_FIELDS, filter, (record) => record.general);
+    if (parsedFilter !== undefined && 'refused' in parsedFilter) return send(response, 400, parsedFilter.refused);
     const normalPage = () => {
       const all = options.ignoreSort || url.searchParams.get('sort') !== 'mobileDeviceId:asc' ? mobileDevices : (sortedMobile ??= [...mobileDevices].sort(compareMobileIds));
+      const ordered = parsedFilter === undefined ? all : filteredMobile(filter!, all, parsedFilter.matches);
       const wanted = new Set(sections.map((section) => MOBILE_SECTIONS[section as keyof typeof MOBILE_SECTIONS]).filter(Boolean));
-      const results = all.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
+      const results = ordered.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
         const shaped: Record<string, unknown> = { ...record };
         // As on computers: an unrequested section comes back null, a requested one the record lacks stays absent.
         for (const key of Object.values(MOBILE_SECTIONS)) if (!wanted.has(key)) shaped[key] = null;
         return shaped;
       });
-      return { totalCount: all.length, results };
+      return { totalCount: ordered.length, results };
     };
     if (await applyFault(mobilePageFaults.get(page), request, response, normalPage)) return;
-    send(response, 200, JSON.stringify(normalPage()));
+    const body = normalPage();
+    if (options.pageDelay) await sleep(options.pageDelay.baseMs + options.pageDelay.perRecordMs * body.results.length);
+    send(response, 200, JSON.stringify(body));
   };
 
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     const route = `${request.method} ${url.pathname}`;
     stats.requests[route] = (stats.requests[route] ?? 0) + 1;
+    routes.set(response, route);
     const isInventory = route === `GET ${paths.inventory}`;
     const isOauthToken = route === `POST ${paths.oauthToken}`;
     if (isInventory) {
@@ -493,7 +526,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   return {
     url: `http://127.0.0.1:${port}`,
     personality,
-    stats: () => ({ ...stats, requests: { ...stats.requests }, inventoryLog: [...stats.inventoryLog], mobileLog: [...stats.mobileLog] }),
+    stats: () => ({ ...stats, requests: { ...stats.requests }, bytesByRoute: { ...stats.bytesByRoute }, inventoryLog: [...stats.inventoryLog], mobileLog: [...stats.mobileLog] }),
     resetStats: () => {
       stats = emptyStats();
     },

@@ -1,25 +1,33 @@
-// What the fleet bench's child processes share: the real GET /devices handler as fresh containers,
-// one timed call, and latency figures.
+// What the fleet bench's child processes share: the real GET /devices and GET /mobile-devices
+// handlers as fresh containers, one timed call, and latency figures.
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { httpEvent, lambdaContext } from '../../test/support/http-events.ts';
 
 export type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
 
+/** The device list routes, by path, and the function serving each. */
+const FUNCTIONS = { '/devices': 'devices', '/mobile-devices': 'mobile-devices' } as const;
+export type DeviceListPath = keyof typeof FUNCTIONS;
+export const isDeviceListPath = (path: string): path is DeviceListPath => Object.hasOwn(FUNCTIONS, path);
+
 let containers = 0;
-/** A new container: functions/devices.ts evaluated afresh (its configuration, tiers and clients). */
-export const freshContainer = async (): Promise<Handler> => {
+/** A new container: the route's function (functions/devices.ts by default) evaluated afresh (its configuration, tiers and clients). */
+export const freshContainer = async (path: DeviceListPath = '/devices'): Promise<Handler> => {
   containers += 1;
-  return ((await import(`../../functions/devices.ts?container=${containers}`)) as { handler: Handler }).handler;
+  return ((await import(`../../functions/${FUNCTIONS[path]}.ts?container=${containers}`)) as { handler: Handler }).handler;
 };
 
-/** One GET /devices with `query`, its latency pushed to `latencies`; anything but 200 throws. */
-export const call = async (handler: Handler, query: string, latencies: number[]): Promise<APIGatewayProxyStructuredResultV2> => {
+/** One GET of `path` (/devices by default) with `query`, its latency pushed to `latencies`; anything but 200 throws. */
+export const call = async (handler: Handler, query: string, latencies: number[], path: DeviceListPath = '/devices'): Promise<APIGatewayProxyStructuredResultV2> => {
   const started = performance.now();
-  const result = await handler({ ...httpEvent('GET', '/devices'), rawQueryString: query }, lambdaContext(29_000));
+  const result = await handler({ ...httpEvent('GET', path), rawQueryString: query }, lambdaContext(29_000));
   latencies.push(performance.now() - started);
-  if (result.statusCode !== 200) throw new Error(`status ${result.statusCode} for ${query}`);
+  if (result.statusCode !== 200) throw new Error(`status ${result.statusCode} for ${path}?${query}`);
   return result;
 };
+
+/** The `after` of a page's `Link`, or undefined on the last page. */
+export const nextAfter = (result: APIGatewayProxyStructuredResultV2): string | undefined => /after=(\d+)>/.exec(String(result.headers?.Link ?? ''))?.[1];
 
 export const summary = (latencies: number[], run?: { requests: number; seconds: number }) => {
   const sorted = [...latencies].sort((a, b) => a - b);

@@ -1,10 +1,9 @@
 // GET /devices over a warm cluster in a process of its own, for bench/devices-fleet.bench.ts: pages
 // walked by concurrent clients from memory and from fresh containers' cluster reads, next to the
 // same chain answering a constant page; prints the figures and this process's RSS as one JSON line.
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { makeLogger } from '../../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../../lib/http/make-http-handler.ts';
-import { call, freshContainer, summary, type Handler } from './devices-handler.ts';
+import { call, freshContainer, nextAfter, summary, type Handler } from './devices-handler.ts';
 
 const CLIENTS = 16;
 /** Walks of the whole list one request at a time: a Lambda container serves one request at once. */
@@ -13,9 +12,6 @@ const PAGE = 1_000;
 const FRESH_CONTAINERS = 6;
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = (() => true) as typeof process.stdout.write;
-
-const nextAfter = (result: APIGatewayProxyStructuredResultV2): string | undefined =>
-  /after=(\d+)>/.exec(String(result.headers?.Link ?? ''))?.[1];
 
 /** Each client walks every page of `filter` from the first, following Link; all clients at once. */
 const walk = async (handler: Handler, filter: string, latencies: number[], clients = CLIENTS): Promise<{ requests: number; seconds: number }> => {

@@ -41,7 +41,7 @@ export const makeSnapshotReader = (deps: { inventory: JamfClient; kind?: Invento
 };
 
 /** Why a refresh read the whole inventory rather than its changes. */
-export type FullReadReason = 'no previous snapshot' | 'full read due' | 'filter refused' | 'count changed' | 'no change filter';
+export type FullReadReason = 'no previous snapshot' | 'full read due' | 'filter refused' | 'count changed';
 
 export type RefreshRead = { snapshot: DeviceSnapshot; read: 'incremental' } | { snapshot: DeviceSnapshot; read: 'full'; reason: FullReadReason };
 
@@ -71,8 +71,6 @@ export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs
   const readFully = makeSnapshotReader(deps);
   return async (previous: DeviceSnapshot | undefined, remainingTimeMs: () => number): Promise<RefreshRead> => {
     const full = async (reason: FullReadReason): Promise<RefreshRead> => ({ snapshot: await readFully(remainingTimeMs), read: 'full', reason });
-    // An inventory Jamf cannot filter by date (the mobile devices') is read whole every time.
-    if (kind.endpoint.changedFilter === undefined) return full('no change filter');
     if (previous === undefined) return full('no previous snapshot');
     if (now() - previous.fullReadAt >= deps.fullReadEveryMs) return full('full read due');
     let kept: ServedDevice[];

@@ -30,8 +30,8 @@ export interface JamfInventoryEndpoint {
   readonly paths: readonly [string, ...string[]];
   readonly sections: readonly string[];
   readonly idField: string;
-  /** RSQL for the records changed at or after `instant`, at `path`; absent: `readChanges` answers filter-refused without a request. */
-  readonly changedFilter?: (path: string, instant: string) => string;
+  /** RSQL for the records changed at or after `instant` (ISO 8601 UTC), as `path` names their dates. */
+  readonly changedFilter: (path: string, instant: string) => string;
 }
 
 /** Records last in contact, or last reporting their inventory, at or after `instant` (`,` is RSQL's or). */
@@ -45,11 +45,13 @@ export const COMPUTERS_INVENTORY: JamfInventoryEndpoint = {
   changedFilter,
 };
 
-/** iPhones, iPads and Apple TVs; read in full by every refresh (no change filter). */
+/** iPhones, iPads and Apple TVs. */
 export const MOBILE_DEVICES_INVENTORY: JamfInventoryEndpoint = {
   paths: MOBILE_INVENTORY_PATHS,
   sections: ['GENERAL', 'HARDWARE', 'USER_AND_LOCATION'],
   idField: 'mobileDeviceId',
+  // Last reporting their inventory: the one date a mobile device's record has.
+  changedFilter: (_path, instant) => `general.lastInventoryUpdateDate=ge=${instant}`,
 };
 
 interface JamfPage {
@@ -97,10 +99,10 @@ export interface JamfClient {
    */
   readInventory: <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined) => Promise<T[]>;
   /**
-   * The records Jamf dates as changed at or after `since` (ms, to the second below): its last
-   * contact or its inventory report, the same pages as `readInventory` with an RSQL filter, read the
-   * same way; and the whole inventory's `totalCount`, from one request of one record made first.
-   * With one token for both. `filter-refused` when Jamf answers the filter 400.
+   * The records Jamf dates as changed at or after `since` (ms, to the second below) by the dates
+   * the endpoint's `changedFilter` names: the same pages as `readInventory` with that RSQL filter,
+   * read the same way; and the whole inventory's `totalCount`, from one request of one record made
+   * first. With one token for both. `filter-refused` when Jamf answers the filter 400.
    */
   readChanges: <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined, since: number) => Promise<InventoryChanges<T>>;
 }
@@ -135,7 +137,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       `GET ${loggableBase(options.baseUrl)}${path} page ${page} (page-size ${size}${since === undefined ? '' : `, changed since ${since}`})`;
     // The filter names the path's own fields, so a container that has not yet learnt its version asks each rightly.
     const queryOf = (path: string) =>
-      since === undefined || endpoint.changedFilter === undefined
+      since === undefined
         ? inventoryQuery(endpoint, page, size)
         : `${inventoryQuery(endpoint, page, size)}&filter=${encodeURIComponent(endpoint.changedFilter(path, since))}`;
     const answer = await inventoryPath.send((path) =>
@@ -262,7 +264,6 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   };
 
   const readChanges = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined, since: number): Promise<InventoryChanges<T>> => {
-    if (endpoint.changedFilter === undefined) return { kind: 'filter-refused', detail: `${endpoint.paths[0]} has no change filter` };
     const { abort, signal, pageOf } = startRead(deadline);
     const { totalCount } = await pageOf(0, 1, signal);
     const instant = instantOf(since);

@@ -1,13 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   datedJamfComputer,
+  datedJamfMobileDevice,
   DEMO_JAMF_CREDENTIALS,
   generalAs,
   generateJamfComputers,
+  generateJamfMobileDevices,
   JAMF_PERSONALITIES,
+  MOBILE_INVENTORY_PATH,
   startFakeJamf,
   type FakeJamf,
   type JamfComputer,
+  type JamfMobileDevice,
   type JamfPersonality,
 } from '../../../demo/fake-jamf.ts';
 
@@ -194,16 +198,50 @@ describe('fake Jamf Pro', () => {
       expect(body).toEqual({ httpStatus: 400, errors: [{ code: expect.any(String), description: expect.stringContaining(description), id: '0', field: 'filter' }] });
     });
 
+    it.each(PERSONALITIES)('filters the mobile devices on general.lastInventoryUpdateDate the same way, and refuses any other field with 400 (%s)', async (personality) => {
+      const [one, two, three, four] = generateJamfMobileDevices(4, 8) as [JamfMobileDevice, JamfMobileDevice, JamfMobileDevice, JamfMobileDevice];
+      // Long ago; at T; after T in another offset; and a device Jamf could not type (no `general`, no date).
+      const { general: _general, ...untyped } = four;
+      const mobileDevices = [datedJamfMobileDevice(one, OLD), datedJamfMobileDevice(two, '2026-11-20T12:00:00.000Z'), datedJamfMobileDevice(three, '2026-11-21T09:00:00+01:00'), untyped];
+      jamf = await startFakeJamf({ personality, mobileDevices });
+      const token = await tokenFor(jamf);
+      const mobilePage = async (filter: string, paging = 'page=0&page-size=10') =>
+        fetch(`${jamf!.url}${MOBILE_INVENTORY_PATH}?section=GENERAL&sort=mobileDeviceId:asc&${paging}&filter=${encodeURIComponent(filter)}`, { headers: { Authorization: `Bearer ${token}` } });
+      const filter = `general.lastInventoryUpdateDate=ge=${T}`;
+      const all = (await (await mobilePage(filter)).json()) as { totalCount: number; results: { mobileDeviceId: string }[] };
+      expect(all).toEqual({ totalCount: 2, results: [expect.objectContaining({ mobileDeviceId: two.mobileDeviceId }), expect.objectContaining({ mobileDeviceId: three.mobileDeviceId })] });
+      const second = (await (await mobilePage(filter, 'page=1&page-size=1')).json()) as { totalCount: number; results: { mobileDeviceId: string }[] };
+      expect(second).toEqual({ totalCount: 2, results: [expect.objectContaining({ mobileDeviceId: three.mobileDeviceId })] });
+      const refused = await mobilePage(`general.reportDate=ge=${T}`);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toEqual({
+        httpStatus: 400,
+        errors: [{ code: expect.any(String), description: expect.stringContaining('Cannot filter by field [general.reportDate]'), id: '0', field: 'filter' }],
+      });
+      expect(jamf.stats().mobileLog.map((entry) => entry.filter)).toEqual([filter, filter, `general.reportDate=ge=${T}`]);
+      expect(jamf.stats().inventoryRequests).toBe(0);
+    });
+
+    it('refuses the mobile devices\' date where told it cannot filter by it, naming the fields it can', async () => {
+      jamf = await startFakeJamf({ mobileDevices: generateJamfMobileDevices(3, 8), mobileFilterFields: ['general.lastEnrolledDate'] });
+      const response = await fetch(`${jamf.url}${MOBILE_INVENTORY_PATH}?page=0&page-size=10&filter=${encodeURIComponent(`general.lastInventoryUpdateDate=ge=${T}`)}`, {
+        headers: { Authorization: `Bearer ${await tokenFor(jamf)}` },
+      });
+      expect(response.status).toBe(400);
+      expect(JSON.stringify(await response.json())).toContain('Cannot filter by field [general.lastInventoryUpdateDate]. Fields that can be used in filtering results of this endpoint: [general.lastEnrolledDate]');
+    });
+
     it('answers a probe of one record with the whole inventory\'s totalCount, and counts the bytes it sends', async () => {
       jamf = await startFakeJamf({ devices: generateJamfComputers(250, 9) });
       const response = await inventoryPage(jamf, 'section=GENERAL&sort=id:asc&page=0&page-size=1');
       const text = await response.text();
       expect(JSON.parse(text)).toMatchObject({ totalCount: 250, results: [expect.objectContaining({ id: '1' })] });
-      const { bytesSent, requests } = jamf.stats();
+      const { bytesSent, bytesByRoute, requests } = jamf.stats();
       // The token's answer, then the page's.
       expect(requests).toEqual({ 'POST /api/v1/oauth/token': 1, 'GET /api/v4/computers-inventory': 1 });
       expect(bytesSent).toBeGreaterThan(Buffer.byteLength(text));
       expect(bytesSent).toBeLessThan(Buffer.byteLength(text) + 300);
+      expect(bytesByRoute).toEqual({ 'POST /api/v1/oauth/token': bytesSent - Buffer.byteLength(text), 'GET /api/v4/computers-inventory': Buffer.byteLength(text) });
     });
   });
 });

@@ -2,7 +2,15 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, generateJamfMobileDevices, startFakeJamf, type FakeJamf, type JamfMobileDevice } from '../../../demo/fake-jamf.ts';
+import {
+  datedJamfMobileDevice,
+  DEMO_JAMF_CREDENTIALS,
+  generateJamfComputers,
+  generateJamfMobileDevices,
+  startFakeJamf,
+  type FakeJamf,
+  type JamfMobileDevice,
+} from '../../../demo/fake-jamf.ts';
 import { startFakeSofa, type FakeSofa } from '../../../demo/fake-sofa.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
@@ -331,6 +339,15 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
       .filter((line) => line.includes('"devices refresh"'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   const renamedFirst = (name: string): JamfMobileDevice[] => FLEET.map((record, index) => (index === 0 ? { ...record, general: { ...(record.general as object), displayName: name } } : record));
+  /** The first `count` records' inventory updated now, as Jamf dates it, the first of them renamed `name`. */
+  const updated = (count: number, name: string): JamfMobileDevice[] => {
+    const now = new Date().toISOString();
+    return renamedFirst(name).map((record, index) => (index < count ? datedJamfMobileDevice(record, now) : record));
+  };
+  /** Each mobile inventory request as its page size and whether it was filtered. */
+  const mobileRequestsAt = (fake: FakeJamf) => fake.stats().mobileLog.map((entry) => [entry.pageSize, entry.filter === null ? 'all' : 'changed']);
+  const storedMobile = async () => (await deviceSnapshotCodec.decode((await raw.getBuffer((await keys()).mobile!))!))!;
+  const refreshOnce = async () => (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
 
   beforeAll(async () => {
     redis = await startRedisServer();
@@ -351,7 +368,7 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     expect(outcome).toMatchObject({
       outcome: 'refreshed',
       computers: { outcome: 'refreshed', devices: 50, read: 'full' },
-      mobile_devices: { outcome: 'refreshed', devices: FLEET.length, read: 'full', full_read_reason: 'no change filter' },
+      mobile_devices: { outcome: 'refreshed', devices: FLEET.length, read: 'full', full_read_reason: 'no previous snapshot' },
     });
     const { computers, mobile } = await keys();
     expect(computers).toMatch(/^devices:v5:\{[0-9a-f]{16}\}$/);
@@ -366,6 +383,55 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     expect(page.headers?.['X-Total-Count']).toBe(String(FLEET.length));
     expect(accessLines(logs).at(-1)).toMatchObject({ path: '/mobile-devices', cache_tier: 'cluster' });
     expect(jamf.stats().mobileRequests).toBe(0);
+  });
+
+  it('reads after a full read only the mobile devices Jamf dates as updated, in exactly the filtered pages and one probe, and writes what a full read would', async () => {
+    await refreshOnce();
+    const previous = await storedMobile();
+    jamf.setMobileDevices(updated(1_100, 'incremental-iphone'));
+    jamf.resetStats();
+    expect(await refreshOnce()).toMatchObject({ outcome: 'refreshed', mobile_devices: { outcome: 'refreshed', devices: FLEET.length, read: 'incremental' } });
+    const line = refreshLines().at(-1)!;
+    expect(line).toMatchObject({ inventory: 'mobile_devices', outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
+    expect(line).not.toHaveProperty('full_read_reason');
+    // One record for the inventory's size, then 1,100 updates in two pages of 1,000, under one token.
+    expect(mobileRequestsAt(jamf)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'changed']]);
+    // Since the previous read began less 60 s, to the second below, in ISO 8601 UTC.
+    const since = new Date(Math.floor((previous.readAt - 60_000) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    expect(new Set(jamf.stats().mobileLog.slice(1).map((entry) => entry.filter))).toEqual(new Set([`general.lastInventoryUpdateDate=ge=${since}`]));
+    expect(jamf.stats().mobileLog.slice(1).every((entry) => entry.sort === 'mobileDeviceId:asc' && entry.sections.join() === 'GENERAL,HARDWARE,USER_AND_LOCATION')).toBe(true);
+    // One token for each inventory's read.
+    expect(jamf.stats().tokenRequests).toBe(2);
+    const merged = await storedMobile();
+    expect(merged.fullReadAt).toBe(previous.fullReadAt);
+
+    process.env.DEVICES_FULL_REFRESH_SECONDS = '0';
+    expect(await refreshOnce()).toMatchObject({ mobile_devices: { read: 'full', full_read_reason: 'full read due' } });
+    expect((await storedMobile()).id).toBe(merged.id);
+    expect(devicesOf(await get(await freshContainer(), 'limit=1'))[0]!.name).toBe('incremental-iphone');
+  });
+
+  it('reads the mobile devices in full when Jamf refuses their filter, and says so on their line', async () => {
+    // A Jamf Pro that cannot filter its mobile devices by their inventory date.
+    const refusing = await startFakeJamf({ devices: generateJamfComputers(50, 3), mobileDevices: FLEET, mobileFilterFields: ['general.lastEnrolledDate'] });
+    try {
+      process.env.INVENTORY_URL = refusing.url;
+      await refreshOnce();
+      refusing.setMobileDevices(updated(10, 'refused-filter-iphone'));
+      refusing.resetStats();
+      expect(await refreshOnce()).toMatchObject({
+        outcome: 'refreshed',
+        computers: { outcome: 'refreshed', read: 'incremental' },
+        mobile_devices: { outcome: 'refreshed', devices: FLEET.length, read: 'full', full_read_reason: 'filter refused' },
+      });
+      expect(refreshLines().at(-1)).toMatchObject({ inventory: 'mobile_devices', level: 'INFO', read: 'full', full_read_reason: 'filter refused' });
+      expect(mobileRequestsAt(refusing)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'all'], [1000, 'all']]);
+      // Served from the cluster: no further request.
+      expect(devicesOf(await get(await freshContainer(), 'limit=1'))[0]!.name).toBe('refused-filter-iphone');
+      expect(refusing.stats().mobileRequests).toBe(4);
+    } finally {
+      await refusing.close();
+    }
   });
 
   it('leaves the other inventory\'s entry as it is when one fails, either way round, and says which failed', async () => {

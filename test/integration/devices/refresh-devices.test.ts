@@ -301,8 +301,8 @@ describe('refreshDevices and stale-while-revalidate', () => {
       expect(line).not.toHaveProperty('full_read_reason');
       // One record for the inventory's size, then 1,500 changes in two pages of 1,000, under one token.
       expect(requestsAt(jamf)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'changed']]);
-      // One token for the computers' read, one for the mobile devices' (read whole: one empty page).
-      expect(jamf.stats()).toMatchObject({ inventoryRequests: 3, tokenRequests: 2, mobileRequests: 1 });
+      // One token for the computers' read, one for the mobile devices' (none: their probe and one empty filtered page).
+      expect(jamf.stats()).toMatchObject({ inventoryRequests: 3, tokenRequests: 2, mobileRequests: 2 });
       const merged = await stored();
 
       process.env.DEVICES_FULL_REFRESH_SECONDS = '0';
