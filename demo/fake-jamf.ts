@@ -409,13 +409,11 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     send(response, 200, JSON.stringify({ token: issueToken(), expires: new Date(Date.now() + 20 * 60_000).toISOString() }));
   };
 
-  const inventory = async (url: URL, request: IncomingMessage, response: ServerResponse) => {
-    stats.inventoryRequests += 1;
-    options.beforeInventoryRequest?.(stats.inventoryRequests);
-    if (invalidateAt !== undefined && stats.inventoryRequests >= invalidateAt) {
-      tokens.clear();
-      invalidateAt = undefined;
-    }
+  /**
+   * What both inventories' pages start with: the paging, sections and filter asked for, logged in
+   * `log`, and the bearer token, used once; undefined once a 401 is sent for a token Jamf would refuse.
+   */
+  const pagedRequest = (url: URL, request: IncomingMessage, response: ServerResponse, log: InventoryRequestRecord[]) => {
     const page = Number(url.searchParams.get('page') ?? '0');
     const requestedSize = Number(url.searchParams.get('page-size') ?? '100');
     const pageSize = Math.min(Math.max(1, requestedSize), maxPageSize);
@@ -424,12 +422,26 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     const authorized = token !== undefined && (options.tokenMaxUses === undefined || token.uses < options.tokenMaxUses);
     const sections = url.searchParams.getAll('section');
     const filter = url.searchParams.get('filter');
-    stats.inventoryLog.push({ query: url.search.slice(1), page, pageSize: requestedSize, sections, sort: url.searchParams.get('sort'), filter, authorized });
+    log.push({ query: url.search.slice(1), page, pageSize: requestedSize, sections, sort: url.searchParams.get('sort'), filter, authorized });
     if (!authorized) {
       stats.rejectedTokens += 1;
-      return send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
+      send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
+      return undefined;
     }
     token.uses += 1;
+    return { page, pageSize, sections, filter };
+  };
+
+  const inventory = async (url: URL, request: IncomingMessage, response: ServerResponse) => {
+    stats.inventoryRequests += 1;
+    options.beforeInventoryRequest?.(stats.inventoryRequests);
+    if (invalidateAt !== undefined && stats.inventoryRequests >= invalidateAt) {
+      tokens.clear();
+      invalidateAt = undefined;
+    }
+    const paged = pagedRequest(url, request, response, stats.inventoryLog);
+    if (paged === undefined) return;
+    const { page, pageSize, sections, filter } = paged;
     const parsedFilter =
       filter === null ? undefined : parseFilter<JamfComputer>(options.filterFields ?? FILTER_FIELDS[personality], filter, (record) => generalAs(personality, record.general));
     if (parsedFilter !== undefined && 'refused' in parsedFilter) return send(response, 400, parsedFilter.refused);
@@ -455,20 +467,9 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   /** The mobile devices' inventory: the same tokens, paging, sorting, sections, filter, page delay and page faults. */
   const mobileInventory = async (url: URL, request: IncomingMessage, response: ServerResponse) => {
     stats.mobileRequests += 1;
-    const page = Number(url.searchParams.get('page') ?? '0');
-    const requestedSize = Number(url.searchParams.get('page-size') ?? '100');
-    const pageSize = Math.min(Math.max(1, requestedSize), maxPageSize);
-    const header = request.headers.authorization ?? '';
-    const token = header.startsWith('Bearer ') ? tokens.get(header.slice(7)) : undefined;
-    const authorized = token !== undefined && (options.tokenMaxUses === undefined || token.uses < options.tokenMaxUses);
-    const sections = url.searchParams.getAll('section');
-    const filter = url.searchParams.get('filter');
-    stats.mobileLog.push({ query: url.search.slice(1), page, pageSize: requestedSize, sections, sort: url.searchParams.get('sort'), filter, authorized });
-    if (!authorized) {
-      stats.rejectedTokens += 1;
-      return send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
-    }
-    token.uses += 1;
+    const paged = pagedRequest(url, request, response, stats.mobileLog);
+    if (paged === undefined) return;
+    const { page, pageSize, sections, filter } = paged;
     const parsedFilter =
       filter === null ? undefined : parseFilter<JamfMobileDevice>(options.mobileFilterFields ?? MOBILE_FILTER_FIELDS, filter, (record) => record.general);
     if (parsedFilter !== undefined && 'refused' in parsedFilter) return send(response, 400, parsedFilter.refused);
