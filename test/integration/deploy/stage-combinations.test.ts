@@ -332,7 +332,7 @@ describe('osls package: the documented stage combinations', () => {
 
     it('calls DevicesRefreshSeconds missing for three periods by the namespace and service dimension the refresh writes', async () => {
       const root = new URL('../../../', import.meta.url);
-      const metricsSource = await readFile(new URL('lib/metrics.ts', root), 'utf8');
+      const metricsSource = await readFile(new URL('lib/runtime/metrics.ts', root), 'utf8');
       const refreshSource = await readFile(new URL('functions/refresh-devices.ts', root), 'utf8');
       const namespace = /NAMESPACE = '([^']+)'/.exec(metricsSource)?.[1];
       expect(namespace).toBe('device-users-import');
