@@ -22,7 +22,10 @@ import { quietly } from './quietly.ts';
 const DEVICES = 10_000;
 const CREDENTIALS = { clientId: 'bench-client', clientSecret: 'bench-secret' };
 
-type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
+type Handler = (
+  event: ReturnType<typeof httpEvent>,
+  context: ReturnType<typeof lambdaContext>,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 let containers = 0;
 /** A new container: functions/devices.ts evaluated afresh (its configuration, tiers and clients). */
@@ -32,7 +35,8 @@ const freshContainer = async (): Promise<Handler> => {
   return module.handler;
 };
 
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))]!;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))]!;
 
 interface Figures {
   label: string;
@@ -79,7 +83,11 @@ export const run = async (): Promise<void> => {
     const page = await quietly(() => warm({ ...httpEvent('GET', '/devices'), rawQueryString: 'limit=1000' }, lambdaContext()));
     const logger = makeLogger('devices-bench');
     const constant = (body: string): (() => Promise<Handler>) => {
-      const handler = makeHttpHandler({ route: 'GET /devices', logger, handle: async () => ({ status: 200, json: body }) }) as unknown as Handler;
+      const handler = makeHttpHandler({
+        route: 'GET /devices',
+        logger,
+        handle: async () => ({ status: 200, json: body }),
+      }) as unknown as Handler;
       return async () => handler;
     };
 
@@ -88,21 +96,39 @@ export const run = async (): Promise<void> => {
     results.push(await measure('memory hit, whole list', async () => warm, '', 200));
     results.push(await measure('baseline: the chain answering a 1,000-device page as a constant', constant(page.body!), '', 200));
     results.push(await measure('memory hit, page of 1,000 (limit=1000&after=…)', async () => warm, 'limit=1000&after=4000', 200));
-    results.push(await measure('memory hit, filtered page (os_is_latest=false&managed=true&limit=1000)', async () => warm, 'os_is_latest=false&managed=true&limit=1000', 200));
+    results.push(
+      await measure(
+        'memory hit, filtered page (os_is_latest=false&managed=true&limit=1000)',
+        async () => warm,
+        'os_is_latest=false&managed=true&limit=1000',
+        200,
+      ),
+    );
     results.push(await measure('cluster hit, page of 1,000, fresh container per request (single node)', freshContainer, 'limit=1000', 40));
     // The same against the TLS Redis Cluster: one container fills it, then fresh ones read it.
     Object.assign(process.env, { REDIS_URL: redisCluster.url, REDIS_TLS_CA_FILE: redisCluster.caFile });
     await quietly(async () => (await freshContainer())({ ...httpEvent('GET', '/devices'), rawQueryString: 'limit=1' }, lambdaContext()));
-    results.push(await measure('cluster hit, page of 1,000, fresh container per request (TLS Redis Cluster, ACL user)', freshContainer, 'limit=1000', 40));
+    results.push(
+      await measure(
+        'cluster hit, page of 1,000, fresh container per request (TLS Redis Cluster, ACL user)',
+        freshContainer,
+        'limit=1000',
+        40,
+      ),
+    );
     delete process.env.REDIS_URL;
     delete process.env.REDIS_TLS_CA_FILE;
     results.push(await measure('upstream read, page of 1,000, fresh container per request (no cluster)', freshContainer, 'limit=1000', 20));
 
-    process.stdout.write(`${DEVICES} devices, whole list ${(whole.body!.length / 1e6).toFixed(2)} MB, page of 1,000 ${(page.body!.length / 1e3).toFixed(0)} kB\n`);
+    process.stdout.write(
+      `${DEVICES} devices, whole list ${(whole.body!.length / 1e6).toFixed(2)} MB, page of 1,000 ${(page.body!.length / 1e3).toFixed(0)} kB\n`,
+    );
     process.stdout.write('| handler path | runs | p50 | p99 | p99 ÷ its baseline |\n|---|---|---|---|---|\n');
     for (const [index, figures] of results.entries()) {
       const baseline = index < 2 ? results[0]! : results[2]!;
-      process.stdout.write(`| ${figures.label} | ${figures.runs} | ${ms(figures.p50)} | ${ms(figures.p99)} | ${(figures.p99 / baseline.p99).toFixed(1)}× |\n`);
+      process.stdout.write(
+        `| ${figures.label} | ${figures.runs} | ${ms(figures.p50)} | ${ms(figures.p99)} | ${(figures.p99 / baseline.p99).toFixed(1)}× |\n`,
+      );
     }
     const [single, clustered] = [results[5]!, results[6]!];
     process.stdout.write(
@@ -110,7 +136,10 @@ export const run = async (): Promise<void> => {
     );
 
     // Where a cluster hit of a fresh container spends its time (p50 of 20).
-    const snapshot = buildSnapshot(records.map((record) => mapInventoryRecord(record)!), Date.now());
+    const snapshot = buildSnapshot(
+      records.map((record) => mapInventoryRecord(record)!),
+      Date.now(),
+    );
     const encoded = deviceSnapshotCodec.encode(snapshot);
     const decodeMs: number[] = [];
     for (let index = 0; index < 20; index += 1) {
@@ -120,7 +149,12 @@ export const run = async (): Promise<void> => {
     }
     process.stdout.write(
       `cluster value ${(encoded.length / 1e6).toFixed(2)} MB (zstd) for ${(Buffer.byteLength(deviceText(snapshot, 0, snapshot.count)) / 1e6).toFixed(2)} MB of rendered devices; ` +
-        `decode (decompress, checksum, columns, structure) p50 ${ms(percentile(decodeMs.sort((a, b) => a - b), 0.5))}\n`,
+        `decode (decompress, checksum, columns, structure) p50 ${ms(
+          percentile(
+            decodeMs.sort((a, b) => a - b),
+            0.5,
+          ),
+        )}\n`,
     );
   } finally {
     process.env = saved;

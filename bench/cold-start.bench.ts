@@ -61,8 +61,18 @@ export const handler = async () => ({ statusCode: 200, body: typeof aws.DynamoDB
  * then does what it does in AWS (its startup check passes) instead of logging a configuration error.
  */
 const DEPLOYED_CONFIGURATION: Record<string, Record<string, string>> = {
-  devices: { INVENTORY_URL: 'https://jamf.example.invalid', INVENTORY_CLIENT_ID: 'client', INVENTORY_CLIENT_SECRET: 'secret', LATEST_OS_VERSION: '26.6.2' },
-  refreshDevices: { INVENTORY_URL: 'https://jamf.example.invalid', INVENTORY_CLIENT_ID: 'client', INVENTORY_CLIENT_SECRET: 'secret', REDIS_URL: 'redis://127.0.0.1:1' },
+  devices: {
+    INVENTORY_URL: 'https://jamf.example.invalid',
+    INVENTORY_CLIENT_ID: 'client',
+    INVENTORY_CLIENT_SECRET: 'secret',
+    LATEST_OS_VERSION: '26.6.2',
+  },
+  refreshDevices: {
+    INVENTORY_URL: 'https://jamf.example.invalid',
+    INVENTORY_CLIENT_ID: 'client',
+    INVENTORY_CLIENT_SECRET: 'secret',
+    REDIS_URL: 'redis://127.0.0.1:1',
+  },
   createUser: { USERS_TABLE: 'users', IDEMPOTENCY_TABLE: 'idempotency' },
   getUser: { USERS_TABLE: 'users' },
 };
@@ -157,7 +167,9 @@ export const run = async (): Promise<void> => {
       const wall = wallOf(bundle.name);
       const isReference = bundle === hello || references.includes(bundle);
       const againstSdk = WITHOUT_SDK.has(bundle.name) || bundle === hello ? undefined : wall / sdkFloor;
-      const met = bundle.bytes < SIZE_AIM_BYTES && (WITHOUT_SDK.has(bundle.name) ? wall / helloWall <= HELLO_RATIO_AIM : againstSdk! <= SDK_RATIO_AIM);
+      const met =
+        bundle.bytes < SIZE_AIM_BYTES &&
+        (WITHOUT_SDK.has(bundle.name) ? wall / helloWall <= HELLO_RATIO_AIM : againstSdk! <= SDK_RATIO_AIM);
       return {
         bundle: bundle.name,
         'KiB at init': Number((bundle.bytes / 1024).toFixed(1)),

@@ -85,22 +85,31 @@ export const run = async (): Promise<void> => {
     REDIS_URL: redis.url,
   };
   /** One inventory's part of a refresh run: its line's fields. */
-  const partOf = (figures: ChildResult, name: (typeof INVENTORIES)[number]['name']) => figures[name] as { outcome: string; read?: string; duration_ms: number };
+  const partOf = (figures: ChildResult, name: (typeof INVENTORIES)[number]['name']) =>
+    figures[name] as { outcome: string; read?: string; duration_ms: number };
   try {
     const refresh = await runChild('./fleet/refresh-once.ts', env);
     const fullRead = jamf.stats();
     process.stdout.write(
       `refresh of ${DEVICES.toLocaleString('en')} computers and ${DEVICES.toLocaleString('en')} mobile devices (Jamf: ${PAGE_DELAY.baseMs} ms + ${PAGE_DELAY.perRecordMs} ms per record per page): ` +
         `${refresh.outcome}; ` +
-        INVENTORIES.map(({ name, label, route }) => `${label} ${partOf(refresh, name).read}, ${fixed(partOf(refresh, name).duration_ms / 1000)} s, ${fullRead.requests[route]} pages`).join('; ') +
+        INVENTORIES.map(
+          ({ name, label, route }) =>
+            `${label} ${partOf(refresh, name).read}, ${fixed(partOf(refresh, name).duration_ms / 1000)} s, ${fullRead.requests[route]} pages`,
+        ).join('; ') +
         `; computers' pages at most ${fullRead.maxConcurrentInventory} at once; peak RSS ${fixed(refresh.peak_rss_mb, 0)} MB (${fixed(refresh.computers_peak_rss_mb, 0)} MB when the computers' part was done)\n`,
     );
 
     // 1 % of each inventory reports an OS update: the next refresh reads those records alone.
     const now = new Date().toISOString();
     const updated = (record: (typeof fleet)[number]) =>
-      datedJamfComputer({ ...record, operatingSystem: { ...(record.operatingSystem as object), version: '26.6.2', build: '25G83' } }, 'reportDate', now);
-    const updatedMobile = (record: (typeof mobileFleet)[number]) => datedJamfMobileDevice({ ...record, general: { ...(record.general as object), osVersion: '26.6.1', osBuild: '23G93' } }, now);
+      datedJamfComputer(
+        { ...record, operatingSystem: { ...(record.operatingSystem as object), version: '26.6.2', build: '25G83' } },
+        'reportDate',
+        now,
+      );
+    const updatedMobile = (record: (typeof mobileFleet)[number]) =>
+      datedJamfMobileDevice({ ...record, general: { ...(record.general as object), osVersion: '26.6.1', osBuild: '23G93' } }, now);
     jamf.setDevices(fleet.map((record, index) => (index % CHANGED_EVERY === 0 ? updated(record) : record)));
     jamf.setMobileDevices(mobileFleet.map((record, index) => (index % CHANGED_EVERY === 0 ? updatedMobile(record) : record)));
     jamf.resetStats();
@@ -168,7 +177,9 @@ export const run = async (): Promise<void> => {
     const largest = Math.max(Number(holding[0][1].peak_rss_mb), Number(holding[1][1].peak_rss_mb));
     process.stdout.write(
       `| process holding the snapshot of | RSS after walking every page once | peak RSS |\n|---|---|---|\n` +
-        holding.map(([label, figures]) => `| ${label} | ${fixed(figures.rss_mb, 0)} MB | ${fixed(figures.peak_rss_mb, 0)} MB |\n`).join('') +
+        holding
+          .map(([label, figures]) => `| ${label} | ${fixed(figures.rss_mb, 0)} MB | ${fixed(figures.peak_rss_mb, 0)} MB |\n`)
+          .join('') +
         `both ÷ the larger alone, peak: ${fixed(Number(holding[2][1].peak_rss_mb) / largest, 2)} (aim < 1 GB)\n`,
     );
 

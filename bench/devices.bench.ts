@@ -34,7 +34,11 @@ export const run = async (): Promise<void> => {
   const records = generateJamfComputers(DEVICES, 7);
   const jamf = await startFakeJamf({ devices: records, latencyMs: LATENCY_MS });
   try {
-    const auth = { kind: 'oauth', clientId: DEMO_JAMF_CREDENTIALS.clientId, clientSecret: async () => DEMO_JAMF_CREDENTIALS.clientSecret } as const;
+    const auth = {
+      kind: 'oauth',
+      clientId: DEMO_JAMF_CREDENTIALS.clientId,
+      clientSecret: async () => DEMO_JAMF_CREDENTIALS.clientSecret,
+    } as const;
     const ours = makeJamfClient({ baseUrl: jamf.url, auth });
     const naive = makeJamfClient({ baseUrl: jamf.url, auth, pageSize: 100, concurrency: 1 });
     await readOnce(ours); // warm-up: JIT, sockets

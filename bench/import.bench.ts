@@ -84,7 +84,11 @@ const measure = async (args: readonly string[], env: NodeJS.ProcessEnv = process
   });
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`child failed (${code}): ${stderr}`);
-  const [peakKb, user, system] = (await readFile(timeFile, 'utf8')).trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
+  const [peakKb, user, system] = (await readFile(timeFile, 'utf8')).trim().split('\n').at(-1)!.split(' ').map(Number) as [
+    number,
+    number,
+    number,
+  ];
   await rm(timeFile, { force: true });
   return { seconds, peakRssMb: peakKb / 1024, cpu: (user + system) / seconds, stdout };
 };
@@ -112,9 +116,18 @@ const withoutTicketing = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
 const LISTING_PAGE_LATENCY_MS = 50;
 
 /** One read of a listing of `count` users from the fake (its pages answered after 50 ms), timed. */
-const timeListingRead = async (count: number, pagination: ListingPagination, fake: FakeTicketingOptions): Promise<{ seconds: number; switched: boolean }> => {
+const timeListingRead = async (
+  count: number,
+  pagination: ListingPagination,
+  fake: FakeTicketingOptions,
+): Promise<{ seconds: number; switched: boolean }> => {
   // Rate limits are not what is measured here.
-  const listing = await startFakeTicketing({ users: generateTicketingUsers(count), latencyMs: LISTING_PAGE_LATENCY_MS, rateLimit: { limit: 1_000_000, windowMs: 60_000 }, ...fake });
+  const listing = await startFakeTicketing({
+    users: generateTicketingUsers(count),
+    latencyMs: LISTING_PAGE_LATENCY_MS,
+    rateLimit: { limit: 1_000_000, windowMs: 60_000 },
+    ...fake,
+  });
   try {
     let switched = false;
     const started = performance.now();
@@ -140,7 +153,8 @@ const measureListingReads = async (count: number): Promise<string> => {
   const cursor = await timeListingRead(count, 'cursor', {});
   const refused = await timeListingRead(count, 'pages', {});
   const numbered = await timeListingRead(count, 'pages', { offsetLimit: null });
-  const line = (label: string, read: { seconds: number }, floor: number) => `  ${label} ${read.seconds.toFixed(1)} s = ${(read.seconds / floor).toFixed(2)}× its floor of ${floor.toFixed(1)} s`;
+  const line = (label: string, read: { seconds: number }, floor: number) =>
+    `  ${label} ${read.seconds.toFixed(1)} s = ${(read.seconds / floor).toFixed(2)}× its floor of ${floor.toFixed(1)} s`;
   return [
     `listing of ${count} users (${pages} pages, each answered after ${LISTING_PAGE_LATENCY_MS} ms):`,
     line('TICKETING_PAGINATION=cursor:', cursor, sequentialFloor),
@@ -158,7 +172,10 @@ const MAX_ROUNDS = 20;
  * Imports an export of `rows` rows that are all new tickets, comments and users, watching the spill
  * directory until pass 1 ends: the largest spill seen over the source's size.
  */
-const measureSpill = async (rows: number, npm: { env: NodeJS.ProcessEnv; nodeArgs: string[] }): Promise<{ ratio: number; sourceMb: number }> => {
+const measureSpill = async (
+  rows: number,
+  npm: { env: NodeJS.ProcessEnv; nodeArgs: string[] },
+): Promise<{ ratio: number; sourceMb: number }> => {
   const csv = `${OUT}unique-${rows}.csv`;
   const tar = `${OUT}unique-${rows}.tar`;
   const tmp = `${OUT}spill-tmp/`;
@@ -179,7 +196,8 @@ const measureSpill = async (rows: number, npm: { env: NodeJS.ProcessEnv; nodeArg
       for (let polls = 0; running && polls < MAX_SPILL_POLLS; polls += 1) {
         for (const dir of await readdir(tmp).catch(() => [])) {
           let bytes = 0;
-          for (const file of await readdir(join(tmp, dir)).catch(() => [])) bytes += (await stat(join(tmp, dir, file)).catch(() => ({ size: 0 }))).size;
+          for (const file of await readdir(join(tmp, dir)).catch(() => []))
+            bytes += (await stat(join(tmp, dir, file)).catch(() => ({ size: 0 }))).size;
           largest = Math.max(largest, bytes);
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -189,7 +207,8 @@ const measureSpill = async (rows: number, npm: { env: NodeJS.ProcessEnv; nodeArg
     running = false;
     await watching;
     const summary = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { tickets: number; users: number };
-    if (summary.tickets < rows * 0.9 || summary.users < rows * 0.9 || columns.length < 10) throw new Error('the unique export is not unique enough');
+    if (summary.tickets < rows * 0.9 || summary.users < rows * 0.9 || columns.length < 10)
+      throw new Error('the unique export is not unique enough');
     return { ratio: largest / sourceBytes, sourceMb: sourceBytes / MB };
   } finally {
     await rm(csv, { force: true });
@@ -262,13 +281,27 @@ export const run = async (): Promise<void> => {
         gzip: [csv, tarGz],
       } satisfies Record<string, string[]>;
       const bare: Measured[] = [];
-      const runs: Record<keyof typeof variants, Measured[]> = { threaded: [], single: [], twoReaders: [], withRejects: [], dry: [], gzip: [] };
+      const runs: Record<keyof typeof variants, Measured[]> = {
+        threaded: [],
+        single: [],
+        twoReaders: [],
+        withRejects: [],
+        dry: [],
+        gzip: [],
+      };
       // Rounds of every variant in turn, so each is compared with the bare parse of its own round.
       for (let round = 0; round < rounds; round += 1) {
         bare.push(await measure(['--input-type=module', '-e', BARE_PARSE, csv]));
-        for (const [name, args] of Object.entries(variants)) runs[name as keyof typeof variants].push(await measure([...npm.nodeArgs, ...args], env));
+        for (const [name, args] of Object.entries(variants))
+          runs[name as keyof typeof variants].push(await measure([...npm.nodeArgs, ...args], env));
       }
-      const summary = JSON.parse(runs.threaded[0]!.stdout.trim().split('\n').at(-1)!) as { rows: number; batches: number; tickets: number; comments: number; users: number };
+      const summary = JSON.parse(runs.threaded[0]!.stdout.trim().split('\n').at(-1)!) as {
+        rows: number;
+        batches: number;
+        tickets: number;
+        comments: number;
+        users: number;
+      };
       const tarMb = (await stat(tar)).size / MB;
       const tarGzMb = (await stat(tarGz)).size / MB;
       const gzipRatios = runs.gzip.map((run, round) => run.seconds / runs.threaded[round]!.seconds);
@@ -300,7 +333,11 @@ export const run = async (): Promise<void> => {
   if (listingUsers > 0) process.stdout.write(`${await measureListingReads(listingUsers)}\n`);
   const keyRows = Number(process.env.BENCH_IMPORT_KEYS_ROWS ?? '18000000');
   if (keyRows > 0) {
-    const keys = await measure([`--max-old-space-size=${IMPORT_HEAP_MB}`, fileURLToPath(new URL('./import/worst-case-keys.ts', import.meta.url)), String(keyRows)]);
+    const keys = await measure([
+      `--max-old-space-size=${IMPORT_HEAP_MB}`,
+      fileURLToPath(new URL('./import/worst-case-keys.ts', import.meta.url)),
+      String(keyRows),
+    ]);
     const figures = JSON.parse(keys.stdout) as { seconds: number; rssMb: number; heapMb: number; arrayBuffersMb: number };
     process.stdout.write(
       `dedupe state of an all-new export with a destination (${keyRows} distinct ticket ids, comment ids, emails and AUTHOR_IDs), heap capped at ${IMPORT_HEAP_MB} MB: ` +
@@ -310,5 +347,7 @@ export const run = async (): Promise<void> => {
   }
   const spillRows = Number(process.env.BENCH_IMPORT_SPILL_ROWS ?? '200000');
   const spill = await measureSpill(spillRows, npm);
-  process.stdout.write(`spill of an all-new export (${spillRows} rows, ${spill.sourceMb.toFixed(0)} MB): ${spill.ratio.toFixed(3)} bytes per source byte\n`);
+  process.stdout.write(
+    `spill of an all-new export (${spillRows} rows, ${spill.sourceMb.toFixed(0)} MB): ${spill.ratio.toFixed(3)} bytes per source byte\n`,
+  );
 };

@@ -80,12 +80,22 @@ export const run = async (): Promise<void> => {
   try {
     // One request per route first: the figures then start from warm bundles, not from bundling.
     await (await fetch(`${stack.url}/devices`)).arrayBuffer();
-    await (await fetch(`${stack.url}/api/users`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ email: `warm.${randomUUID()}@example.com`, firstName: 'A', lastName: 'B' }) })).arrayBuffer();
+    await (
+      await fetch(`${stack.url}/api/users`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ email: `warm.${randomUUID()}@example.com`, firstName: 'A', lastName: 'B' }),
+      })
+    ).arrayBuffer();
     const baseline = stackMemory(stack);
 
     const tag = randomUUID().slice(0, 8);
     let serial = 0;
-    const devices: Round = { label: 'GET /devices', expectStatus: 200, request: { method: 'GET', path: '/devices', headers: { accept: 'application/json' } } };
+    const devices: Round = {
+      label: 'GET /devices',
+      expectStatus: 200,
+      request: { method: 'GET', path: '/devices', headers: { accept: 'application/json' } },
+    };
     const users: Round = {
       label: 'POST /api/users',
       expectStatus: 201,
@@ -124,6 +134,7 @@ export const run = async (): Promise<void> => {
   } finally {
     // Ctrl-C: npm itself ends on the signal; the stack says `stopped` once everything it started is down.
     const code = await stack.stop();
-    if (!/^stopped$/m.test(stack.output())) process.stdout.write(`the stack did not stop cleanly (${code}):\n${stack.errors().slice(-2_000)}\n`);
+    if (!/^stopped$/m.test(stack.output()))
+      process.stdout.write(`the stack did not stop cleanly (${code}):\n${stack.errors().slice(-2_000)}\n`);
   }
 };

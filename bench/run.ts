@@ -14,7 +14,9 @@ const files = all.filter((file) => only.length === 0 || only.some((name) => file
 // A name that starts no benchmark's is a typo: say so rather than run the others and report nothing for it.
 const unknown = only.filter((name) => !all.some((file) => file.startsWith(name)));
 if (unknown.length > 0) {
-  process.stderr.write(`bench: no benchmark named ${unknown.join(', ')}; there are: ${all.map((file) => file.replace('.bench.ts', '')).join(', ')}\n`);
+  process.stderr.write(
+    `bench: no benchmark named ${unknown.join(', ')}; there are: ${all.map((file) => file.replace('.bench.ts', '')).join(', ')}\n`,
+  );
   await exitWhenWritten(2);
 }
 

@@ -38,7 +38,8 @@ const event = (key?: string) =>
     headers: { 'content-type': 'application/json', accept: 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
   });
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const percentile = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 interface Run {
   perSecond: number;

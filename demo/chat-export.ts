@@ -45,7 +45,28 @@ const makeRandom = (seed: number): (() => number) => {
   };
 };
 
-const WORDS = ['order', 'refund', 'thanks', 'please', 'account', 'shipping', 'invoice', 'the', 'is', 'not', 'working', 'again', 'today', 'help', 'password', 'reset', 'a', 'we', 'you', 'can'];
+const WORDS = [
+  'order',
+  'refund',
+  'thanks',
+  'please',
+  'account',
+  'shipping',
+  'invoice',
+  'the',
+  'is',
+  'not',
+  'working',
+  'again',
+  'today',
+  'help',
+  'password',
+  'reset',
+  'a',
+  'we',
+  'you',
+  'can',
+];
 const FIRST = ['Ann', 'Bob', 'Chloé', 'Dmitri', 'Eve', 'Fatima', 'Gabriel', 'Hana', 'Ivan', 'José', 'Kai', 'Lena'];
 const LAST = ['Smith', "O'Neil", 'Müller', 'García', 'Kowalski', 'Nguyen', 'Rossi', 'Tanaka'];
 
@@ -76,7 +97,11 @@ export function* chatCsvChunks(options: Omit<GenerateChatCsvOptions, 'path'>): G
   const person = (index: number, domain: string): Person => {
     const first = FIRST[index % FIRST.length]!;
     const last = LAST[Math.floor(index / FIRST.length) % LAST.length]!;
-    return { id: String(7_000_000_000_000_000_000n + BigInt(index)), name: `${first} ${last}`, email: `${first}.${last}.${index}@${domain}`.replace("'", '') };
+    return {
+      id: String(7_000_000_000_000_000_000n + BigInt(index)),
+      name: `${first} ${last}`,
+      email: `${first}.${last}.${index}@${domain}`.replace("'", ''),
+    };
   };
   const agents = Array.from({ length: 40 }, (_, index) => person(customerCount + index, 'support.example.com'));
   const open: Conversation[] = [];

@@ -348,7 +348,12 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
         send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
         return true;
       case 'rate-limited':
-        send(response, 429, jamfError(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'), fault.retryAfter === undefined ? {} : { 'Retry-After': fault.retryAfter });
+        send(
+          response,
+          429,
+          jamfError(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
+          fault.retryAfter === undefined ? {} : { 'Retry-After': fault.retryAfter },
+        );
         return true;
       case 'malformed':
         send(response, 200, '{"totalCount": 12, "results": [{"id": "1", "general": {');
@@ -367,7 +372,15 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       case 'echo': {
         // The request first, as such pages print it: within any excerpt a log might keep.
         const repeated = { headers: request.headers, body: await readBody(request), method: request.method, url: request.url };
-        send(response, fault.status, JSON.stringify({ request: repeated, httpStatus: fault.status, errors: [{ code: 'INTERNAL_ERROR', description: 'Internal Server Error' }] }));
+        send(
+          response,
+          fault.status,
+          JSON.stringify({
+            request: repeated,
+            httpStatus: fault.status,
+            errors: [{ code: 'INTERNAL_ERROR', description: 'Internal Server Error' }],
+          }),
+        );
         return true;
       }
       case 'unusable-token':
@@ -422,7 +435,15 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     const authorized = token !== undefined && (options.tokenMaxUses === undefined || token.uses < options.tokenMaxUses);
     const sections = url.searchParams.getAll('section');
     const filter = url.searchParams.get('filter');
-    log.push({ query: url.search.slice(1), page, pageSize: requestedSize, sections, sort: url.searchParams.get('sort'), filter, authorized });
+    log.push({
+      query: url.search.slice(1),
+      page,
+      pageSize: requestedSize,
+      sections,
+      sort: url.searchParams.get('sort'),
+      filter,
+      authorized,
+    });
     if (!authorized) {
       stats.rejectedTokens += 1;
       send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
@@ -443,7 +464,11 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     if (paged === undefined) return;
     const { page, pageSize, sections, filter } = paged;
     const parsedFilter =
-      filter === null ? undefined : parseFilter<JamfComputer>(options.filterFields ?? FILTER_FIELDS[personality], filter, (record) => generalAs(personality, record.general));
+      filter === null
+        ? undefined
+        : parseFilter<JamfComputer>(options.filterFields ?? FILTER_FIELDS[personality], filter, (record) =>
+            generalAs(personality, record.general),
+          );
     if (parsedFilter !== undefined && 'refused' in parsedFilter) return send(response, 400, parsedFilter.refused);
     const normalPage = () => {
       const all = options.ignoreSort || url.searchParams.get('sort') !== 'id:asc' ? devices : (sorted ??= [...devices].sort(compareIds));
@@ -471,10 +496,15 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     if (paged === undefined) return;
     const { page, pageSize, sections, filter } = paged;
     const parsedFilter =
-      filter === null ? undefined : parseFilter<JamfMobileDevice>(options.mobileFilterFields ?? MOBILE_FILTER_FIELDS, filter, (record) => record.general);
+      filter === null
+        ? undefined
+        : parseFilter<JamfMobileDevice>(options.mobileFilterFields ?? MOBILE_FILTER_FIELDS, filter, (record) => record.general);
     if (parsedFilter !== undefined && 'refused' in parsedFilter) return send(response, 400, parsedFilter.refused);
     const normalPage = () => {
-      const all = options.ignoreSort || url.searchParams.get('sort') !== 'mobileDeviceId:asc' ? mobileDevices : (sortedMobile ??= [...mobileDevices].sort(compareMobileIds));
+      const all =
+        options.ignoreSort || url.searchParams.get('sort') !== 'mobileDeviceId:asc'
+          ? mobileDevices
+          : (sortedMobile ??= [...mobileDevices].sort(compareMobileIds));
       const ordered = parsedFilter === undefined ? all : filteredMobile(filter!, all, parsedFilter.matches);
       const wanted = new Set(sections.map((section) => MOBILE_SECTIONS[section as keyof typeof MOBILE_SECTIONS]).filter(Boolean));
       const results = ordered.slice(page * pageSize, page * pageSize + pageSize).map((record) => {
@@ -527,7 +557,13 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
   return {
     url: `http://127.0.0.1:${port}`,
     personality,
-    stats: () => ({ ...stats, requests: { ...stats.requests }, bytesByRoute: { ...stats.bytesByRoute }, inventoryLog: [...stats.inventoryLog], mobileLog: [...stats.mobileLog] }),
+    stats: () => ({
+      ...stats,
+      requests: { ...stats.requests },
+      bytesByRoute: { ...stats.bytesByRoute },
+      inventoryLog: [...stats.inventoryLog],
+      mobileLog: [...stats.mobileLog],
+    }),
     resetStats: () => {
       stats = emptyStats();
     },

@@ -37,14 +37,44 @@ interface Model {
 }
 
 const MODELS: readonly Model[] = [
-  { model: 'MacBook Air (M2, 2022)', modelIdentifier: 'Mac14,2', serialLength: 10, architecture: 'arm64', softwareUpdateDeviceId: 'J413AP' },
-  { model: 'MacBook Pro (14-inch, 2023)', modelIdentifier: 'Mac14,5', serialLength: 10, architecture: 'arm64', softwareUpdateDeviceId: 'J414sAP' },
+  {
+    model: 'MacBook Air (M2, 2022)',
+    modelIdentifier: 'Mac14,2',
+    serialLength: 10,
+    architecture: 'arm64',
+    softwareUpdateDeviceId: 'J413AP',
+  },
+  {
+    model: 'MacBook Pro (14-inch, 2023)',
+    modelIdentifier: 'Mac14,5',
+    serialLength: 10,
+    architecture: 'arm64',
+    softwareUpdateDeviceId: 'J414sAP',
+  },
   { model: 'Mac mini (M2, 2023)', modelIdentifier: 'Mac14,3', serialLength: 10, architecture: 'arm64', softwareUpdateDeviceId: 'J473AP' },
-  { model: 'iMac (24-inch, M3, 2023)', modelIdentifier: 'Mac15,4', serialLength: 10, architecture: 'arm64', softwareUpdateDeviceId: 'J433AP' },
-  { model: 'MacBook Air (13-inch, M4, 2025)', modelIdentifier: 'Mac16,12', serialLength: 10, architecture: 'arm64', softwareUpdateDeviceId: 'J713AP' },
+  {
+    model: 'iMac (24-inch, M3, 2023)',
+    modelIdentifier: 'Mac15,4',
+    serialLength: 10,
+    architecture: 'arm64',
+    softwareUpdateDeviceId: 'J433AP',
+  },
+  {
+    model: 'MacBook Air (13-inch, M4, 2025)',
+    modelIdentifier: 'Mac16,12',
+    serialLength: 10,
+    architecture: 'arm64',
+    softwareUpdateDeviceId: 'J713AP',
+  },
   { model: 'Mac mini (2024) M4', modelIdentifier: 'Mac16,10', serialLength: 10, architecture: 'arm64', softwareUpdateDeviceId: 'J773gAP' },
   { model: 'Mac Studio', modelIdentifier: 'Mac13,2', serialLength: 10, architecture: 'arm64', softwareUpdateDeviceId: 'J375dAP' },
-  { model: 'MacBook Pro (16-inch, 2019)', modelIdentifier: 'MacBookPro16,1', serialLength: 12, architecture: 'x86_64', softwareUpdateDeviceId: 'J152FAP' },
+  {
+    model: 'MacBook Pro (16-inch, 2019)',
+    modelIdentifier: 'MacBookPro16,1',
+    serialLength: 12,
+    architecture: 'x86_64',
+    softwareUpdateDeviceId: 'J152FAP',
+  },
 ];
 /** Jamf's own example Mac: Mac OS X 10.9.5 with a response applied. */
 const OLD_MODEL: Model = {
@@ -83,7 +113,14 @@ const OS_RELEASES: readonly OsRelease[] = [
   { weight: 6, name: 'macOS', version: '14.8.9', build: '23J631' },
   { weight: 2, name: 'macOS', version: '14.8', build: '23J21' },
   { weight: 3, name: 'macOS', version: '13.7.8', build: '22H730', intelOnly: true },
-  { weight: 1, name: 'macOS', version: '13.4.1', build: '22F82', response: { level: '(c)', supplementalBuild: '22F770820d' }, intelOnly: true },
+  {
+    weight: 1,
+    name: 'macOS',
+    version: '13.4.1',
+    build: '22F82',
+    response: { level: '(c)', supplementalBuild: '22F770820d' },
+    intelOnly: true,
+  },
   { weight: 1, name: 'macOS', version: '12.7.6', build: '21H1320', intelOnly: true },
 ];
 const TOTAL_WEIGHT = OS_RELEASES.reduce((sum, release) => sum + release.weight, 0);
@@ -124,7 +161,14 @@ export const generateJamfComputers = (count: number, seed = 42): JamfComputer[] 
     id += 1 + (chance(0.1) ? Math.floor(random() * 5) : 0);
     const jamfExample = chance(0.0025);
     const release: OsRelease = jamfExample
-      ? { weight: 0, name: 'Mac OS X', version: '10.9.5', build: '13A603', response: { level: '(a)', supplementalBuild: '13A953' }, intelOnly: true }
+      ? {
+          weight: 0,
+          name: 'Mac OS X',
+          version: '10.9.5',
+          build: '13A603',
+          response: { level: '(a)', supplementalBuild: '13A953' },
+          intelOnly: true,
+        }
       : pickRelease();
     const hardware = jamfExample ? OLD_MODEL : release.intelOnly ? MODELS[MODELS.length - 1]! : pick(MODELS);
     const first = pick(FIRST_NAMES);
@@ -137,7 +181,14 @@ export const generateJamfComputers = (count: number, seed = 42): JamfComputer[] 
     const v4 = chance(0.3);
     // The Jamf binary reports `15.2.0` and `26.0.0`, Declarative Device Management `15.2`.
     const version = !jamfExample && release.version.split('.').length === 2 && chance(0.4) ? `${release.version}.0` : release.version;
-    const udid = sparse && chance(0.3) ? null : chance(0.01) ? (chance(0.5) ? String(id) : `${characters(HEX, 4)}-${characters(HEX, 4)}-${characters(HEX, 4)}`) : uuid(characters);
+    const udid =
+      sparse && chance(0.3)
+        ? null
+        : chance(0.01)
+          ? chance(0.5)
+            ? String(id)
+            : `${characters(HEX, 4)}-${characters(HEX, 4)}-${characters(HEX, 4)}`
+          : uuid(characters);
 
     const general = {
       name: sparse && chance(0.3) ? '' : `${first}-${hardware.model.split(' ')[0]!.toLowerCase()}-${id}`,
@@ -147,10 +198,17 @@ export const generateJamfComputers = (count: number, seed = 42): JamfComputer[] 
       barcode1: null,
       assetTag: chance(0.5) ? `AT-${id}` : null,
       // v4 here: the management state is not in the record (docs/api.md: `managed` omitted).
-      ...(v4 ? {} : { remoteManagement: sparse && chance(0.3) ? null : { managed: chance(0.95), managementUsername: chance(0.5) ? 'jamfadmin' : null } }),
+      ...(v4
+        ? {}
+        : {
+            remoteManagement:
+              sparse && chance(0.3) ? null : { managed: chance(0.95), managementUsername: chance(0.5) ? 'jamfadmin' : null },
+          }),
       supervised: sparse && chance(0.3) ? null : chance(0.8),
       reportDate: timestamp(reportMs),
-      ...(v4 ? { lastCheckIn: timestamp(checkInMs), lastContact: timestamp(contactMs) } : { lastContactTime: sparse && chance(0.3) ? null : timestamp(contactMs) }),
+      ...(v4
+        ? { lastCheckIn: timestamp(checkInMs), lastContact: timestamp(contactMs) }
+        : { lastContactTime: sparse && chance(0.3) ? null : timestamp(contactMs) }),
       lastEnrolledDate: new Date(contactMs - 200 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
       initialEntryDate: new Date(contactMs - 400 * 86_400_000).toISOString().slice(0, 10),
       site: { id: '-1', name: 'None' },
@@ -190,7 +248,17 @@ export const generateJamfComputers = (count: number, seed = 42): JamfComputer[] 
         sparse && chance(0.5)
           ? chance(0.5)
             ? null
-            : { username: null, realname: null, email: null, position: null, phone: null, departmentId: null, buildingId: null, room: null, extensionAttributes: [] }
+            : {
+                username: null,
+                realname: null,
+                email: null,
+                position: null,
+                phone: null,
+                departmentId: null,
+                buildingId: null,
+                room: null,
+                extensionAttributes: [],
+              }
           : {
               username: `${first}.${last}`,
               realname: `${first} ${last}`,

@@ -105,7 +105,9 @@ export const generateJamfMobileDevices = (count: number, seed = 7): JamfMobileDe
   for (let index = 0; index < count; index += 1) {
     id += 1 + (chance(0.1) ? Math.floor(random() * 5) : 0);
     const hardware = pick(MODELS);
-    const release = pickRelease(RELEASES[hardware.line].filter((candidate) => !hardware.shippedWith26 || candidate.version.startsWith('26.')));
+    const release = pickRelease(
+      RELEASES[hardware.line].filter((candidate) => !hardware.shippedWith26 || candidate.version.startsWith('26.')),
+    );
     const first = pick(FIRST_NAMES);
     const last = pick(LAST_NAMES);
     const sparse = chance(0.1);
@@ -127,7 +129,17 @@ export const generateJamfMobileDevices = (count: number, seed = 7): JamfMobileDe
       },
       userAndLocation:
         tv || (sparse && chance(0.5))
-          ? { username: null, realName: null, emailAddress: '', position: null, phoneNumber: null, departmentId: null, buildingId: null, room: null, extensionAttributes: [] }
+          ? {
+              username: null,
+              realName: null,
+              emailAddress: '',
+              position: null,
+              phoneNumber: null,
+              departmentId: null,
+              buildingId: null,
+              room: null,
+              extensionAttributes: [],
+            }
           : {
               username: `${first}.${last}`,
               realName: `${first} ${last}`,
@@ -143,7 +155,8 @@ export const generateJamfMobileDevices = (count: number, seed = 7): JamfMobileDe
     if (!untyped) {
       record.general = {
         udid: sparse && chance(0.3) ? null : `0000${characters(HEX, 4)}-${characters(HEX, 16)}`,
-        displayName: sparse && chance(0.3) ? '' : tv ? `conference-room-${id}` : `${first}-${hardware.model.split(' ')[0]!.toLowerCase()}-${id}`,
+        displayName:
+          sparse && chance(0.3) ? '' : tv ? `conference-room-${id}` : `${first}-${hardware.model.split(' ')[0]!.toLowerCase()}-${id}`,
         assetTag: chance(0.5) ? `AT-${id}` : null,
         siteId: '-1',
         lastInventoryUpdateDate: timestamp(inventoryMs),

@@ -4,4 +4,10 @@ import { validate } from '../lib/devices/device-query.generated.ts';
 import { COMPUTERS } from '../lib/devices/inventory-kind.ts';
 
 /** GET /devices: a page (or all) of the normalized computers, from the cache tiers or the Jamf Pro inventory. */
-export const handler = makeDeviceListHandler({ route: 'GET /devices', service: 'devices', kind: COMPUTERS, loadConfig: () => loadDevicesConfig(), validate });
+export const handler = makeDeviceListHandler({
+  route: 'GET /devices',
+  service: 'devices',
+  kind: COMPUTERS,
+  loadConfig: () => loadDevicesConfig(),
+  validate,
+});

@@ -9,9 +9,7 @@ import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
 import { isUserId } from '../lib/users/user.ts';
 
 const logger = makeLogger('getUser');
-const store = once(() =>
-  makeDynamoDbUserStore({ client: makeUsersDocumentClient(), tableName: loadUsersConfig().usersTable }),
-);
+const store = once(() => makeDynamoDbUserStore({ client: makeUsersDocumentClient(), tableName: loadUsersConfig().usersTable }));
 checkConfigAtStartup(logger, store);
 
 /** GET /api/users/{id}: the stored record, or 404 (also for an id that is not a UUID, without a lookup). */

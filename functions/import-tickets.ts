@@ -19,7 +19,10 @@ const DEADLINE_MARGIN_MS = 10_000;
 // Built once per container; tried at start so a missing or invalid variable is logged by name
 // then, and each run meets the same ConfigError.
 const configuredImport = once(() =>
-  makeConfiguredImport(loadImportConfig(), { tmpDir: tmpdir(), notify: (message) => logger.warn('user listing switched to cursor paging', { detail: message }) }),
+  makeConfiguredImport(loadImportConfig(), {
+    tmpDir: tmpdir(),
+    notify: (message) => logger.warn('user listing switched to cursor paging', { detail: message }),
+  }),
 );
 checkConfigAtStartup(logger, configuredImport);
 

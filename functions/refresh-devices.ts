@@ -13,7 +13,10 @@ const logger = makeLogger('refreshDevices');
 const metrics = makeLazyMetrics('refreshDevices');
 
 /** The computers' metric keeps its name (the devices-refresh-missing alarm reads it). */
-const METRIC_OF: Record<InventoryKind['name'], string> = { computers: 'DevicesRefreshSeconds', mobile_devices: 'MobileDevicesRefreshSeconds' };
+const METRIC_OF: Record<InventoryKind['name'], string> = {
+  computers: 'DevicesRefreshSeconds',
+  mobile_devices: 'MobileDevicesRefreshSeconds',
+};
 
 const refresh = once(() => {
   const config = loadRefreshConfig();

@@ -15,8 +15,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export type SecretRef = { kind: 'value'; value: string } | { kind: 'ssm'; parameterName: string; variable: string };
 
 export type InventoryAuthConfig =
-  | { kind: 'oauth'; clientId: string; clientSecret: SecretRef }
-  | { kind: 'basic'; username: string; password: SecretRef };
+  { kind: 'oauth'; clientId: string; clientSecret: SecretRef } | { kind: 'basic'; username: string; password: SecretRef };
 
 /** Whether the cluster tier speaks to a Redis Cluster: asked of the server (`auto`), or forced. */
 export type RedisClusterMode = 'auto' | 'on' | 'off';
@@ -143,15 +142,18 @@ const redisConfig = (env: Env): RedisConfig | undefined => {
   } catch {
     throw new ConfigError('REDIS_URL', 'is not a valid URL');
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// (TLS) URL');
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// (TLS) URL');
   const cluster = present(env, 'REDIS_CLUSTER')?.trim() ?? 'auto';
   if (cluster !== 'auto' && cluster !== 'on' && cluster !== 'off') throw new ConfigError('REDIS_CLUSTER', 'must be "auto", "on" or "off"');
   const tlsCaFile = present(env, 'REDIS_TLS_CA_FILE');
-  if (tlsCaFile !== undefined && url.protocol !== 'rediss:') throw new ConfigError('REDIS_TLS_CA_FILE', 'applies to a rediss:// (TLS) REDIS_URL only');
+  if (tlsCaFile !== undefined && url.protocol !== 'rediss:')
+    throw new ConfigError('REDIS_TLS_CA_FILE', 'applies to a rediss:// (TLS) REDIS_URL only');
   const passwordSsm = present(env, 'REDIS_PASSWORD_SSM');
   let password: SecretRef | undefined;
   if (passwordSsm !== undefined) {
-    if (!/^\/\S+$/.test(passwordSsm)) throw new ConfigError('REDIS_PASSWORD_SSM', 'must be the full path of an SSM parameter, starting with "/"');
+    if (!/^\/\S+$/.test(passwordSsm))
+      throw new ConfigError('REDIS_PASSWORD_SSM', 'must be the full path of an SSM parameter, starting with "/"');
     // One password, in one place: which of two would win is not something to guess in production.
     if (url.password !== '') throw new ConfigError('REDIS_PASSWORD_SSM', 'is set but REDIS_URL carries a password too (keep one)');
     password = { kind: 'ssm', parameterName: passwordSsm, variable: 'REDIS_PASSWORD_SSM' };
@@ -215,26 +217,41 @@ const DEFAULT_FEED_TTL_SECONDS = 3600;
 const optionalHttpUrl = (env: Env, name: string): string | undefined => (present(env, name) === undefined ? undefined : httpUrl(env, name));
 
 /** A fixed version, a feed (kept for LATEST_OS_FEED_TTL_SECONDS, shared by both feeds), or both; one is required. */
-const latestOsConfig = (env: Env, version: string | undefined, feedUrl: string | undefined, names: { version: string; feed: string }): LatestOsConfig => {
-  const feed = feedUrl === undefined ? undefined : { url: feedUrl, ttlSeconds: positiveInt(env, 'LATEST_OS_FEED_TTL_SECONDS', DEFAULT_FEED_TTL_SECONDS) };
+const latestOsConfig = (
+  env: Env,
+  version: string | undefined,
+  feedUrl: string | undefined,
+  names: { version: string; feed: string },
+): LatestOsConfig => {
+  const feed =
+    feedUrl === undefined
+      ? undefined
+      : { url: feedUrl, ttlSeconds: positiveInt(env, 'LATEST_OS_FEED_TTL_SECONDS', DEFAULT_FEED_TTL_SECONDS) };
   if (version === undefined && feed === undefined) throw new ConfigError(names.version, `is required but not set (or set ${names.feed})`);
   return { version, feed };
 };
 
 export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({
   ...loadInventoryConfig(env),
-  latestOs: latestOsConfig(env, osVersion(env, 'LATEST_OS_VERSION'), optionalHttpUrl(env, 'LATEST_OS_FEED_URL'), { version: 'LATEST_OS_VERSION', feed: 'LATEST_OS_FEED_URL' }),
+  latestOs: latestOsConfig(env, osVersion(env, 'LATEST_OS_VERSION'), optionalHttpUrl(env, 'LATEST_OS_FEED_URL'), {
+    version: 'LATEST_OS_VERSION',
+    feed: 'LATEST_OS_FEED_URL',
+  }),
 });
 
 export const loadMobileDevicesConfig = (env: Env = process.env): MobileDevicesConfig => ({
   ...loadInventoryConfig(env),
-  latestOs: latestOsConfig(env, osVersion(env, 'LATEST_IOS_VERSION'), optionalHttpUrl(env, 'LATEST_IOS_FEED_URL'), { version: 'LATEST_IOS_VERSION', feed: 'LATEST_IOS_FEED_URL' }),
+  latestOs: latestOsConfig(env, osVersion(env, 'LATEST_IOS_VERSION'), optionalHttpUrl(env, 'LATEST_IOS_FEED_URL'), {
+    version: 'LATEST_IOS_VERSION',
+    feed: 'LATEST_IOS_FEED_URL',
+  }),
 });
 
 /** The scheduled refresh writes the cluster entry: without REDIS_URL it has nothing to do. */
 export const loadRefreshConfig = (env: Env = process.env): RefreshConfig => {
   const config = loadInventoryConfig(env);
-  if (config.redis === undefined) throw new ConfigError('REDIS_URL', 'is required by refreshDevices (it keeps the cluster tier warm) but not set');
+  if (config.redis === undefined)
+    throw new ConfigError('REDIS_URL', 'is required by refreshDevices (it keeps the cluster tier warm) but not set');
   return { ...config, redis: config.redis, fullRefreshSeconds: nonNegativeInt(env, 'DEVICES_FULL_REFRESH_SECONDS', 3600) };
 };
 

@@ -23,7 +23,10 @@ export const resolveSecret = async (ref: SecretRef, signal?: AbortSignal, option
       signal,
     );
     wrapper = GetParameterError;
-    value = await abandonOnAbort(getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS, forceFetch: options.fresh === true }), signal);
+    value = await abandonOnAbort(
+      getParameter(ref.parameterName, { decrypt: true, maxAge: SECRET_CACHE_SECONDS, forceFetch: options.fresh === true }),
+      signal,
+    );
   } catch (error) {
     if (signal?.aborted) throw error;
     // Powertools wraps SSM's reply in a GetParameterError that repeats its message: the reply itself

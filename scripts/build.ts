@@ -16,7 +16,10 @@ const rows = reports.map((report) => ({
   'chunks (on demand)': kib(report.chunkBytes),
   'source map': kib(report.mapBytes),
   budget: report.bytes <= SIZE_BUDGET_BYTES ? 'ok (< 1 MiB)' : 'OVER 1 MiB',
-  'largest parts': report.contributors.slice(0, 3).map((part) => `${part.source} ${kib(part.bytes)}`).join(', '),
+  'largest parts': report.contributors
+    .slice(0, 3)
+    .map((part) => `${part.source} ${kib(part.bytes)}`)
+    .join(', '),
   file: relative(serviceDir, report.file),
 }));
 console.table(rows);

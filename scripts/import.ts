@@ -17,11 +17,11 @@ import { exitWhenWritten, toleratePipeReadersLeaving } from './exit-when-written
 const USAGE = [
   'usage: npm run import -- [options] <source.csv | s3://bucket/key> <destination.tar | .tar.gz | .tgz | s3://bucket/key>',
   '       npm run import -- --dry-run [options] <source.csv | s3://bucket/key>',
-  '  --encoding <label>   the CSV\'s encoding, a WHATWG label (utf-8 by default; windows-1252, latin1, utf-16le, …)',
+  "  --encoding <label>   the CSV's encoding, a WHATWG label (utf-8 by default; windows-1252, latin1, utf-16le, …)",
   '  --rejects <path|s3>  write a CSV of every row an asset did not take, and why',
   '  --dry-run            do everything but write the archive (the summary and rejects are written)',
   '  --single-thread      parse in this thread only (by default other cores parse while this one takes rows)',
-  '  --read-threads <n>   parse in n threads, the file cut between rows (by default one per core beside this one\'s, at most 3)',
+  "  --read-threads <n>   parse in n threads, the file cut between rows (by default one per core beside this one's, at most 3)",
 ].join('\n');
 const MB = 1024 * 1024;
 /** More threads than this only wait on the one taking rows (and each costs tens of megabytes). */
@@ -42,7 +42,8 @@ const progressLine = (progress: ImportProgress, elapsedMs: number): string => {
 const isExpected = (error: unknown): boolean =>
   error instanceof AppError ||
   error instanceof JobError ||
-  (error instanceof Error && (typeof (error as NodeJS.ErrnoException).code === 'string' || '$metadata' in error || error.name === 'CredentialsProviderError'));
+  (error instanceof Error &&
+    (typeof (error as NodeJS.ErrnoException).code === 'string' || '$metadata' in error || error.name === 'CredentialsProviderError'));
 
 /** Wrong usage: one line saying what, the usage, exit 2. */
 const usageError = (problem: string): void => {
@@ -58,18 +59,25 @@ const NPM_TAKEN_OPTIONS = ['dry-run', 'rejects', 'encoding', 'single-thread', 'r
  * missing takes the next path as its value, and npm keeps options written before `--`.
  */
 const pathsProblem = (positionals: readonly string[], values: Record<string, string | boolean | undefined>): string => {
-  const got = positionals.length === 0 ? 'got no path' : `got ${positionals.length} ${positionals.length === 1 ? 'path' : 'paths'} (${positionals.map((path) => `"${path}"`).join(', ')})`;
+  const got =
+    positionals.length === 0
+      ? 'got no path'
+      : `got ${positionals.length} ${positionals.length === 1 ? 'path' : 'paths'} (${positionals.map((path) => `"${path}"`).join(', ')})`;
   // Only values that cannot be what their option wants (no encoding label, no count) are surely a
   // swallowed path; a --rejects path may be either, so the hint says which way it was read.
   const swallowed = (name: string, value: string): boolean =>
-    name === 'rejects' || (name === 'encoding' && resolveEncoding(value) === undefined) || (name === 'read-threads' && !/^\s*\d+\s*$/.test(value));
+    name === 'rejects' ||
+    (name === 'encoding' && resolveEncoding(value) === undefined) ||
+    (name === 'read-threads' && !/^\s*\d+\s*$/.test(value));
   const tookPaths = ['rejects', 'encoding', 'read-threads']
     .filter((name) => typeof values[name] === 'string' && swallowed(name, values[name]))
     .map((name) => `--${name} took "${String(values[name])}" as its value`);
   const npmTook = NPM_TAKEN_OPTIONS.filter((name) => process.env[`npm_config_${name.replaceAll('-', '_')}`] !== undefined);
   const hints = [
     ...tookPaths,
-    ...(npmTook.length > 0 ? [`npm kept ${npmTook.map((name) => `--${name}`).join(', ')}: write options after -- (npm run import -- --${npmTook[0]} …)`] : []),
+    ...(npmTook.length > 0
+      ? [`npm kept ${npmTook.map((name) => `--${name}`).join(', ')}: write options after -- (npm run import -- --${npmTook[0]} …)`]
+      : []),
   ];
   return hints.length === 0 ? got : `${got}; ${hints.join('; ')}`;
 };
@@ -96,7 +104,9 @@ const unknownOptionProblem = (args: string[]): string | undefined => {
     const meant = Object.keys(OPTIONS).find((name) => squashed(name) === squashed(token.name));
     const where = typed === token.rawName ? token.rawName : `${token.rawName} (in "${typed}")`;
     if (meant !== undefined) return `unknown option ${where}; did you mean --${meant}?`;
-    return typed === token.rawName ? `unknown option ${where} (a path that starts with "-" can be written ./${typed})` : `unknown option ${where}`;
+    return typed === token.rawName
+      ? `unknown option ${where} (a path that starts with "-" can be written ./${typed})`
+      : `unknown option ${where}`;
   }
   return undefined;
 };
@@ -117,7 +127,9 @@ const main = async (args: string[]): Promise<void> => {
   }
   const dryRun = values['dry-run'] === true;
   if (positionals.length !== 2 && !(dryRun && positionals.length === 1)) {
-    usageError(`${dryRun ? 'expected a source (and optionally a destination)' : 'expected a source and a destination'}, ${pathsProblem(positionals, values)}`);
+    usageError(
+      `${dryRun ? 'expected a source (and optionally a destination)' : 'expected a source and a destination'}, ${pathsProblem(positionals, values)}`,
+    );
     return;
   }
   const encoding = values.encoding === undefined ? undefined : resolveEncoding(values.encoding);
@@ -173,7 +185,9 @@ const main = async (args: string[]): Promise<void> => {
         if (live) redraw(progress);
       },
     });
-    process.stderr.write(`${live ? '\r\x1b[2K' : ''}${dryRun ? 'dry run done' : 'done'}: ${progressLine({ ...last, rows: summary.rows }, Date.now() - started)}\n`);
+    process.stderr.write(
+      `${live ? '\r\x1b[2K' : ''}${dryRun ? 'dry run done' : 'done'}: ${progressLine({ ...last, rows: summary.rows }, Date.now() - started)}\n`,
+    );
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     configured.close();
@@ -187,7 +201,11 @@ try {
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
   const expected = isExpected(error);
   // The stack of what was not expected, unless it would repeat an AWS service's text (lib/errors.ts).
-  const detail = expected ? (error as Error).message : error instanceof Error && hasLoggableStack(error) && error.stack ? error.stack : describeError(error);
+  const detail = expected
+    ? (error as Error).message
+    : error instanceof Error && hasLoggableStack(error) && error.stack
+      ? error.stack
+      : describeError(error);
   process.stderr.write(`import failed: ${detail}\n`);
   // Exit now, the run has cleaned up: nothing it left open (a source's connection, a client's
   // sockets) may hold the process after a failure.

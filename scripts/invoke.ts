@@ -19,7 +19,9 @@ import { findEventFile, functionNames, invokeTarget, s3LocationsOf, sampleEventN
 toleratePipeReadersLeaving();
 const root = fileURLToPath(new URL('..', import.meta.url));
 const usageError = (message: string): never => {
-  process.stderr.write(`invoke: ${message}\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events/<function>/>\n`);
+  process.stderr.write(
+    `invoke: ${message}\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events/<function>/>\n`,
+  );
   process.exit(2);
 };
 
@@ -76,8 +78,15 @@ const context: Context = {
 
 // The handler's WARN and ERROR lines (written to stderr by Powertools) join its INFO lines on stdout.
 const writeStderr = process.stderr.write.bind(process.stderr);
-const stderrLines = makeLogLineRouter((line) => void process.stdout.write(line), (text) => void writeStderr(text));
-process.stderr.write = ((chunk: string | Uint8Array, encodingOrDone?: BufferEncoding | ((error?: Error | null) => void), done?: (error?: Error | null) => void) => {
+const stderrLines = makeLogLineRouter(
+  (line) => void process.stdout.write(line),
+  (text) => void writeStderr(text),
+);
+process.stderr.write = ((
+  chunk: string | Uint8Array,
+  encodingOrDone?: BufferEncoding | ((error?: Error | null) => void),
+  done?: (error?: Error | null) => void,
+) => {
   const encoding = typeof encodingOrDone === 'string' ? encodingOrDone : undefined;
   stderrLines.push(typeof chunk === 'string' && encoding !== undefined ? Buffer.from(chunk, encoding) : chunk);
   const callback = typeof encodingOrDone === 'function' ? encodingOrDone : done;

@@ -62,7 +62,9 @@ const shutdown = (reason: string, exitCode: number): Promise<never> =>
     setTimeout(() => process.exit(exitCode || 1), SHUTDOWN_LIMIT_MS).unref();
     await running.osls?.stop().catch(() => undefined);
     await drainOutput();
-    await defaults.stop().catch((error: unknown) => process.stderr.write(`start: stopping a local server failed: ${(error as Error).message}\n`));
+    await defaults
+      .stop()
+      .catch((error: unknown) => process.stderr.write(`start: stopping a local server failed: ${(error as Error).message}\n`));
     await running.shadow?.remove().catch(() => undefined);
     say('stopped');
     return process.exit(exitCode);
@@ -77,7 +79,11 @@ setInterval(() => {
 say(`local stack${envFile ? ` (variables from ${envFile} and the environment)` : ''}; defaults in use — set the variable to replace one:`);
 for (const line of defaults.notes) say(line);
 // A variable a default replaced (LATEST_OS_FEED_URL=demo) has its line among the notes already.
-for (const line of describeConfigured(process.env, CONFIGURATION_VARIABLES.filter((name) => !(name in defaults.env)))) say(line);
+for (const line of describeConfigured(
+  process.env,
+  CONFIGURATION_VARIABLES.filter((name) => !(name in defaults.env)),
+))
+  say(line);
 
 const env = { ...process.env, ...defaults.env };
 const template = await readFile(join(root, 'serverless.yml'), 'utf8');
@@ -92,7 +98,11 @@ const shadow = (running.shadow = await createShadowService(root, `device-users-o
 const command = offlineCommand({ root, port, env });
 // A signal that came while we were getting ready: start nothing more (the stop under way exits).
 if (stopping) await stopping;
-const osls = (running.osls = spawnGroup(command.executable, command.args, { cwd: shadow.dir, env: command.env, stdio: ['ignore', 'pipe', 'pipe'] }));
+const osls = (running.osls = spawnGroup(command.executable, command.args, {
+  cwd: shadow.dir,
+  env: command.env,
+  stdio: ['ignore', 'pipe', 'pipe'],
+}));
 say(`serverless-offline starting (process group ${osls.pid}); bundling with esbuild…`);
 let ready = false;
 /** Passes serverless-offline's output through `pass`, watching it until ready for a failed start. */
@@ -112,7 +122,10 @@ const relay = (source: Readable, pass: LineRouter): void => {
 const toStdout = (text: string) => void process.stdout.write(text);
 relay(osls.child.stdout!, { push: (chunk) => void process.stdout.write(chunk), flush: () => undefined });
 // Handler log lines reach stdout whatever their level (WARN and ERROR come on stderr).
-relay(osls.child.stderr!, makeLogLineRouter(toStdout, (text) => void process.stderr.write(text)));
+relay(
+  osls.child.stderr!,
+  makeLogLineRouter(toStdout, (text) => void process.stderr.write(text)),
+);
 void osls.exited.then((code) => {
   if (!stopping) void shutdown(`serverless-offline exited (${code})`, 1);
 });

@@ -57,7 +57,12 @@ export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
   { file: 'lib/users/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addUserKeywords(makeAjv()), validates: 'body' },
   { file: 'lib/users/user-off.generated.ts', schema: userSchema('off'), ajv: () => addUserKeywords(makeAjv()), validates: 'body' },
   { file: 'lib/devices/device-query.generated.ts', schema: deviceQuerySchema, ajv: () => addInstantKeyword(makeAjv()), validates: 'query' },
-  { file: 'lib/devices/mobile-device-query.generated.ts', schema: mobileDeviceQuerySchema, ajv: () => addInstantKeyword(makeAjv()), validates: 'query' },
+  {
+    file: 'lib/devices/mobile-device-query.generated.ts',
+    schema: mobileDeviceQuerySchema,
+    ajv: () => addInstantKeyword(makeAjv()),
+    validates: 'query',
+  },
 ];
 
 /** Where a `require()` of the generated code is served from instead: a module of lib/, as a named import. */

@@ -3,7 +3,10 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { httpEvent, lambdaContext } from '../../test/support/http-events.ts';
 
-export type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
+export type Handler = (
+  event: ReturnType<typeof httpEvent>,
+  context: ReturnType<typeof lambdaContext>,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /** The device list routes, by path, and the function serving each. */
 const FUNCTIONS = { '/devices': 'devices', '/mobile-devices': 'mobile-devices' } as const;
@@ -18,7 +21,12 @@ export const freshContainer = async (path: DeviceListPath = '/devices'): Promise
 };
 
 /** One GET of `path` (/devices by default) with `query`, its latency pushed to `latencies`; anything but 200 throws. */
-export const call = async (handler: Handler, query: string, latencies: number[], path: DeviceListPath = '/devices'): Promise<APIGatewayProxyStructuredResultV2> => {
+export const call = async (
+  handler: Handler,
+  query: string,
+  latencies: number[],
+  path: DeviceListPath = '/devices',
+): Promise<APIGatewayProxyStructuredResultV2> => {
   const started = performance.now();
   const result = await handler({ ...httpEvent('GET', path), rawQueryString: query }, lambdaContext(29_000));
   latencies.push(performance.now() - started);
@@ -27,7 +35,8 @@ export const call = async (handler: Handler, query: string, latencies: number[],
 };
 
 /** The `after` of a page's `Link`, or undefined on the last page. */
-export const nextAfter = (result: APIGatewayProxyStructuredResultV2): string | undefined => /after=(\d+)>/.exec(String(result.headers?.Link ?? ''))?.[1];
+export const nextAfter = (result: APIGatewayProxyStructuredResultV2): string | undefined =>
+  /after=(\d+)>/.exec(String(result.headers?.Link ?? ''))?.[1];
 
 export const summary = (latencies: number[], run?: { requests: number; seconds: number }) => {
   const sorted = [...latencies].sort((a, b) => a - b);

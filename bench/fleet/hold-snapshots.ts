@@ -20,5 +20,7 @@ for (const path of paths) {
     if (after === undefined) break;
   }
 }
-write(`${JSON.stringify({ totals, rss_mb: process.memoryUsage().rss / 1024 / 1024, peak_rss_mb: process.resourceUsage().maxRSS / 1024 })}\n`);
+write(
+  `${JSON.stringify({ totals, rss_mb: process.memoryUsage().rss / 1024 / 1024, peak_rss_mb: process.resourceUsage().maxRSS / 1024 })}\n`,
+);
 process.exit(0);

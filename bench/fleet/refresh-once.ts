@@ -14,5 +14,7 @@ process.stdout.write = ((chunk: unknown) => {
 }) as typeof process.stdout.write;
 const started = performance.now();
 const outcome = await handler({ source: 'aws.events' }, lambdaContext(15 * 60 * 1000));
-write(`${JSON.stringify({ ...outcome, wall_ms: performance.now() - started, peak_rss_mb: peakRssMb(), computers_peak_rss_mb: computersPeakRssMb })}\n`);
+write(
+  `${JSON.stringify({ ...outcome, wall_ms: performance.now() - started, peak_rss_mb: peakRssMb(), computers_peak_rss_mb: computersPeakRssMb })}\n`,
+);
 process.exit(0);

@@ -14,7 +14,12 @@ const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = (() => true) as typeof process.stdout.write;
 
 /** Each client walks every page of `filter` from the first, following Link; all clients at once. */
-const walk = async (handler: Handler, filter: string, latencies: number[], clients = CLIENTS): Promise<{ requests: number; seconds: number }> => {
+const walk = async (
+  handler: Handler,
+  filter: string,
+  latencies: number[],
+  clients = CLIENTS,
+): Promise<{ requests: number; seconds: number }> => {
   const started = performance.now();
   let requests = 0;
   await Promise.all(
@@ -38,12 +43,18 @@ const figures: Record<string, unknown> = {};
 const warm = await freshContainer();
 const first = await call(warm, `limit=${PAGE}`, []);
 const pageBody = first.body!;
-const constant = makeHttpHandler({ route: 'GET /devices', logger: makeLogger('bench'), handle: async () => ({ status: 200, json: pageBody }) }) as unknown as Handler;
+const constant = makeHttpHandler({
+  route: 'GET /devices',
+  logger: makeLogger('bench'),
+  handle: async () => ({ status: 200, json: pageBody }),
+}) as unknown as Handler;
 const baseline: number[] = [];
 const baselineStarted = performance.now();
-await Promise.all(Array.from({ length: CLIENTS }, async () => {
-  for (let request = 0; request < 100; request += 1) await call(constant, '', baseline);
-}));
+await Promise.all(
+  Array.from({ length: CLIENTS }, async () => {
+    for (let request = 0; request < 100; request += 1) await call(constant, '', baseline);
+  }),
+);
 figures.baseline_constant_page = summary(baseline, { requests: baseline.length, seconds: (performance.now() - baselineStarted) / 1000 });
 const memory: number[] = [];
 figures.memory_pages = summary(memory, await walk(warm, '', memory));
@@ -55,7 +66,10 @@ figures.memory_filtered_pages = summary(filtered, await walk(warm, 'os_is_latest
 const serialBaseline: number[] = [];
 const serialBaselineStarted = performance.now();
 for (let request = 0; request < 100 * SERIAL_WALKS; request += 1) await call(constant, '', serialBaseline);
-figures.serial_baseline_constant_page = summary(serialBaseline, { requests: serialBaseline.length, seconds: (performance.now() - serialBaselineStarted) / 1000 });
+figures.serial_baseline_constant_page = summary(serialBaseline, {
+  requests: serialBaseline.length,
+  seconds: (performance.now() - serialBaselineStarted) / 1000,
+});
 const serial: number[] = [];
 const serialStarted = performance.now();
 let serialRequests = 0;
@@ -71,7 +85,9 @@ figures.container_peak_rss_mb = process.resourceUsage().maxRSS / 1024;
 const clusterLatencies: number[] = [];
 for (let index = 0; index < FRESH_CONTAINERS; index += 1) {
   const handler = await freshContainer();
-  await Promise.all(Array.from({ length: CLIENTS }, (_, client) => call(handler, `limit=${PAGE}&after=${client * 5_000}`, clusterLatencies)));
+  await Promise.all(
+    Array.from({ length: CLIENTS }, (_, client) => call(handler, `limit=${PAGE}&after=${client * 5_000}`, clusterLatencies)),
+  );
 }
 figures.cluster_fresh_container = summary(clusterLatencies);
 

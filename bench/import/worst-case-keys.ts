@@ -11,4 +11,11 @@ if (!Number.isInteger(rows) || rows < 0) throw new Error(`rows must be a whole n
 const started = performance.now();
 buildDedupeKeys({ tickets: rows, comments: rows, users: rows }, true);
 const { rss, heapUsed, arrayBuffers } = process.memoryUsage();
-process.stdout.write(JSON.stringify({ seconds: (performance.now() - started) / 1000, rssMb: rss / 2 ** 20, heapMb: heapUsed / 2 ** 20, arrayBuffersMb: arrayBuffers / 2 ** 20 }));
+process.stdout.write(
+  JSON.stringify({
+    seconds: (performance.now() - started) / 1000,
+    rssMb: rss / 2 ** 20,
+    heapMb: heapUsed / 2 ** 20,
+    arrayBuffersMb: arrayBuffers / 2 ** 20,
+  }),
+);

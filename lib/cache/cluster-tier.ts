@@ -195,7 +195,10 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     const px = Math.max(1, Math.round(ttlMs));
     const split = splitValue(bytes, randomBytes(6).toString('hex'));
     const replaced = readManifest(await client.getrangeBuffer(key, 0, MANIFEST_MAX_BYTES + 15));
-    const replacedParts = replaced === undefined || replaced === 'malformed' ? [] : Array.from({ length: replaced.manifest.parts - 1 }, (_, offset) => partKey(key, replaced.manifest.gen, offset + 1));
+    const replacedParts =
+      replaced === undefined || replaced === 'malformed'
+        ? []
+        : Array.from({ length: replaced.manifest.parts - 1 }, (_, offset) => partKey(key, replaced.manifest.gen, offset + 1));
     if (split.manifest === undefined && replacedParts.length === 0) {
       await client.set(key, split.head, 'PX', px);
       return;
@@ -259,7 +262,9 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     },
     acquireLock: async (key, token, ttlMs) => {
       try {
-        const reply = await run('cluster lock', (client) => refusedAsWrite(client.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')));
+        const reply = await run('cluster lock', (client) =>
+          refusedAsWrite(client.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')),
+        );
         health.succeeded();
         return reply === 'OK' ? 'acquired' : 'held';
       } catch (error) {

@@ -7,4 +7,5 @@ import { backoffDelayMs, type Backoff } from '../backoff.ts';
 const RECONNECT_BACKOFF: Backoff = { baseMs: 50, maxMs: 1_000, jitterMs: 100 };
 
 /** How long the cluster client waits before its n-th reconnect attempt. */
-export const reconnectDelayMs = (attempt: number, random: () => number = Math.random): number => backoffDelayMs(RECONNECT_BACKOFF, attempt, random);
+export const reconnectDelayMs = (attempt: number, random: () => number = Math.random): number =>
+  backoffDelayMs(RECONNECT_BACKOFF, attempt, random);

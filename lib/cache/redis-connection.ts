@@ -119,7 +119,9 @@ export const makeRedisConnection = (options: RedisConnectionOptions): RedisConne
     const { default: ioredis } = await import('ioredis');
     // The name the certificates must carry: the URL's, not a node address the cluster announces
     // (ElastiCache announces IP addresses its certificate does not name). Never an IP as SNI.
-    const tls = target.tls ? { ...(isIP(target.host) === 0 ? { servername: target.host } : {}), ...(ca === undefined ? {} : { ca }) } : undefined;
+    const tls = target.tls
+      ? { ...(isIP(target.host) === 0 ? { servername: target.host } : {}), ...(ca === undefined ? {} : { ca }) }
+      : undefined;
     const nodeOptions = {
       username: target.username,
       password: secret,
@@ -153,12 +155,17 @@ export const makeRedisConnection = (options: RedisConnectionOptions): RedisConne
         slotsRefreshTimeout: options.connectTimeoutMs,
         slotsRefreshInterval: 5_000,
       };
-      const startupNodes = [{ host: target.host, port: target.port }, ...knownNodes.filter((node) => node.host !== target.host || node.port !== target.port)];
+      const startupNodes = [
+        { host: target.host, port: target.port },
+        ...knownNodes.filter((node) => node.host !== target.host || node.port !== target.port),
+      ];
       const client = new ioredis.Cluster(startupNodes, clusterOptions);
       built.push(client);
       watch(client);
       client.on('ready', () => {
-        knownNodes = client.nodes('all').map((node) => ({ host: node.options.host ?? target.host, port: node.options.port ?? target.port }));
+        knownNodes = client
+          .nodes('all')
+          .map((node) => ({ host: node.options.host ?? target.host, port: node.options.port ?? target.port }));
       });
       return client;
     };
@@ -186,7 +193,12 @@ export const makeRedisConnection = (options: RedisConnectionOptions): RedisConne
   return {
     client: () => {
       // A password the server refused is read again (bounded in rate) on a new connection.
-      if (current !== undefined && refusedAt !== undefined && config.password !== undefined && Date.now() - passwordReadAt >= passwordRereadMs) {
+      if (
+        current !== undefined &&
+        refusedAt !== undefined &&
+        config.password !== undefined &&
+        Date.now() - passwordReadAt >= passwordRereadMs
+      ) {
         dropCurrent();
       }
       if (current === undefined) {

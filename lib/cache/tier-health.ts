@@ -23,7 +23,12 @@ export const makeTierHealth = (tier: string, logger: HealthLogger): TierHealth =
     }
     const { reason, error } = cause as { reason: string; error: unknown };
     const detail = describe(error);
-    logger.warn('cache tier degraded', { cache_tier_name: tier, cache_tier_state: state, reason, ...(detail === undefined ? {} : { error: detail }) });
+    logger.warn('cache tier degraded', {
+      cache_tier_name: tier,
+      cache_tier_state: state,
+      reason,
+      ...(detail === undefined ? {} : { error: detail }),
+    });
   });
   return {
     state: log.state,

@@ -99,7 +99,8 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
       if (now() - stale.checkedAt < recheckMs) return { value: stale.value, tier: CacheTier.Memory };
       stale.checkedAt = now();
       const stamp = await cluster.tier.peek(cluster.key, cluster.codec.stampBytes, cluster.codec.stampOf);
-      if (stamp === undefined || stamp.readAt <= stale.readAt || !servable(stamp.readAt, now())) return { value: stale.value, tier: CacheTier.Memory };
+      if (stamp === undefined || stamp.readAt <= stale.readAt || !servable(stamp.readAt, now()))
+        return { value: stale.value, tier: CacheTier.Memory };
       if (stamp.id === stale.value.id) {
         // The same data read again: memory still answers, fresh from the newer read.
         stale.readAt = stamp.readAt;
@@ -125,7 +126,8 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
     get: (request: Request): Promise<CacheResult<Value>> => {
       if (held !== undefined && fresh(held.readAt, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
       // While one request brings newer data from the cluster, the others keep the stale value.
-      if (flight.running() && held !== undefined && servable(held.readAt, now())) return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
+      if (flight.running() && held !== undefined && servable(held.readAt, now()))
+        return Promise.resolve({ value: held.value, tier: CacheTier.Memory });
       return flight.run(request);
     },
   };

@@ -68,7 +68,8 @@ export const readManifest = (head: Buffer): { manifest: Manifest; dataAt: number
     return 'malformed';
   }
   const { gen, parts, bytes, crc32: checksum } = (parsed ?? {}) as Record<string, unknown>;
-  if (typeof gen !== 'string' || !/^[\w-]{1,64}$/.test(gen) || !count(parts) || parts < 2 || !count(bytes) || !count(checksum)) return 'malformed';
+  if (typeof gen !== 'string' || !/^[\w-]{1,64}$/.test(gen) || !count(parts) || parts < 2 || !count(bytes) || !count(checksum))
+    return 'malformed';
   return { manifest: { gen, parts, bytes, crc32: checksum }, dataAt: MAGIC.length + end + 1 };
 };
 
@@ -84,7 +85,11 @@ export const valuePrefix = (head: Buffer, length: number): Buffer | undefined =>
 };
 
 /** The whole value from its head and parts 1…n−1, or undefined unless every part is there and it checks out. */
-export const joinParts = (head: Buffer, found: { manifest: Manifest; dataAt: number }, rest: readonly (Buffer | null)[]): Buffer | undefined => {
+export const joinParts = (
+  head: Buffer,
+  found: { manifest: Manifest; dataAt: number },
+  rest: readonly (Buffer | null)[],
+): Buffer | undefined => {
   const { manifest, dataAt } = found;
   if (rest.length !== manifest.parts - 1 || rest.some((part) => part === null)) return undefined;
   const whole = Buffer.concat([head.subarray(dataAt), ...(rest as Buffer[])]);

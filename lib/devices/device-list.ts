@@ -1,6 +1,15 @@
 import type { CacheTier } from '../cache/provenance.ts';
 import type { LatestReference } from '../latest-os/latest-reference.ts';
-import { COMPUTER_QUERY, deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery, type QueryKind } from './device-query.ts';
+import {
+  COMPUTER_QUERY,
+  deviceListEtag,
+  filterKey,
+  filterMatches,
+  nextPageLink,
+  selectPage,
+  type DeviceQuery,
+  type QueryKind,
+} from './device-query.ts';
 import { decideLatest, renderDevices, type DeviceSnapshot, type LatestDecisions } from './device-snapshot.ts';
 
 /** What a lookup needs to read upstream on a miss: the time left in the invocation. */
@@ -42,7 +51,9 @@ export const makeDeviceList = (deps: {
 }) => {
   const kind = deps.query ?? COMPUTER_QUERY;
   // What is decided once per snapshot and reference: every device's decision, and each filter's matches.
-  let decided: { snapshot: DeviceSnapshot; referenceKey: string; decisions: LatestDecisions; matches: Map<string, Uint32Array | undefined> } | undefined;
+  let decided:
+    | { snapshot: DeviceSnapshot; referenceKey: string; decisions: LatestDecisions; matches: Map<string, Uint32Array | undefined> }
+    | undefined;
 
   const decisionsFor = (snapshot: DeviceSnapshot, reference: LatestReference) => {
     if (decided?.snapshot !== snapshot || decided.referenceKey !== reference.key) {

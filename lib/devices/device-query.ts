@@ -77,9 +77,11 @@ const parseInstant = (text: string): number | undefined => {
   const [, year, month, day, hour, minute, second = '00', fraction = '', zone = 'Z'] = match;
   const utc = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second));
   const date = new Date(utc);
-  if (date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day) || date.getUTCHours() !== Number(hour)) return undefined;
+  if (date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day) || date.getUTCHours() !== Number(hour))
+    return undefined;
   if (Number(minute) > 59 || Number(second) > 59) return undefined;
-  const offsetMinutes = zone.toUpperCase() === 'Z' ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
+  const offsetMinutes =
+    zone.toUpperCase() === 'Z' ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
   if (Math.abs(offsetMinutes) >= 24 * 60 || Number(zone.slice(4, 6) || '0') > 59) return undefined;
   return utc - offsetMinutes * 60_000 + (fraction === '' ? 0 : Math.floor(Number(`0${fraction}`) * 1000));
 };
@@ -119,7 +121,8 @@ const tristate = (value: boolean): number => (value ? 1 : 0);
  * `macOS&model_identifier=X` is not `macOS` filtered by model).
  */
 export const filterKey = (query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY): string =>
-  filtersOf(kind).filter((name) => query[name] !== undefined)
+  filtersOf(kind)
+    .filter((name) => query[name] !== undefined)
     .map((name) => `${name}=${encodeURIComponent(String(query[name]).toLowerCase())}`)
     .join('&');
 
@@ -128,7 +131,12 @@ export const filterKey = (query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY):
  * nothing. One pass over the snapshot's columns, worth keeping per filter: every page of a filter
  * is then a binary search and a slice.
  */
-export const filterMatches = (snapshot: DeviceSnapshot, flags: Uint8Array, query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY): Uint32Array | undefined => {
+export const filterMatches = (
+  snapshot: DeviceSnapshot,
+  flags: Uint8Array,
+  query: DeviceQuery,
+  kind: QueryKind = COMPUTER_QUERY,
+): Uint32Array | undefined => {
   const tests: ((index: number) => boolean)[] = [];
   if (query.os_is_latest !== undefined) {
     const wanted = tristate(query.os_is_latest);
@@ -187,7 +195,8 @@ export const selectPage = (snapshot: DeviceSnapshot, matches: Uint32Array | unde
 
 /** The query as URL parameters in a fixed order, values as the caller wrote them. */
 const queryString = (query: DeviceQuery, kind: QueryKind): string =>
-  parametersOf(kind).filter((name) => query[name] !== undefined)
+  parametersOf(kind)
+    .filter((name) => query[name] !== undefined)
     .map((name) => `${name}=${encodeURIComponent(String(query[name]))}`)
     .join('&');
 
@@ -200,4 +209,7 @@ export const nextPageLink = (query: DeviceQuery, after: string, kind: QueryKind 
  * whenever the body would (other devices, another reference, another page) and only then.
  */
 export const deviceListEtag = (snapshotId: string, referenceKey: string, query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY): string =>
-  `"${createHash('sha256').update(`${snapshotId}\n${referenceKey}\n${queryString(query, kind)}`).digest('base64url').slice(0, 27)}"`;
+  `"${createHash('sha256')
+    .update(`${snapshotId}\n${referenceKey}\n${queryString(query, kind)}`)
+    .digest('base64url')
+    .slice(0, 27)}"`;

@@ -57,7 +57,17 @@ const headerOf = (bytes: Buffer): { header: Header; end: number } | undefined =>
   }
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { v, n, readAt, fullReadAt, id, index, indexRaw, crc32: checksum } = parsed as Record<string, unknown>;
-  if (v !== FORMAT_VERSION || !count(n) || !count(readAt) || !count(fullReadAt) || typeof id !== 'string' || !count(index) || !count(indexRaw) || !count(checksum)) return undefined;
+  if (
+    v !== FORMAT_VERSION ||
+    !count(n) ||
+    !count(readAt) ||
+    !count(fullReadAt) ||
+    typeof id !== 'string' ||
+    !count(index) ||
+    !count(indexRaw) ||
+    !count(checksum)
+  )
+    return undefined;
   return { header: { n, readAt, fullReadAt, id, index, indexRaw, crc32: checksum }, end: newline + 1 };
 };
 
@@ -66,10 +76,17 @@ const decompress = promisify(zstdDecompress);
 const compress = (bytes: Buffer): Buffer => zstdCompressSync(bytes, { params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
 
 /** A typed array's bytes, as they are in memory. */
-const bytesOf = (column: Uint32Array | Int8Array | Float64Array): Buffer => Buffer.from(column.buffer, column.byteOffset, column.byteLength);
+const bytesOf = (column: Uint32Array | Int8Array | Float64Array): Buffer =>
+  Buffer.from(column.buffer, column.byteOffset, column.byteLength);
 
 /** A copy of `length` elements at `at`: copied into a fresh (so aligned) buffer, then viewed. */
-const columnOf = <T>(payload: Buffer, at: number, length: number, Column: new (buffer: ArrayBuffer) => T & { BYTES_PER_ELEMENT: number }, size: number): T => {
+const columnOf = <T>(
+  payload: Buffer,
+  at: number,
+  length: number,
+  Column: new (buffer: ArrayBuffer) => T & { BYTES_PER_ELEMENT: number },
+  size: number,
+): T => {
   const copy = new Uint8Array(length * size);
   copy.set(payload.subarray(at, at + length * size));
   return new Column(copy.buffer);
@@ -92,7 +109,14 @@ interface Chunk {
 const encodeIndex = (snapshot: DeviceSnapshot, chunks: readonly Chunk[]): Buffer => {
   const { count: n } = snapshot;
   const dictionary = Buffer.from(
-    JSON.stringify({ ids: snapshot.ids, osVersions: snapshot.osVersions, responses: snapshot.responses, osNames: snapshot.osNames, models: snapshot.models, boards: snapshot.boards }),
+    JSON.stringify({
+      ids: snapshot.ids,
+      osVersions: snapshot.osVersions,
+      responses: snapshot.responses,
+      osNames: snapshot.osNames,
+      models: snapshot.models,
+      boards: snapshot.boards,
+    }),
     'utf8',
   );
   const { columnsAt, lastContactAt, dictionaryAt } = layoutOf(n, chunks.length);
@@ -105,7 +129,17 @@ const encodeIndex = (snapshot: DeviceSnapshot, chunks: readonly Chunk[]): Buffer
     index.writeUInt32LE(crc32(chunk.bytes), 16 + 12 * at);
   });
   let at = columnsAt;
-  for (const column of [snapshot.starts, snapshot.flagAt, snapshot.osVersionKey, snapshot.responseKey, snapshot.osNameKey, snapshot.modelKey, snapshot.boardKey, snapshot.managed, snapshot.supervised]) {
+  for (const column of [
+    snapshot.starts,
+    snapshot.flagAt,
+    snapshot.osVersionKey,
+    snapshot.responseKey,
+    snapshot.osNameKey,
+    snapshot.modelKey,
+    snapshot.boardKey,
+    snapshot.managed,
+    snapshot.supervised,
+  ]) {
     at += bytesOf(column).copy(index, at);
   }
   bytesOf(snapshot.lastContact).copy(index, lastContactAt);
@@ -129,7 +163,13 @@ const textList = (value: unknown, name: string): (string | undefined)[] => {
  * The chunks' text, decompressed on first use. Their bytes were checked at decode; a chunk whose
  * devices are not what the index says is a fault of the writer, thrown at the page that meets it.
  */
-const lazyText = (chunks: (Chunk | undefined)[], chunkDevices: number, n: number, starts: Uint32Array, flagAt: Uint32Array): SnapshotText => {
+const lazyText = (
+  chunks: (Chunk | undefined)[],
+  chunkDevices: number,
+  n: number,
+  starts: Uint32Array,
+  flagAt: Uint32Array,
+): SnapshotText => {
   const decoded: (string | undefined)[] = [];
   return {
     chunkDevices,
@@ -145,7 +185,8 @@ const lazyText = (chunks: (Chunk | undefined)[], chunkDevices: number, n: number
       for (let index = at * chunkDevices; index < Math.min(n, (at + 1) * chunkDevices); index += 1) {
         const start = starts[index]! - base;
         const end = starts[index + 1]! - base;
-        if (json.charCodeAt(start) !== LEFT_BRACE || json.charCodeAt(end - 1) !== RIGHT_BRACE) throw malformed(`device ${index} is not an object`);
+        if (json.charCodeAt(start) !== LEFT_BRACE || json.charCodeAt(end - 1) !== RIGHT_BRACE)
+          throw malformed(`device ${index} is not an object`);
         if (!json.startsWith('false', flagAt[index]! - base)) throw malformed(`device ${index} has no flag`);
       }
       decoded[at] = json;
@@ -195,7 +236,8 @@ const decodeIndex = (index: Buffer, header: Header, chunkBytes: Buffer): DeviceS
     const checksum = index.readUInt32LE(16 + 12 * chunk);
     const slice = chunkBytes.subarray(chunkAt, chunkAt + bytes);
     if (slice.length !== bytes || crc32(slice) !== checksum) return undefined;
-    if (rawBytes !== starts[Math.min(n, (chunk + 1) * chunkDevices)]! - starts[chunk * chunkDevices]!) throw malformed(`chunk ${chunk} does not hold its devices`);
+    if (rawBytes !== starts[Math.min(n, (chunk + 1) * chunkDevices)]! - starts[chunk * chunkDevices]!)
+      throw malformed(`chunk ${chunk} does not hold its devices`);
     chunks.push({ bytes: slice, rawBytes });
     chunkAt += bytes;
   }

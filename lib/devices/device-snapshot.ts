@@ -241,7 +241,9 @@ export const snapshotDevices = <D extends { id: string } = InventoryDevice>(snap
     const from = chunkIndex * text.chunkDevices;
     const base = starts[from]!;
     for (let index = from; index < Math.min(count, from + text.chunkDevices); index += 1) {
-      const { os_is_latest: _flag, ...device } = JSON.parse(json.slice(starts[index]! - base, starts[index + 1]! - base)) as InventoryDevice & { os_is_latest: boolean };
+      const { os_is_latest: _flag, ...device } = JSON.parse(
+        json.slice(starts[index]! - base, starts[index + 1]! - base),
+      ) as InventoryDevice & { os_is_latest: boolean };
       const board = snapshot.boards[snapshot.boardKey[index]!];
       if (board !== undefined) device.board_id = board;
       devices.push(device as unknown as D);
@@ -268,7 +270,11 @@ const LATEST_VERSION_KEY = ',"os_latest_version":';
  * hundred. A device whose category `decides` refuses (a mobile device that is not `iOS`) is not
  * latest and has no `os_latest_version`.
  */
-export const decideLatest = (snapshot: DeviceSnapshot, reference: LatestReference, decides?: (category: string | undefined) => boolean): LatestDecisions => {
+export const decideLatest = (
+  snapshot: DeviceSnapshot,
+  reference: LatestReference,
+  decides?: (category: string | undefined) => boolean,
+): LatestDecisions => {
   const flags = new Uint8Array(snapshot.count);
   const referenceOf = new Uint32Array(snapshot.count);
   const fragments = [''];
@@ -283,12 +289,15 @@ export const decideLatest = (snapshot: DeviceSnapshot, reference: LatestReferenc
     const slot = `${version},${response},${board},${model},${category}`;
     let known = decided.get(slot);
     if (known === undefined) {
-      const decision: LatestDecision = decides?.(snapshot.osNames[category]) === false ? { latest: false, reference: undefined } : reference.decide({
-        osVersion: snapshot.osVersions[version],
-        response: snapshot.responses[response],
-        boardId: snapshot.boards[board],
-        modelIdentifier: snapshot.models[model],
-      });
+      const decision: LatestDecision =
+        decides?.(snapshot.osNames[category]) === false
+          ? { latest: false, reference: undefined }
+          : reference.decide({
+              osVersion: snapshot.osVersions[version],
+              response: snapshot.responses[response],
+              boardId: snapshot.boards[board],
+              modelIdentifier: snapshot.models[model],
+            });
       let fragment = 0;
       if (decision.reference !== undefined) {
         fragment = fragmentOf.get(decision.reference) ?? fragments.length;

@@ -30,8 +30,9 @@ export interface InventoryKind {
 }
 
 /** A kind over its own device type: the stack sees only ids and the layout it is given. */
-const kindOf = <D extends ServedDevice>(kind: Omit<InventoryKind, 'map' | 'layout'> & { map: (record: unknown) => D | undefined; layout: SnapshotLayout<D> }): InventoryKind =>
-  kind as unknown as InventoryKind;
+const kindOf = <D extends ServedDevice>(
+  kind: Omit<InventoryKind, 'map' | 'layout'> & { map: (record: unknown) => D | undefined; layout: SnapshotLayout<D> },
+): InventoryKind => kind as unknown as InventoryKind;
 
 export const COMPUTERS = kindOf({
   name: 'computers',

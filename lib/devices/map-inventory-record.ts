@@ -32,8 +32,7 @@ export type Section = Record<string, unknown>;
 export const sectionOf = (value: unknown): Section | undefined => (isPlainObject(value) ? value : undefined);
 
 // Empty or blank text carries no value; upstream sends it for unset fields.
-export const text = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.trim() !== '' ? value : undefined;
+export const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 
 export const flag = (value: unknown): boolean | undefined => (typeof value === 'boolean' ? value : undefined);
 

@@ -20,7 +20,9 @@ export const CHANGED_SINCE_MARGIN_MS = 60_000;
 const deadlineOf = (remainingTimeMs: () => number): AbortSignal => {
   const budgetMs = remainingTimeMs() - DEADLINE_MARGIN_MS;
   if (budgetMs <= 0) {
-    throw new UpstreamError(UpstreamFailure.TimedOut, { detail: `no time left for an upstream read (${budgetMs + DEADLINE_MARGIN_MS} ms remaining)` });
+    throw new UpstreamError(UpstreamFailure.TimedOut, {
+      detail: `no time left for an upstream read (${budgetMs + DEADLINE_MARGIN_MS} ms remaining)`,
+    });
   }
   return AbortSignal.timeout(budgetMs);
 };
@@ -43,7 +45,8 @@ export const makeSnapshotReader = (deps: { inventory: JamfClient; kind?: Invento
 /** Why a refresh read the whole inventory rather than its changes. */
 export type FullReadReason = 'no previous snapshot' | 'full read due' | 'filter refused' | 'count changed';
 
-export type RefreshRead = { snapshot: DeviceSnapshot; read: 'incremental' } | { snapshot: DeviceSnapshot; read: 'full'; reason: FullReadReason };
+export type RefreshRead =
+  { snapshot: DeviceSnapshot; read: 'incremental' } | { snapshot: DeviceSnapshot; read: 'full'; reason: FullReadReason };
 
 /** `kept` (ascending ids) with `changed` (ascending ids) in place of, or beside, the devices of the same id. */
 const mergeById = (kept: readonly ServedDevice[], changed: readonly ServedDevice[]): ServedDevice[] => {
@@ -70,7 +73,11 @@ export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs
   const kind = deps.kind ?? COMPUTERS;
   const readFully = makeSnapshotReader(deps);
   return async (previous: DeviceSnapshot | undefined, remainingTimeMs: () => number): Promise<RefreshRead> => {
-    const full = async (reason: FullReadReason): Promise<RefreshRead> => ({ snapshot: await readFully(remainingTimeMs), read: 'full', reason });
+    const full = async (reason: FullReadReason): Promise<RefreshRead> => ({
+      snapshot: await readFully(remainingTimeMs),
+      read: 'full',
+      reason,
+    });
     if (previous === undefined) return full('no previous snapshot');
     if (now() - previous.fullReadAt >= deps.fullReadEveryMs) return full('full read due');
     let kept: ServedDevice[];

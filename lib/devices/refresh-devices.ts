@@ -46,7 +46,12 @@ export const makeDevicesRefresh = (deps: DevicesRefreshDeps) => {
     const token = randomUUID();
     const lock = await deps.cluster.acquireLock(lockKey, token, deps.lockMs);
     if (lock === 'held') return { outcome: 'skipped', durationMs: now() - started };
-    if (lock === 'unavailable') return { outcome: 'failed', durationMs: now() - started, error: new Error('the cluster did not take the refresh lock (unreachable, or refusing writes)') };
+    if (lock === 'unavailable')
+      return {
+        outcome: 'failed',
+        durationMs: now() - started,
+        error: new Error('the cluster did not take the refresh lock (unreachable, or refusing writes)'),
+      };
     try {
       // A cluster that cannot answer reads as no previous entry: the read is then a full one.
       const previous = await deps.cluster.read(deps.key, deps.codec.decode);

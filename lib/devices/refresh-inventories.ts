@@ -54,7 +54,11 @@ export const makeInventoriesRefresh =
       const fields: InventoryRefreshResult = {
         outcome: result.outcome,
         ...(result.outcome === 'refreshed'
-          ? { devices: result.devices, read: result.read, ...(result.fullReadReason === undefined ? {} : { full_read_reason: result.fullReadReason }) }
+          ? {
+              devices: result.devices,
+              read: result.read,
+              ...(result.fullReadReason === undefined ? {} : { full_read_reason: result.fullReadReason }),
+            }
           : {}),
         duration_ms: result.durationMs,
       };
@@ -68,5 +72,10 @@ export const makeInventoriesRefresh =
       results[kind.name] = fields;
     }
     const refreshed = Object.values(results).some((result) => result.outcome === 'refreshed');
-    return { outcome: failures.length > 0 ? 'failed' : refreshed ? 'refreshed' : 'skipped', computers: results.computers!, mobile_devices: results.mobile_devices!, failures };
+    return {
+      outcome: failures.length > 0 ? 'failed' : refreshed ? 'refreshed' : 'skipped',
+      computers: results.computers!,
+      mobile_devices: results.mobile_devices!,
+      failures,
+    };
   };

@@ -11,7 +11,9 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor']);
 /** A Middy HTTP error (`createError`): its status and the package that raised it. */
 const middyError = (error: unknown): { status: number; package: unknown; data: unknown } | undefined => {
   const { statusCode, cause } = (error ?? {}) as { statusCode?: unknown; cause?: { package?: unknown; data?: unknown } };
-  return typeof statusCode === 'number' && cause !== undefined ? { status: statusCode, package: cause.package, data: cause.data } : undefined;
+  return typeof statusCode === 'number' && cause !== undefined
+    ? { status: statusCode, package: cause.package, data: cause.data }
+    : undefined;
 };
 
 /**

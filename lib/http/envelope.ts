@@ -13,13 +13,8 @@ export const errorBody = (status: number, message: string, details?: ErrorDetail
   },
 });
 
-export const jsonResponse = (
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): APIGatewayProxyStructuredResultV2 => ({
+export const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 => ({
   statusCode: status,
   headers: { ...JSON_HEADERS, ...headers },
   body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
 });
-

@@ -13,8 +13,6 @@ export const toErrorDetails = (errors: readonly ErrorObject[] | null | undefined
     if (error.keyword === 'required') path += `/${String(params.missingProperty)}`;
     if (error.keyword === 'additionalProperties') path += `/${String(params.additionalProperty)}`;
     const message =
-      error.keyword === 'additionalProperties'
-        ? 'must NOT have additional properties'
-        : (error.message ?? `failed rule ${error.keyword}`);
+      error.keyword === 'additionalProperties' ? 'must NOT have additional properties' : (error.message ?? `failed rule ${error.keyword}`);
     return { path: path === '' ? '/' : path, message };
   });

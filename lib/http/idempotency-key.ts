@@ -49,4 +49,6 @@ export const callerOf = (event: HttpEvent): string | null => {
  * timed out, the store failed) finds its own user instead of a conflict.
  */
 export const requestOrigin = (caller: string | null, key: string): string =>
-  createHash('sha256').update(JSON.stringify([caller, key])).digest('base64url');
+  createHash('sha256')
+    .update(JSON.stringify([caller, key]))
+    .digest('base64url');

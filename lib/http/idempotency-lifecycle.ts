@@ -12,7 +12,13 @@ import type { Context } from 'aws-lambda';
 import { addAccessLogFields } from './access-log.ts';
 import type { HttpEvent, HttpOperation, HttpResult } from './http-types.ts';
 import { callerOf, IDEMPOTENCY_KEEP_SECONDS } from './idempotency-key.ts';
-import { IdempotencyInProgressError, IdempotencyKeyReusedError, IdempotencyStoreError, REPLAYED_HEADER, ReplayedOutcomeError } from './idempotency-errors.ts';
+import {
+  IdempotencyInProgressError,
+  IdempotencyKeyReusedError,
+  IdempotencyStoreError,
+  REPLAYED_HEADER,
+  ReplayedOutcomeError,
+} from './idempotency-errors.ts';
 
 export interface IdempotentRequestsOptions {
   /** Where outcomes are kept: a Powertools persistence layer, made on the first request with a key. */
@@ -51,7 +57,12 @@ const keptResponse = (result: HttpResult): KeptOutcome => ({
   body: result.body ?? '',
 });
 
-const keptError = (error: AppError): KeptOutcome => ({ kind: 'error', status: error.status, message: error.publicMessage, details: error.details ?? [] });
+const keptError = (error: AppError): KeptOutcome => ({
+  kind: 'error',
+  status: error.status,
+  message: error.publicMessage,
+  details: error.details ?? [],
+});
 
 /** A kept outcome given again, marked: a response as it was, an error through the envelope like any other. */
 const replay = (outcome: KeptOutcome): HttpResult => {
@@ -64,7 +75,8 @@ const claimFailure = (error: unknown): AppError => {
   if (error instanceof AppError) return error; // e.g. a ConfigError from making the store
   // Not found: a store that does not return the refused write's item (dynalite) reads it afterwards,
   // and a first request that ended without a kept outcome freed the key in between; asking again works.
-  if (error instanceof IdempotencyAlreadyInProgressError || error instanceof IdempotencyItemNotFoundError) return new IdempotencyInProgressError();
+  if (error instanceof IdempotencyAlreadyInProgressError || error instanceof IdempotencyItemNotFoundError)
+    return new IdempotencyInProgressError();
   if (error instanceof IdempotencyValidationError) return new IdempotencyKeyReusedError();
   return new IdempotencyStoreError('claim the Idempotency-Key', error);
 };
@@ -81,7 +93,11 @@ const claimFailure = (error: unknown): AppError => {
  * envelope, so both pass through the whole chain. Loaded with the first request that has a key
  * (idempotent-requests.ts).
  */
-export const makeIdempotencyLifecycle = ({ persistenceStore, keyPrefix, canonicalBody }: IdempotentRequestsOptions): IdempotencyLifecycle => {
+export const makeIdempotencyLifecycle = ({
+  persistenceStore,
+  keyPrefix,
+  canonicalBody,
+}: IdempotentRequestsOptions): IdempotencyLifecycle => {
   const config = new IdempotencyConfig({
     eventKeyJmesPath: '[caller, key]',
     payloadValidationJmesPath: 'request',

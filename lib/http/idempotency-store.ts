@@ -20,9 +20,18 @@ const IDEMPOTENCY_CLIENT_LIMITS = { maxAttempts: 2, connectionTimeoutMs: 300, re
 export const makeIdempotencyDynamoDbClient = (): DynamoDBClient =>
   new DynamoDBClient({
     maxAttempts: IDEMPOTENCY_CLIENT_LIMITS.maxAttempts,
-    requestHandler: { connectionTimeout: IDEMPOTENCY_CLIENT_LIMITS.connectionTimeoutMs, requestTimeout: IDEMPOTENCY_CLIENT_LIMITS.requestTimeoutMs },
+    requestHandler: {
+      connectionTimeout: IDEMPOTENCY_CLIENT_LIMITS.connectionTimeoutMs,
+      requestTimeout: IDEMPOTENCY_CLIENT_LIMITS.requestTimeoutMs,
+    },
   });
 
 /** Powertools' DynamoDB persistence of kept outcomes, on the given client and table. */
-export const makeDynamoDbIdempotencyStore = ({ client, tableName }: { client: DynamoDBClient; tableName: string }): DynamoDBPersistenceLayer =>
+export const makeDynamoDbIdempotencyStore = ({
+  client,
+  tableName,
+}: {
+  client: DynamoDBClient;
+  tableName: string;
+}): DynamoDBPersistenceLayer =>
   new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: client, keyAttr: IDEMPOTENCY_TABLE_KEY, expiryAttr: IDEMPOTENCY_TABLE_TTL });

@@ -13,8 +13,7 @@ type KeyOf<Route> = Route extends { method: infer Method extends string; path: i
 /** One route of ROUTES (`GET /api/users/{id}`): only the pairs served, not every method with every path. */
 export type RouteKey = KeyOf<(typeof ROUTES)[number]>;
 
-const patternOf = (path: string): RegExp =>
-  new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+const patternOf = (path: string): RegExp => new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
 
 const COMPILED = ROUTES.map((route) => ({ ...route, pattern: patternOf(route.path) }));
 
@@ -29,7 +28,8 @@ export const matchRoute = (method: string, path: string): RouteMatch => {
 };
 
 /** The request's method as API Gateway (HTTP API, payload 2.0) reports it. */
-export const requestMethod = (event: { requestContext?: { http?: { method?: string } } }): string => event.requestContext?.http?.method ?? 'GET';
+export const requestMethod = (event: { requestContext?: { http?: { method?: string } } }): string =>
+  event.requestContext?.http?.method ?? 'GET';
 
 /** The request's path as API Gateway (HTTP API, payload 2.0) reports it. */
 export const requestPath = (event: { rawPath?: string; requestContext?: { http?: { path?: string } } }): string =>

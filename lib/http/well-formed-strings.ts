@@ -42,6 +42,9 @@ export const wellFormedStrings = (parameterName: string, validate: ValidateFunct
     const found = illFormedStrings(event.body, '', []);
     if (found.length === 0) return;
     const schemaDetails = validate({ body: event.body }) ? [] : toErrorDetails(validate.errors);
-    throw new ValidationError(parameterName, [...found, ...schemaDetails.map((detail) => ({ ...detail, path: detail.path.toWellFormed() }))]);
+    throw new ValidationError(parameterName, [
+      ...found,
+      ...schemaDetails.map((detail) => ({ ...detail, path: detail.path.toWellFormed() })),
+    ]);
   },
 });

@@ -31,7 +31,9 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 3]);
 const compressBlock = (block: Buffer, level: number, last: boolean): Promise<Buffer> =>
   new Promise((resolve, reject) => {
     // A sync flush ends a block on a byte boundary without marking it final, so the blocks join into one deflate stream.
-    deflateRaw(block, { level, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH }, (error, compressed) => (error ? reject(error) : resolve(compressed)));
+    deflateRaw(block, { level, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH }, (error, compressed) =>
+      error ? reject(error) : resolve(compressed),
+    );
   });
 
 /**
@@ -113,7 +115,7 @@ export const gzipInto = (output: Writable, level: number = GZIP_LEVEL): Writable
         return;
       }
       (async () => {
-        for (let at = 0; at < chunk.length; ) {
+        for (let at = 0; at < chunk.length;) {
           const copied = chunk.copy(block, filled, at);
           filled += copied;
           at += copied;

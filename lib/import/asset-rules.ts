@@ -70,8 +70,12 @@ const ticketOf = (parsed: ParsedRow): Ticket | null =>
     : { id: parsed.conversationId, requester_id: parsed.requesterId, created_at: parsed.ticketCreatedAt };
 
 const commentOf = (parsed: ParsedRow): Comment | null =>
-  parsed.commentPartId === null || parsed.conversationId === null || parsed.authorId === null ||
-  parsed.isPublic === null || parsed.body === null || parsed.commentCreatedAt === null
+  parsed.commentPartId === null ||
+  parsed.conversationId === null ||
+  parsed.authorId === null ||
+  parsed.isPublic === null ||
+  parsed.body === null ||
+  parsed.commentCreatedAt === null
     ? null
     : {
         id: parsed.commentPartId,
@@ -86,8 +90,7 @@ const commentOf = (parsed: ParsedRow): Comment | null =>
 export type DestinationHolds = (key: string) => boolean;
 
 const userOf = (parsed: ParsedRow, destinationHolds?: DestinationHolds): UserRow | null =>
-  parsed.name === null || parsed.email === null ||
-  (parsed.authorId === null && !(destinationHolds?.(emailKey(parsed.email)) ?? false))
+  parsed.name === null || parsed.email === null || (parsed.authorId === null && !(destinationHolds?.(emailKey(parsed.email)) ?? false))
     ? null
     : { author_id: parsed.authorId, name: parsed.name, email: parsed.email };
 

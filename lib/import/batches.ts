@@ -8,5 +8,4 @@ export const BATCH_SIZE = 100;
 /** Name of the entry at zero-based `index`: backup_tickets_100.json, backup_tickets_200.json, … */
 export const entryName = (index: number): string => `backup_tickets_${(index + 1) * BATCH_SIZE}.json`;
 
-export const entryCount = (assetSizes: readonly number[]): number =>
-  Math.ceil(Math.max(0, ...assetSizes) / BATCH_SIZE);
+export const entryCount = (assetSizes: readonly number[]): number => Math.ceil(Math.max(0, ...assetSizes) / BATCH_SIZE);

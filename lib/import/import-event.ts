@@ -70,7 +70,8 @@ export const parseImportEvent = (event: unknown): ImportEvent => {
     );
   }
   const dryRun = record.dry_run === undefined ? false : record.dry_run;
-  if (typeof dryRun !== 'boolean') throw new InvalidImportEventError(`Invalid import event: "dry_run" must be true or false, got ${JSON.stringify(dryRun)}`);
+  if (typeof dryRun !== 'boolean')
+    throw new InvalidImportEventError(`Invalid import event: "dry_run" must be true or false, got ${JSON.stringify(dryRun)}`);
   return {
     source: s3Location(record, 'source'),
     // A dry run writes no archive, so it needs no destination (one given is checked all the same).

@@ -77,7 +77,8 @@ const openSinks = async (
 ): Promise<(Sink | undefined)[]> => {
   const sinks: (Sink | undefined)[] = [];
   try {
-    for (const { location, contentType } of locations) sinks.push(location === undefined ? undefined : await openSink(location, contentType, signal));
+    for (const { location, contentType } of locations)
+      sinks.push(location === undefined ? undefined : await openSink(location, contentType, signal));
     return sinks;
   } catch (error) {
     await Promise.all(sinks.map((sink) => sink?.abort(error)));
@@ -114,10 +115,14 @@ export const makeImportJob =
     try {
       if (!dryRun) spillWatch = makeSpillWatch(await checkSpillSpace(sourceBytes, deps.tmpDir ?? tmpdir()));
       signal?.throwIfAborted();
-      [archive, rejectsSink] = await openSinks(deps.openSink, [
-        { location: dryRun ? undefined : destination, contentType: ARCHIVE_CONTENT_TYPE[compression] },
-        { location: rejects, contentType: 'text/csv; charset=utf-8' },
-      ], signal);
+      [archive, rejectsSink] = await openSinks(
+        deps.openSink,
+        [
+          { location: dryRun ? undefined : destination, contentType: ARCHIVE_CONTENT_TYPE[compression] },
+          { location: rejects, contentType: 'text/csv; charset=utf-8' },
+        ],
+        signal,
+      );
     } catch (error) {
       input.destroy();
       throw error;

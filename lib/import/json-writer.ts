@@ -23,7 +23,8 @@ const COMMENT_AUTHOR = ascii(',"author_id":');
 const COMMENT_PUBLIC = ascii(',"public":true,"html_body":');
 const COMMENT_PRIVATE = ascii(',"public":false,"html_body":');
 const TICKET_FIXED_BYTES = TICKET_ID.length + TICKET_REQUESTER.length + CREATED_AT.length + RECORD_END.length;
-const COMMENT_FIXED_BYTES = COMMENT_ID.length + COMMENT_TICKET.length + COMMENT_AUTHOR.length + COMMENT_PRIVATE.length + CREATED_AT.length + RECORD_END.length;
+const COMMENT_FIXED_BYTES =
+  COMMENT_ID.length + COMMENT_TICKET.length + COMMENT_AUTHOR.length + COMMENT_PRIVATE.length + CREATED_AT.length + RECORD_END.length;
 
 /** `{"id":…,"requester_id":…,"created_at":"…"}`, piece by piece: no record string is ever built. */
 export const writeTicket = (spill: RecordBuffer, ticket: Ticket): void => {
@@ -42,7 +43,12 @@ export const writeTicket = (spill: RecordBuffer, ticket: Ticket): void => {
 export const writeComment = (spill: RecordBuffer, comment: Comment): void => {
   const body = JSON.stringify(comment.html_body);
   spill.begin(
-    COMMENT_FIXED_BYTES + comment.id.length + comment.ticket_id.length + comment.author_id.length + maxUtf8Bytes(body) + comment.created_at.length,
+    COMMENT_FIXED_BYTES +
+      comment.id.length +
+      comment.ticket_id.length +
+      comment.author_id.length +
+      maxUtf8Bytes(body) +
+      comment.created_at.length,
   );
   spill.bytes(COMMENT_ID);
   spill.ascii(comment.id);

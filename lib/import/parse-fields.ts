@@ -41,8 +41,7 @@ const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
 
-const daysInMonth = (year: number, month: number): number =>
-  month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!;
+const daysInMonth = (year: number, month: number): number => (month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!);
 
 const pad = (value: number, width: number): string => String(value).padStart(width, '0');
 
@@ -74,10 +73,22 @@ export const parseTimestamp = (raw: string | undefined): string | null => {
   const second = twoDigits(text, 17);
   const separator = text.charCodeAt(10);
   if (
-    century < 0 || yearInCentury < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
-    minute < 0 || minute > 59 || second < 0 || second > 59 ||
-    text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || (separator !== 84 && separator !== 32) ||
-    text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58
+    century < 0 ||
+    yearInCentury < 0 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 59 ||
+    text.charCodeAt(4) !== 45 ||
+    text.charCodeAt(7) !== 45 ||
+    (separator !== 84 && separator !== 32) ||
+    text.charCodeAt(13) !== 58 ||
+    text.charCodeAt(16) !== 58
   ) {
     return null;
   }
@@ -106,8 +117,13 @@ export const parseTimestamp = (raw: string | undefined): string | null => {
   const offsetHours = twoDigits(text, fractionEnd + 1);
   const offsetMinutes = twoDigits(text, fractionEnd + 4);
   if (
-    fractionEnd + 6 !== length || (sign !== 43 && sign !== 45) || text.charCodeAt(fractionEnd + 3) !== 58 ||
-    offsetHours < 0 || offsetHours > 23 || offsetMinutes < 0 || offsetMinutes > 59
+    fractionEnd + 6 !== length ||
+    (sign !== 43 && sign !== 45) ||
+    text.charCodeAt(fractionEnd + 3) !== 58 ||
+    offsetHours < 0 ||
+    offsetHours > 23 ||
+    offsetMinutes < 0 ||
+    offsetMinutes > 59
   ) {
     return null;
   }

@@ -134,7 +134,9 @@ const refuseBareCarriageReturns = (text: string): void => {
   const cr = text.indexOf('\r');
   if (cr === -1 || (lf === -1 ? cr === text.length - 1 : cr >= lf - 1)) return;
   if (text.lastIndexOf('\u0000', cr) !== -1) return;
-  throw new ImportInputError('CSV lines end in CR alone (classic Mac OS line endings): save or convert the file with LF or CRLF line endings');
+  throw new ImportInputError(
+    'CSV lines end in CR alone (classic Mac OS line endings): save or convert the file with LF or CRLF line endings',
+  );
 };
 
 /** The line ending of the header row decides the file's (quoted newlines come later, in data). */
@@ -211,20 +213,32 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
       // Under a CRLF header, a quoted last field of an LF row closes before a bare LF, which reads as
       // text after the quote: the row runs on into the next, which is the real fault.
       const mixed = newline === '\r\n' && results.data[malformed]!.some((cell) => cell.includes('"\n'));
-      const error = rowError(results.data, malformed, parsed, mixed ? `${MALFORMED_QUOTE}; or rows with mixed line endings (LF rows under a CRLF header)` : MALFORMED_QUOTE);
+      const error = rowError(
+        results.data,
+        malformed,
+        parsed,
+        mixed ? `${MALFORMED_QUOTE}; or rows with mixed line endings (LF rows under a CRLF header)` : MALFORMED_QUOTE,
+      );
       if (error !== undefined) throw error;
     }
     if (final) {
       // The unclosed row is the last one parsed. (Without an error here, an earlier row has more
       // fields than the header: the field-count check below names it.)
-      const unclosed = results.errors.some((error) => error.code === 'MissingQuotes') ? rowError(results.data, results.data.length - 1, parsed, UNCLOSED_QUOTE) : undefined;
+      const unclosed = results.errors.some((error) => error.code === 'MissingQuotes')
+        ? rowError(results.data, results.data.length - 1, parsed, UNCLOSED_QUOTE)
+        : undefined;
       if (unclosed !== undefined) throw unclosed;
       pending = '';
     } else {
       pending = pending.slice(results.meta.cursor);
       if (pending.length > maxRowChars) {
         // The unfinished row is all that is left: it starts after every row parsed.
-        const overlong = rowError(results.data, results.data.length, parsed, `is longer than ${maxRowChars} characters, the most one row may hold (a quote that never closes?)`);
+        const overlong = rowError(
+          results.data,
+          results.data.length,
+          parsed,
+          `is longer than ${maxRowChars} characters, the most one row may hold (a quote that never closes?)`,
+        );
         if (overlong !== undefined) throw overlong;
       }
       parseAt = Math.max(chunkChars, Math.min(2 * pending.length, maxRowChars + 1));

@@ -104,7 +104,8 @@ const batchMemory = (batch: VerdictBatch): ArrayBuffer[] =>
 
 const failureOf = (error: unknown): Failure => {
   const { name, message } = asError(error);
-  if (error instanceof CsvRowError) return { name, message, rowFault: { dataRow: error.dataRow, line: error.line, problem: error.problem } };
+  if (error instanceof CsvRowError)
+    return { name, message, rowFault: { dataRow: error.dataRow, line: error.line, problem: error.problem } };
   return { name, message };
 };
 
@@ -143,7 +144,11 @@ interface Segment {
  * order. Rejects with the read side's own error (the same class and message as in one thread), or
  * with the source's; the threads are always stopped before this settles.
  */
-export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, options: ReadSideOptions, onBatch: OnBatch): Promise<void> => {
+export const readSideInWorkers = async (
+  input: AsyncIterable<Buffer | string>,
+  options: ReadSideOptions,
+  onBatch: OnBatch,
+): Promise<void> => {
   const news = makeNews();
   const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
   const requested = Math.max(1, options.threads ?? defaultReadThreads());
@@ -204,7 +209,7 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
       segments.delete(later);
     }
     filling = segment;
-    for (let from = 0; from < replay.length; ) {
+    for (let from = 0; from < replay.length;) {
       let size = 0;
       let to = from;
       while (to < replay.length && size < HANDOVER_BYTES) size += replay[to++]!.length;
@@ -236,7 +241,13 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
       const segment = segments.get(message.segment);
       if (message.type === 'batch') {
         const { batch } = message;
-        const arrived = { ...batch, verdicts: asBuffer(batch.verdicts), tickets: asBuffer(batch.tickets), comments: asBuffer(batch.comments), users: asBuffer(batch.users) };
+        const arrived = {
+          ...batch,
+          verdicts: asBuffer(batch.verdicts),
+          tickets: asBuffer(batch.tickets),
+          comments: asBuffer(batch.comments),
+          users: asBuffer(batch.users),
+        };
         // A dropped segment's batch only goes back.
         if (segment === undefined) giveBack(thread, arrived);
         else segment.batches.push(arrived);
@@ -254,7 +265,10 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
     // No inherited command-line options: a parent started with `-e` or `--input-type` (a test, a bench)
     // would hand the worker options that refuse a file entry; V8 flags such as the young generation's
     // size apply to the whole process anyway.
-    const worker = new Worker(new URL(import.meta.url), { workerData: { role: ROLE, options, maxBatches: batchesInFlight(threadCount) }, execArgv: [] });
+    const worker = new Worker(new URL(import.meta.url), {
+      workerData: { role: ROLE, options, maxBatches: batchesInFlight(threadCount) },
+      execArgv: [],
+    });
     const thread: Thread = { worker, piecesInFlight: 0 };
     worker.on('message', listen(thread));
     worker.on('error', fail);
@@ -275,7 +289,15 @@ export const readSideInWorkers = async (input: AsyncIterable<Buffer | string>, o
   let nextIndex = 0;
   const openSegment = (thread: Thread, start: CsvStart | undefined): Segment => {
     const index = nextIndex++;
-    const segment: Segment = { index, thread, bytes: 0, held: index <= confirmed ? undefined : [], batches: [], done: false, failure: undefined };
+    const segment: Segment = {
+      index,
+      thread,
+      bytes: 0,
+      held: index <= confirmed ? undefined : [],
+      batches: [],
+      done: false,
+      failure: undefined,
+    };
     segments.set(index, segment);
     send(thread, { type: 'segment', segment: index, start });
     return segment;
@@ -404,7 +426,8 @@ const serve = (port: MessagePort, options: ReadSideOptions, maxBatches: number):
   const consumed = (piece: Buffer): void => post({ type: 'consumed', buffer: piece.buffer as ArrayBuffer }, [piece.buffer as ArrayBuffer]);
   const partOf = (index: number): Part | undefined => parts.find((part) => part.index === index);
   port.on('message', (message: ToWorker) => {
-    if (message.type === 'segment') parts.push({ index: message.segment, start: message.start, pieces: [], end: undefined, dropped: false });
+    if (message.type === 'segment')
+      parts.push({ index: message.segment, start: message.start, pieces: [], end: undefined, dropped: false });
     else if (message.type === 'bytes') partOf(message.segment)?.pieces.push(asBuffer(message.data));
     else if (message.type === 'end') {
       const part = partOf(message.segment);

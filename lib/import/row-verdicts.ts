@@ -195,7 +195,12 @@ export class VerdictWriter {
 
   /** Gives back the buffers of a batch its taker is done with, to write later batches into. */
   recycle(batch: SpareBuffers): void {
-    this.spares.push({ verdicts: whole(batch.verdicts), tickets: whole(batch.tickets), comments: whole(batch.comments), users: whole(batch.users) });
+    this.spares.push({
+      verdicts: whole(batch.verdicts),
+      tickets: whole(batch.tickets),
+      comments: whole(batch.comments),
+      users: whole(batch.users),
+    });
   }
 }
 

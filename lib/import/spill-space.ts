@@ -59,10 +59,13 @@ export const checkSpillSpace = async (sourceBytes: number | undefined, tmpDir: s
  */
 export const makeSpillWatch = (room: SpillRoom) => {
   const { tmpDir, freeBytes, sourceBytes } = room;
-  const sampleBytes = sourceBytes === undefined ? Number.POSITIVE_INFINITY : Math.min(sourceBytes, Math.max(SAMPLE_BYTES, sourceBytes / 100));
+  const sampleBytes =
+    sourceBytes === undefined ? Number.POSITIVE_INFINITY : Math.min(sourceBytes, Math.max(SAMPLE_BYTES, sourceBytes / 100));
   return (bytesRead: number, spilledBytes: number): void => {
     if (spilledBytes > freeBytes) {
-      throw new SpillSpaceError(`The spill files filled the ${size(freeBytes)} free in ${tmpDir} after ${size(bytesRead)} of the source; ${advice}`);
+      throw new SpillSpaceError(
+        `The spill files filled the ${size(freeBytes)} free in ${tmpDir} after ${size(bytesRead)} of the source; ${advice}`,
+      );
     }
     if (sourceBytes === undefined || bytesRead < sampleBytes || bytesRead === 0) return;
     const projected = (spilledBytes / bytesRead) * sourceBytes;

@@ -1,4 +1,12 @@
-import { callSignals, callUpstream, excerpt, redactUrl, UpstreamCallError, type CallLimits, type UpstreamResponse } from '../upstream/upstream-call.ts';
+import {
+  callSignals,
+  callUpstream,
+  excerpt,
+  redactUrl,
+  UpstreamCallError,
+  type CallLimits,
+  type UpstreamResponse,
+} from '../upstream/upstream-call.ts';
 import { retryAfterSecondsOf, UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /** The base URL as the log may show it: any user:password in it removed. */
@@ -50,8 +58,10 @@ const tokenErrorCodes = (text: string): string => {
     body = undefined;
   }
   const record = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; errors?: unknown };
-  const codes = [record.error, ...(Array.isArray(record.errors) ? record.errors.map((entry: unknown) => (entry as { code?: unknown } | null)?.code) : [])]
-    .filter((code): code is string => typeof code === 'string' && ERROR_CODE.test(code));
+  const codes = [
+    record.error,
+    ...(Array.isArray(record.errors) ? record.errors.map((entry: unknown) => (entry as { code?: unknown } | null)?.code) : []),
+  ].filter((code): code is string => typeof code === 'string' && ERROR_CODE.test(code));
   return codes.length > 0 ? `error ${codes.join(', ')}` : '(body not logged: it may repeat the credentials)';
 };
 
@@ -77,7 +87,8 @@ export const statusError = (label: string, response: UpstreamResponse, origin: B
     const retryAfterSeconds = retryAfterSecondsOf(response.headers.get('retry-after'));
     return new UpstreamError(UpstreamFailure.RateLimited, { detail, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });
   }
-  if ((status === 400 && origin === 'token-endpoint') || status === 401 || status === 403) return new UpstreamError(UpstreamFailure.CredentialsRejected, { detail });
+  if ((status === 400 && origin === 'token-endpoint') || status === 401 || status === 403)
+    return new UpstreamError(UpstreamFailure.CredentialsRejected, { detail });
   if (status === 404 && known) return new UpstreamError(UpstreamFailure.Unavailable, { detail: `${detail} (this path answered before)` });
   if (status === 404) return new UpstreamError(UpstreamFailure.Misconfigured, { detail });
   return new UpstreamError(UpstreamFailure.Unavailable, { detail });

@@ -9,5 +9,8 @@ const jamfAuthFromConfig = (auth: InventoryAuthConfig): JamfAuth =>
     ? { kind: 'oauth', clientId: auth.clientId, clientSecret: (signal) => resolveSecret(auth.clientSecret, signal) }
     : { kind: 'basic', username: auth.username, password: (signal) => resolveSecret(auth.password, signal) };
 
-export const makeJamfClientFromConfig = (config: InventoryConfig, onAuthFailure: () => void, inventory?: JamfInventoryEndpoint): JamfClient =>
-  makeJamfClient({ baseUrl: config.inventoryUrl, auth: jamfAuthFromConfig(config.auth), onAuthFailure, inventory });
+export const makeJamfClientFromConfig = (
+  config: InventoryConfig,
+  onAuthFailure: () => void,
+  inventory?: JamfInventoryEndpoint,
+): JamfClient => makeJamfClient({ baseUrl: config.inventoryUrl, auth: jamfAuthFromConfig(config.auth), onAuthFailure, inventory });

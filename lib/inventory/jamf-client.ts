@@ -63,7 +63,8 @@ interface JamfPage {
  * An inventory page, or the news that upstream refused the token (401), which the read handles, or
  * refused a filter (400 to a filtered request).
  */
-type JamfPageResult = { kind: 'page'; page: JamfPage } | { kind: 'token-rejected'; detail: string } | { kind: 'filter-refused'; detail: string };
+type JamfPageResult =
+  { kind: 'page'; page: JamfPage } | { kind: 'token-rejected'; detail: string } | { kind: 'filter-refused'; detail: string };
 
 /** Jamf answered a filtered request 400: it cannot filter by those fields. */
 class FilterRefusedError extends Error {
@@ -74,9 +75,7 @@ class FilterRefusedError extends Error {
 }
 
 /** What a read of the changes found: the records Jamf dates as changed, and the whole inventory's size. */
-export type InventoryChanges<T> =
-  | { kind: 'changes'; changed: T[]; totalCount: number }
-  | { kind: 'filter-refused'; detail: string };
+export type InventoryChanges<T> = { kind: 'changes'; changed: T[]; totalCount: number } | { kind: 'filter-refused'; detail: string };
 
 export interface JamfClientOptions {
   baseUrl: string;
@@ -152,13 +151,17 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     const label = `${labelOf(answer.path)}${afterNotFound(answer.notFound)}`;
     // An error page may repeat the request, bearer token included: it is hidden in every excerpt.
     const origin = { hiding: [token] };
-    if (response.status === 401) return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text, origin.hiding)}` };
-    if (response.status === 400 && since !== undefined) return { kind: 'filter-refused', detail: `${label} answered 400: ${excerpt(response.text, origin.hiding)}` };
+    if (response.status === 401)
+      return { kind: 'token-rejected', detail: `${label} answered 401: ${excerpt(response.text, origin.hiding)}` };
+    if (response.status === 400 && since !== undefined)
+      return { kind: 'filter-refused', detail: `${label} answered 400: ${excerpt(response.text, origin.hiding)}` };
     if (response.status !== 200) throw statusError(label, response, origin, { known: answer.known });
     inventoryPath.answered(answer.path);
     const parsed = asPage(parseJsonBody(label, response, origin));
     if (parsed === undefined) {
-      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label} sent JSON without totalCount and results: ${excerpt(response.text, origin.hiding)}` });
+      throw new UpstreamError(UpstreamFailure.Unreadable, {
+        detail: `${label} sent JSON without totalCount and results: ${excerpt(response.text, origin.hiding)}`,
+      });
     }
     return { kind: 'page', page: parsed };
   };
@@ -179,7 +182,12 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
    * device removed meanwhile moves every later device one place forward, and a page served after
    * that skips the one that crossed its start: the read is not whole and must be done again.
    */
-  const readOnce = async <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[] | undefined> => {
+  const readOnce = async <T>(
+    pageOf: PageReader,
+    abort: AbortController,
+    signal: AbortSignal,
+    map: (record: unknown) => T | undefined,
+  ): Promise<T[] | undefined> => {
     // Cancels this read's pages in flight once it is lost, so the next read starts without waiting on them.
     const lost = new AbortController();
     const pageSignal = AbortSignal.any([signal, lost.signal]);
@@ -233,13 +241,20 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     const receivedCount = received.reduce((sum, count) => sum + count, 0);
     const expected = Math.min(...totals);
     if (receivedCount < expected) {
-      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `pages held ${receivedCount} records but totalCount says ${expected}: a page came back short` });
+      throw new UpstreamError(UpstreamFailure.Unreadable, {
+        detail: `pages held ${receivedCount} records but totalCount says ${expected}: a page came back short`,
+      });
     }
     return sortedUniqueById(entries.flat());
   };
 
   /** Every page, read again while devices keep being removed under the read (see `readOnce`). */
-  const readPages = async <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
+  const readPages = async <T>(
+    pageOf: PageReader,
+    abort: AbortController,
+    signal: AbortSignal,
+    map: (record: unknown) => T | undefined,
+  ): Promise<T[]> => {
     for (let read = 1; ; read += 1) {
       const devices = await readOnce(pageOf, abort, signal, map);
       if (devices !== undefined) return devices;
@@ -263,7 +278,11 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     return readPages(pageOf, abort, signal, map);
   };
 
-  const readChanges = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined, since: number): Promise<InventoryChanges<T>> => {
+  const readChanges = async <T>(
+    deadline: AbortSignal,
+    map: (record: unknown) => T | undefined,
+    since: number,
+  ): Promise<InventoryChanges<T>> => {
     const { abort, signal, pageOf } = startRead(deadline);
     const { totalCount } = await pageOf(0, 1, signal);
     const instant = instantOf(since);
@@ -320,7 +339,9 @@ const withReauthentication = (deps: ReauthenticationDeps) => {
       if (generation === tokens.length - 1) {
         deps.onAuthFailure?.();
         if (generation > 0 && !current.served && !tokens[generation - 1]!.served) {
-          throw new UpstreamError(UpstreamFailure.CredentialsRejected, { detail: `token refused after re-authentication: ${result.detail}` });
+          throw new UpstreamError(UpstreamFailure.CredentialsRejected, {
+            detail: `token refused after re-authentication: ${result.detail}`,
+          });
         }
         issue();
       }

@@ -71,4 +71,5 @@ export const makeVersionedEndpoint = (paths: readonly [string, ...string[]]): Ve
 };
 
 /** What a label adds for the newer paths that answered 404 first: none, or each of them. */
-export const afterNotFound = (notFound: readonly string[]): string => (notFound.length === 0 ? '' : ` (after a 404 at ${notFound.join(', ')})`);
+export const afterNotFound = (notFound: readonly string[]): string =>
+  notFound.length === 0 ? '' : ` (after a 404 at ${notFound.join(', ')})`;

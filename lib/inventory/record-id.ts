@@ -1,7 +1,6 @@
 import { isPlainObject } from '../plain-object.ts';
 import { compareDigitStrings, stripLeadingZeros } from '../digit-strings.ts';
 
-
 /**
  * An inventory record's id (its `field`: `id` for computers, `mobileDeviceId` for mobile devices) as
  * decimal digits, or undefined when it has none usable. Jamf sends ids as strings; a number is

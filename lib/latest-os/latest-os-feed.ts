@@ -67,9 +67,11 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
 
   const fetchReference = async (): Promise<LatestReference> => {
     // The feed is public and sent no credentials: a mirror or static host that redirects is followed.
-    const response = await callUpstream(feedUrl, { headers: { accept: 'application/json' }, redirect: 'follow' }, { timeoutMs }).catch((cause: unknown) => {
-      throw new FeedUnavailableError(describeError(cause), { cause });
-    });
+    const response = await callUpstream(feedUrl, { headers: { accept: 'application/json' }, redirect: 'follow' }, { timeoutMs }).catch(
+      (cause: unknown) => {
+        throw new FeedUnavailableError(describeError(cause), { cause });
+      },
+    );
     if (response.status !== 200) throw new FeedUnavailableError(`${shown} answered HTTP ${response.status}`);
     let feed: unknown;
     try {

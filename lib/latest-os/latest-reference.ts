@@ -34,7 +34,8 @@ export interface LatestReference {
 
 const NOT_DECIDED: LatestDecision = { latest: false, reference: undefined };
 
-const deviceVersion = (device: DeviceFacts): Version | undefined => (device.osVersion === undefined ? undefined : parseVersion(device.osVersion, device.response));
+const deviceVersion = (device: DeviceFacts): Version | undefined =>
+  device.osVersion === undefined ? undefined : parseVersion(device.osVersion, device.response);
 
 /** LATEST_OS_VERSION as a reference: the text as written, and its version (undefined: none). */
 const fallbackOf = (text: string | undefined): { version: Version; text: string } | undefined => {
@@ -84,7 +85,8 @@ export const feedReference = (releases: SofaReleases, fallback: string | undefin
   // The feed's product types by their lower case: the snapshot keeps model identifiers lower-cased.
   const productTypes = new Map<string, string>();
   if (match === 'product-type') {
-    for (const list of releases.byMajor.values()) for (const release of list) for (const device of release.devices ?? []) productTypes.set(device.toLowerCase(), device);
+    for (const list of releases.byMajor.values())
+      for (const release of list) for (const device of release.devices ?? []) productTypes.set(device.toLowerCase(), device);
   }
   const devicesOf = (device: DeviceFacts): readonly string[] => {
     const model = device.modelIdentifier?.toLowerCase() ?? '';

@@ -61,7 +61,9 @@ export const compareVersions = (left: Version | undefined, right: Version | unde
  * (`26`, `15`), and for the `10.x` era the first two (`10.15`).
  */
 export const majorOf = (version: Version): string =>
-  version.numbers[0] !== undefined && BigInt(version.numbers[0]) === 10n ? `10.${BigInt(version.numbers[1] ?? '0')}` : String(BigInt(version.numbers[0] ?? '0'));
+  version.numbers[0] !== undefined && BigInt(version.numbers[0]) === 10n
+    ? `10.${BigInt(version.numbers[1] ?? '0')}`
+    : String(BigInt(version.numbers[0] ?? '0'));
 
 /**
  * Equal is latest; a device whose version does not parse is never latest, and neither is any

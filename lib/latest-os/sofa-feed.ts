@@ -71,7 +71,13 @@ const improvements = (value: unknown, latestDevices: (major: string) => Readonly
       const extra = typeof entry.VersionExtra === 'string' ? entry.VersionExtra.trim() : '';
       const version = parseVersion(entry.Version, responseLevel(extra));
       if (version === undefined) return [];
-      return [{ version, text: textOf(extra === '' ? entry.Version : `${entry.Version.trim()} ${extra}`, version), devices: scopeOf(entry, latestDevices(majorOf(version))) }];
+      return [
+        {
+          version,
+          text: textOf(extra === '' ? entry.Version : `${entry.Version.trim()} ${extra}`, version),
+          devices: scopeOf(entry, latestDevices(majorOf(version))),
+        },
+      ];
     }),
   );
 };
@@ -90,7 +96,12 @@ const boardsByModelOf = (value: unknown): Map<string, string[]> => {
 
 const describeFor = (releases: SofaReleases['byMajor'], boards: SofaReleases['boardsByModel']): string =>
   JSON.stringify({
-    releases: [...releases].sort(([a], [b]) => (a < b ? -1 : 1)).map(([major, list]) => [major, list.map((release) => [release.text, release.devices === undefined ? null : [...release.devices].sort()])]),
+    releases: [...releases]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([major, list]) => [
+        major,
+        list.map((release) => [release.text, release.devices === undefined ? null : [...release.devices].sort()]),
+      ]),
     boards: [...boards].sort(([a], [b]) => (a < b ? -1 : 1)),
   });
 
@@ -114,7 +125,8 @@ export const sofaReleases = (feed: unknown): SofaReleases | string => {
     latestDevicesOf.set(major, latestDevices);
     const releases = [...(byMajor.get(major) ?? []), { ...latest, devices: scopeOf(entry.Latest, latestDevices) }];
     for (const release of entry.SecurityReleases) {
-      if (!isPlainObject(release) || typeof release.ProductVersion !== 'string') return `OSVersions[${index}].SecurityReleases holds an entry without a ProductVersion`;
+      if (!isPlainObject(release) || typeof release.ProductVersion !== 'string')
+        return `OSVersions[${index}].SecurityReleases holds an entry without a ProductVersion`;
       const read = releaseVersion(release);
       if (read !== undefined) releases.push({ ...read, devices: scopeOf(release, latestDevices) });
     }

@@ -27,11 +27,13 @@ const parseS3 = (text: string): Location => {
   const slash = rest.indexOf('/');
   const bucket = slash === -1 ? rest : rest.slice(0, slash);
   const key = slash === -1 ? '' : rest.slice(slash + 1);
-  if (!BUCKET.test(bucket) || bucket.includes('..')) throw new LocationError(`${quoteLocation(text)} does not name a valid S3 bucket (expected s3://bucket/key)`);
+  if (!BUCKET.test(bucket) || bucket.includes('..'))
+    throw new LocationError(`${quoteLocation(text)} does not name a valid S3 bucket (expected s3://bucket/key)`);
   if (key === '') throw new LocationError(`${quoteLocation(text)} has no object key (expected s3://bucket/key)`);
   if (key.endsWith('/')) throw new LocationError(`${quoteLocation(text)} names a folder, not an object`);
   const keyBytes = Buffer.byteLength(key);
-  if (keyBytes > MAX_KEY_BYTES) throw new LocationError(`${quoteLocation(text)} has an object key of ${keyBytes} bytes; S3 allows at most ${MAX_KEY_BYTES}`);
+  if (keyBytes > MAX_KEY_BYTES)
+    throw new LocationError(`${quoteLocation(text)} has an object key of ${keyBytes} bytes; S3 allows at most ${MAX_KEY_BYTES}`);
   return { kind: 's3', bucket, key };
 };
 
@@ -43,11 +45,14 @@ const parseS3 = (text: string): Location => {
 export const parseLocation = (text: string): Location => {
   if (text.trim() === '') throw new LocationError('A location is empty (expected a file path or s3://bucket/key)');
   if (text !== text.trim()) {
-    throw new LocationError(`${quoteLocation(text)} starts or ends with white space, which a location may not have (trimmed, it would name another object or file)`);
+    throw new LocationError(
+      `${quoteLocation(text)} starts or ends with white space, which a location may not have (trimmed, it would name another object or file)`,
+    );
   }
   const scheme = SCHEME.exec(text)?.[1]?.toLowerCase();
   if (scheme === 's3') {
-    if (!text.slice(0, 5).toLowerCase().startsWith('s3://')) throw new LocationError(`${quoteLocation(text)} is not an S3 URL (expected s3://bucket/key)`);
+    if (!text.slice(0, 5).toLowerCase().startsWith('s3://'))
+      throw new LocationError(`${quoteLocation(text)} is not an S3 URL (expected s3://bucket/key)`);
     return parseS3(`s3://${text.slice(5)}`);
   }
   if (scheme === 'file') {
@@ -58,7 +63,8 @@ export const parseLocation = (text: string): Location => {
     }
   }
   // One-letter "schemes" are Windows drive letters, so only longer ones are refused.
-  if (scheme !== undefined && scheme.length > 1) throw new LocationError(`${quoteLocation(text)} uses an unsupported scheme (expected a file path or s3://bucket/key)`);
+  if (scheme !== undefined && scheme.length > 1)
+    throw new LocationError(`${quoteLocation(text)} uses an unsupported scheme (expected a file path or s3://bucket/key)`);
   if (/[/\\]$/.test(text)) throw new LocationError(`${quoteLocation(text)} names a directory, not a file`);
   return { kind: 'file', path: resolve(text) };
 };

@@ -69,7 +69,9 @@ export const openS3Source = async (client: S3Client, object: S3Object, signal?: 
   let body: unknown;
   let bytes: number | undefined;
   try {
-    ({ Body: body, ContentLength: bytes } = await client.send(new GetObjectCommand({ Bucket: object.bucket, Key: object.key }), { abortSignal: signal }));
+    ({ Body: body, ContentLength: bytes } = await client.send(new GetObjectCommand({ Bucket: object.bucket, Key: object.key }), {
+      abortSignal: signal,
+    }));
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     const name = errorName(error);
@@ -115,9 +117,12 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   const target = { Bucket: object.bucket, Key: object.key };
   let uploadId: string | undefined;
   try {
-    ({ UploadId: uploadId } = await client.send(new CreateMultipartUploadCommand({ ...target, ContentType: contentType, ChecksumAlgorithm: CHECKSUM }), {
-      abortSignal: options.signal,
-    }));
+    ({ UploadId: uploadId } = await client.send(
+      new CreateMultipartUploadCommand({ ...target, ContentType: contentType, ChecksumAlgorithm: CHECKSUM }),
+      {
+        abortSignal: options.signal,
+      },
+    ));
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
     throw createFailed(object, error);
@@ -138,11 +143,21 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
 
   const send = (bytes: Buffer, length: number): void => {
     const partNumber = nextPart++;
-    if (partNumber > MAX_PARTS) throw new StorageError(`Upload to ${shown(object)} needs more than ${MAX_PARTS} parts of ${partBytes} bytes`);
+    if (partNumber > MAX_PARTS)
+      throw new StorageError(`Upload to ${shown(object)} needs more than ${MAX_PARTS} parts of ${partBytes} bytes`);
     const sending = client
-      .send(new UploadPartCommand({ ...upload, PartNumber: partNumber, Body: bytes.subarray(0, length), ContentLength: length, ChecksumAlgorithm: CHECKSUM }), {
-        abortSignal: cancel.signal,
-      })
+      .send(
+        new UploadPartCommand({
+          ...upload,
+          PartNumber: partNumber,
+          Body: bytes.subarray(0, length),
+          ContentLength: length,
+          ChecksumAlgorithm: CHECKSUM,
+        }),
+        {
+          abortSignal: cancel.signal,
+        },
+      )
       .then(({ ETag, ChecksumCRC32 }) => {
         uploaded.push({ PartNumber: partNumber, ETag, ChecksumCRC32 });
         spare.push(bytes);
@@ -164,7 +179,7 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
     highWaterMark: 1024 * 1024,
     write(chunk: Buffer, _encoding, callback) {
       (async () => {
-        for (let at = 0; at < chunk.length; ) {
+        for (let at = 0; at < chunk.length;) {
           const copied = chunk.copy(part, filled, at);
           filled += copied;
           at += copied;
@@ -208,7 +223,9 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
       }
       const parts = [...uploaded].sort((a, b) => a.PartNumber! - b.PartNumber!);
       try {
-        await client.send(new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: parts } }), { abortSignal: options.signal });
+        await client.send(new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: parts } }), {
+          abortSignal: options.signal,
+        });
       } catch (error) {
         // Stopped while S3 may still complete it: treated as completed, so that the abort that
         // follows deletes whatever came of it (and aborts the upload too, for when nothing did).

@@ -171,7 +171,10 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
     } catch (error) {
       settings.signal.throwIfAborted();
       failures += 1;
-      const problem = error instanceof UpstreamCallError && error.failure === 'timed-out' ? `timed out after ${settings.timeoutMs} ms` : 'was unreachable';
+      const problem =
+        error instanceof UpstreamCallError && error.failure === 'timed-out'
+          ? `timed out after ${settings.timeoutMs} ms`
+          : 'was unreachable';
       if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} ${problem} (${failures} attempts)`, error);
       await settings.sleep(backoffDelayMs(settings.backoff, failures), settings.signal);
       continue;
@@ -188,7 +191,9 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
     if (response.status === 429) {
       rateLimited += 1;
       if (rateLimited > RATE_LIMIT_ATTEMPTS_PER_PAGE) {
-        throw new TicketingListingError(`User listing ${shown} is still rate limited (HTTP 429) after ${RATE_LIMIT_ATTEMPTS_PER_PAGE} retries`);
+        throw new TicketingListingError(
+          `User listing ${shown} is still rate limited (HTTP 429) after ${RATE_LIMIT_ATTEMPTS_PER_PAGE} retries`,
+        );
       }
       const at = settings.now();
       const retryAfter = retryAfterMs(response.headers.get('retry-after'), at);
@@ -204,7 +209,8 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
     }
     if (response.status >= 500) {
       failures += 1;
-      if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} failed with HTTP ${response.status} (${failures} attempts)`);
+      if (failures > settings.maxRetries)
+        throw new TicketingListingError(`User listing ${shown} failed with HTTP ${response.status} (${failures} attempts)`);
       await settings.sleep(backoffDelayMs(settings.backoff, failures), settings.signal);
       continue;
     }
@@ -218,7 +224,8 @@ const fetchNumberedPage = async (url: string, page: number, settings: Settings):
   try {
     return await fetchPage(url, settings);
   } catch (error) {
-    if (page > DEEPEST_NUMBERED_PAGE && error instanceof PageStatusError && error.status === 400) throw new NumberedPagingRefused(page, error);
+    if (page > DEEPEST_NUMBERED_PAGE && error instanceof PageStatusError && error.status === 400)
+      throw new NumberedPagingRefused(page, error);
     throw error;
   }
 };
@@ -298,11 +305,16 @@ const readByCursor = async (baseUrl: string, maxPages: number, settings: Setting
     if (!page.cursor.hasMore) return pages;
     // A cursor that leads back to a page already read would never end.
     const { afterCursor } = page.cursor;
-    if (afterCursor !== null && cursors.has(afterCursor)) throw new TicketingListingError(`User listing's cursor repeats: ${redactUrl(url)} gives the after_cursor of a page already read`);
+    if (afterCursor !== null && cursors.has(afterCursor))
+      throw new TicketingListingError(`User listing's cursor repeats: ${redactUrl(url)} gives the after_cursor of a page already read`);
     if (afterCursor !== null) cursors.add(afterCursor);
-    if (page.cursor.next === null) throw new TicketingListingError(`User listing ${redactUrl(url)} says it has more users ("meta.has_more") but gives no "links.next"`);
+    if (page.cursor.next === null)
+      throw new TicketingListingError(`User listing ${redactUrl(url)} says it has more users ("meta.has_more") but gives no "links.next"`);
     const next = followable(page.cursor.next, baseUrl, 'links.next');
-    if (seen.has(next.href)) throw new TicketingListingError(`User listing's cursor repeats: links.next of ${redactUrl(url)} leads back to ${redactUrl(next.href)}, already read`);
+    if (seen.has(next.href))
+      throw new TicketingListingError(
+        `User listing's cursor repeats: links.next of ${redactUrl(url)} leads back to ${redactUrl(next.href)}, already read`,
+      );
     url = next.href;
   }
 };
@@ -343,9 +355,14 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
     // A stale `count` (Zendesk caches it for up to a day) may say fewer users than there are: while
     // the last page read still has a next_page, the following pages are read too, a batch at a time,
     // up to the first that is empty or has no next_page.
-    for (let next = lastPage + 1; pages.at(-1)!.nextPage !== null && pages.at(-1)!.users.length > 0; ) {
+    for (let next = lastPage + 1; pages.at(-1)!.nextPage !== null && pages.at(-1)!.users.length > 0;) {
       if (next > maxPages) throw new TicketingListingError(`User listing has more than ${maxPages} pages; giving up`);
-      const batch = await fetchPagesConcurrently(pageUrl, numbered(next, Math.min(next + concurrency - 1, maxPages)), concurrency, settings);
+      const batch = await fetchPagesConcurrently(
+        pageUrl,
+        numbered(next, Math.min(next + concurrency - 1, maxPages)),
+        concurrency,
+        settings,
+      );
       const end = batch.findIndex((page) => page.users.length === 0 || page.nextPage === null);
       pages.push(...(end === -1 ? batch : batch.slice(0, end + 1)));
       if (end !== -1) break;

@@ -36,7 +36,8 @@ class ExactId {
 
 const INTEGER_TEXT = /^-?(0|[1-9]\d*)$/;
 
-const optionalText = (value: unknown): string | null | false => (value === undefined || value === null ? null : typeof value === 'string' ? value : false);
+const optionalText = (value: unknown): string | null | false =>
+  value === undefined || value === null ? null : typeof value === 'string' ? value : false;
 
 /** `meta` and `links` of a cursor page, or a string describing what is wrong with them. */
 const parseCursor = (meta: unknown, links: unknown): CursorLinks | undefined | string => {

@@ -40,8 +40,7 @@ const STALE_LOCK_MS = 60_000;
  */
 const ORIGIN_RETENTION_MS = IDEMPOTENCY_KEEP_SECONDS * 1000;
 
-const isConditionFailure = (error: unknown): boolean =>
-  (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+const isConditionFailure = (error: unknown): boolean => (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
 
 const toUser = (item: Record<string, unknown>): User => ({
   id: String(item.id),
@@ -112,7 +111,12 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
    * Undoes what may have landed and fails. `lockLanded`: whether the lock is surely written (else its
    * write failed, and may or may not have landed), so the log says what a failed clean-up left.
    */
-  const fail = async (user: User, step: string, cause: unknown, written: { lockLanded: boolean; userItemMayExist: boolean }): Promise<never> => {
+  const fail = async (
+    user: User,
+    step: string,
+    cause: unknown,
+    written: { lockLanded: boolean; userItemMayExist: boolean },
+  ): Promise<never> => {
     const leftover = await compensate(user, written.userItemMayExist);
     const note =
       leftover === undefined
@@ -247,9 +251,7 @@ export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: Dyn
   const getById = async (id: string): Promise<User | undefined> => {
     let item: Record<string, unknown> | undefined;
     try {
-      ({ Item: item } = await client.send(
-        new GetCommand({ TableName: tableName, Key: { pk: userItemKey(id) }, ConsistentRead: true }),
-      ));
+      ({ Item: item } = await client.send(new GetCommand({ TableName: tableName, Key: { pk: userItemKey(id) }, ConsistentRead: true })));
     } catch (error) {
       throw new UserStoreError('read user', error);
     }

@@ -33,7 +33,10 @@ export const makeUserBodySpec = (mode: () => EmailMode): BodySpec => {
     // (named as sent: the aliases did not fold) and the schema's. Paths stay well-formed text.
     const others = validate({ body: folded.body }) ? [] : toErrorDetails(validate.errors);
     const details = [...illFormedStrings(body), ...folded.conflicts, ...others];
-    throw new ValidationError(USER_PARAMETER, details.map((detail) => ({ ...detail, path: detail.path.toWellFormed() })));
+    throw new ValidationError(
+      USER_PARAMETER,
+      details.map((detail) => ({ ...detail, path: detail.path.toWellFormed() })),
+    );
   };
 
   return { parameterName: USER_PARAMETER, validate, normalize };

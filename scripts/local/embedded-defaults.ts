@@ -103,7 +103,10 @@ const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan 
   if (needs.has('users') && !present(env, 'IDEMPOTENCY_TABLE')) plan.values.IDEMPOTENCY_TABLE = DEFAULT_IDEMPOTENCY_TABLE;
   // Local servers accept any credentials, but the SDK refuses to sign without some.
   if ((plan.users || plan.storage) && !present(env, 'AWS_ACCESS_KEY_ID') && !present(env, 'AWS_PROFILE')) {
-    Object.assign(plan.values, { AWS_ACCESS_KEY_ID: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY });
+    Object.assign(plan.values, {
+      AWS_ACCESS_KEY_ID: LOCAL_AWS_ENV.AWS_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: LOCAL_AWS_ENV.AWS_SECRET_ACCESS_KEY,
+    });
   }
   if ((plan.users || plan.storage) && !present(env, 'AWS_REGION')) plan.values.AWS_REGION = LOCAL_AWS_ENV.AWS_REGION;
   return plan;
@@ -146,7 +149,12 @@ export const startEmbeddedDefaults = async (
   const plan = planDefaults(env, needs);
   const stoppers: (() => Promise<void>)[] = [];
   const stop = async () => {
-    const results = await Promise.allSettled(stoppers.splice(0).reverse().map((stopOne) => stopOne()));
+    const results = await Promise.allSettled(
+      stoppers
+        .splice(0)
+        .reverse()
+        .map((stopOne) => stopOne()),
+    );
     const failed = results.find((result) => result.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
   };
@@ -155,7 +163,14 @@ export const startEmbeddedDefaults = async (
   try {
     if (plan.inventory !== undefined) {
       // Loaded only when needed: the demo inventory and the tests' fake Jamf are one module.
-      const { startFakeJamf, generateJamfComputers, generateJamfMobileDevices, DEMO_JAMF_CREDENTIALS, JAMF_PERSONALITIES, MOBILE_INVENTORY_PATH } = await import('../../demo/fake-jamf.ts');
+      const {
+        startFakeJamf,
+        generateJamfComputers,
+        generateJamfMobileDevices,
+        DEMO_JAMF_CREDENTIALS,
+        JAMF_PERSONALITIES,
+        MOBILE_INVENTORY_PATH,
+      } = await import('../../demo/fake-jamf.ts');
       const jamf = await startFakeJamf({
         personality: plan.inventory,
         devices: generateJamfComputers(DEMO_COMPUTER_COUNT),
@@ -175,7 +190,10 @@ export const startEmbeddedDefaults = async (
           'INVENTORY_URL',
           `${jamf.url} — DEMO DATA: a fake Jamf Pro inventory of ${DEMO_COMPUTER_COUNT} generated computers and ${DEMO_MOBILE_DEVICE_COUNT} mobile devices (${MOBILE_INVENTORY_PATH}; OAuth client "${DEMO_JAMF_CREDENTIALS.clientId}")`,
         ),
-        note('DEMO_JAMF_VERSION', `${plan.inventory}${present(env, 'DEMO_JAMF_VERSION') ? '' : ' (default)'} — as ${paths.versions}: ${paths.inventory}, ${paths.oauthToken} (DEMO_JAMF_VERSION=${plan.inventory === 'current' ? 'legacy' : 'current'} for the other)`),
+        note(
+          'DEMO_JAMF_VERSION',
+          `${plan.inventory}${present(env, 'DEMO_JAMF_VERSION') ? '' : ' (default)'} — as ${paths.versions}: ${paths.inventory}, ${paths.oauthToken} (DEMO_JAMF_VERSION=${plan.inventory === 'current' ? 'legacy' : 'current'} for the other)`,
+        ),
       );
     }
     if (plan.feed || plan.iosFeed) {
@@ -185,11 +203,21 @@ export const startEmbeddedDefaults = async (
       stoppers.push(() => sofa.close());
       if (plan.feed) {
         overlay.LATEST_OS_FEED_URL = sofa.feedUrl('v2');
-        notes.push(note('LATEST_OS_FEED_URL', `${sofa.feedUrl('v2')} — DEMO DATA: a copy of the SOFA macOS feed of September 2026 (v1 of September 2025 at ${sofa.feedUrl('v1')})`));
+        notes.push(
+          note(
+            'LATEST_OS_FEED_URL',
+            `${sofa.feedUrl('v2')} — DEMO DATA: a copy of the SOFA macOS feed of September 2026 (v1 of September 2025 at ${sofa.feedUrl('v1')})`,
+          ),
+        );
       }
       if (plan.iosFeed) {
         overlay.LATEST_IOS_FEED_URL = sofa.feedUrl('ios-v2');
-        notes.push(note('LATEST_IOS_FEED_URL', `${sofa.feedUrl('ios-v2')} — DEMO DATA: a SOFA iOS feed (v2) of September 2026, written for the demo`));
+        notes.push(
+          note(
+            'LATEST_IOS_FEED_URL',
+            `${sofa.feedUrl('ios-v2')} — DEMO DATA: a SOFA iOS feed (v2) of September 2026, written for the demo`,
+          ),
+        );
       }
     }
     if (plan.users) {
@@ -206,7 +234,10 @@ export const startEmbeddedDefaults = async (
       await seedUser({ endpoint: dynamo.endpoint, tableName, user: DEMO_USER });
       overlay.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
       notes.push(
-        note('AWS_ENDPOINT_URL_DYNAMODB', `${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), tables "${tableName}" and "${idempotencyTable}"`),
+        note(
+          'AWS_ENDPOINT_URL_DYNAMODB',
+          `${dynamo.endpoint} — local DynamoDB-compatible store (dynalite, in memory), tables "${tableName}" and "${idempotencyTable}"`,
+        ),
       );
       notes.push(note('', `DEMO DATA: one user, ${DEMO_USER.email} (id ${DEMO_USER.id})`));
     } else if (needs.has('users')) {
@@ -225,8 +256,14 @@ export const startEmbeddedDefaults = async (
       for (const source of sources) await seedChatExport(s3.endpoint, source);
       overlay.AWS_ENDPOINT_URL_S3 = s3.endpoint;
       const bucketList = buckets.map((bucket) => `"${bucket}"`).join(', ');
-      notes.push(note('AWS_ENDPOINT_URL_S3', `${s3.endpoint} — local S3-compatible store (in memory), bucket${buckets.length > 1 ? 's' : ''} ${bucketList}`));
-      for (const source of sources) notes.push(note('', `s3://${source.bucket}/${source.key} — DEMO DATA: the ${DEMO_CHAT_EXPORT.rows}-row demo/chat-export.csv`));
+      notes.push(
+        note(
+          'AWS_ENDPOINT_URL_S3',
+          `${s3.endpoint} — local S3-compatible store (in memory), bucket${buckets.length > 1 ? 's' : ''} ${bucketList}`,
+        ),
+      );
+      for (const source of sources)
+        notes.push(note('', `s3://${source.bucket}/${source.key} — DEMO DATA: the ${DEMO_CHAT_EXPORT.rows}-row demo/chat-export.csv`));
     }
     if (plan.redis === 'cluster') {
       const { startLocalRedisCluster } = await import('./redis-cluster.ts');
@@ -236,10 +273,20 @@ export const startEmbeddedDefaults = async (
       Object.assign(overlay, { REDIS_URL: cluster.url, REDIS_TLS_CA_FILE: cluster.caFile });
       if (!present(env, 'REDIS_CLUSTER')) overlay.REDIS_CLUSTER = 'auto';
       const nodes = await cluster.nodes();
-      const ports = (role: 'master' | 'replica') => nodes.filter((node) => node.role === role).map((node) => node.port).join(', ');
+      const ports = (role: 'master' | 'replica') =>
+        nodes
+          .filter((node) => node.role === role)
+          .map((node) => node.port)
+          .join(', ');
       notes.push(
-        note('REDIS_URL', `${shown('REDIS_URL', cluster.url)} — local Redis Cluster (LOCAL_REDIS=cluster), TLS only, ACL user "${cluster.user}" (password in the URL the handlers get; user "default" off)`),
-        note('', `masters on 127.0.0.1:${ports('master')}, replicas on ${ports('replica')} (cluster bus: each port + 10000); nodes announced as 127.0.0.1, certificate for "localhost" only`),
+        note(
+          'REDIS_URL',
+          `${shown('REDIS_URL', cluster.url)} — local Redis Cluster (LOCAL_REDIS=cluster), TLS only, ACL user "${cluster.user}" (password in the URL the handlers get; user "default" off)`,
+        ),
+        note(
+          '',
+          `masters on 127.0.0.1:${ports('master')}, replicas on ${ports('replica')} (cluster bus: each port + 10000); nodes announced as 127.0.0.1, certificate for "localhost" only`,
+        ),
         note('REDIS_TLS_CA_FILE', `${cluster.caFile} — the throw-away CA that signed the nodes' certificate`),
       );
       if (overlay.REDIS_CLUSTER !== undefined) notes.push(note('REDIS_CLUSTER', `${overlay.REDIS_CLUSTER} (default)`));
@@ -252,10 +299,14 @@ export const startEmbeddedDefaults = async (
     }
     if (needs.has('inventory')) {
       if (plan.values.LATEST_OS_VERSION !== undefined) notes.push(note('LATEST_OS_VERSION', `${plan.values.LATEST_OS_VERSION} (default)`));
-      if (plan.values.LATEST_IOS_VERSION !== undefined) notes.push(note('LATEST_IOS_VERSION', `${plan.values.LATEST_IOS_VERSION} (default)`));
-      if (!present(env, 'REDIS_URL') && plan.redis === undefined) notes.push(note('REDIS_URL', 'unset — memory cache only (LOCAL_REDIS=cluster or LOCAL_REDIS=node starts a local Redis)'));
-      if (present(env, 'REDIS_URL') && localRedisKind(env) !== undefined) notes.push(note('LOCAL_REDIS', `${env.LOCAL_REDIS!.trim()} ignored: REDIS_URL is set`));
-      if (plan.inventory === undefined && demoJamfVersion(env) !== undefined) notes.push(note('DEMO_JAMF_VERSION', `${env.DEMO_JAMF_VERSION!.trim()} ignored: INVENTORY_URL is set`));
+      if (plan.values.LATEST_IOS_VERSION !== undefined)
+        notes.push(note('LATEST_IOS_VERSION', `${plan.values.LATEST_IOS_VERSION} (default)`));
+      if (!present(env, 'REDIS_URL') && plan.redis === undefined)
+        notes.push(note('REDIS_URL', 'unset — memory cache only (LOCAL_REDIS=cluster or LOCAL_REDIS=node starts a local Redis)'));
+      if (present(env, 'REDIS_URL') && localRedisKind(env) !== undefined)
+        notes.push(note('LOCAL_REDIS', `${env.LOCAL_REDIS!.trim()} ignored: REDIS_URL is set`));
+      if (plan.inventory === undefined && demoJamfVersion(env) !== undefined)
+        notes.push(note('DEMO_JAMF_VERSION', `${env.DEMO_JAMF_VERSION!.trim()} ignored: INVENTORY_URL is set`));
     }
     if (plan.values.AWS_ACCESS_KEY_ID !== undefined) notes.push(note('AWS_ACCESS_KEY_ID', 'test (any key works for the local stores)'));
   } catch (error) {

@@ -70,7 +70,10 @@ export const findEventFile = (root: string, functionName: string, given: string)
 export const sampleEventNames = (root: string, functionName: string): string[] => {
   const folder = join(root, 'events', functionName);
   if (statSync(folder, { throwIfNoEntry: false })?.isDirectory() !== true) return [];
-  return readdirSync(folder).filter((file) => file.endsWith('.json')).map((file) => file.slice(0, -'.json'.length)).sort();
+  return readdirSync(folder)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => file.slice(0, -'.json'.length))
+    .sort();
 };
 
 /** The S3 buckets and the source object an import event names (the local store creates and seeds them). */

@@ -48,13 +48,16 @@ export const templateWithParams = (templateText: string, mapping: ReadonlyMap<st
   // An empty `params:` (or `default:`) is null in YAML: a block is made for it.
   let params = document.get('params');
   if (params == null) document.set('params', (params = document.createNode({})));
-  if (!isMap(params)) throw new Error('serverless.yml: `params` is not a block of stage parameters, so the local stack cannot set its values there');
+  if (!isMap(params))
+    throw new Error('serverless.yml: `params` is not a block of stage parameters, so the local stack cannot set its values there');
   if (!params.has('default')) params.set('default', document.createNode({}));
   for (const stage of params.items) {
     // The stage's own key node is kept (a stage named `1` stays one key, not a second "1").
     if (stage.value == null || (isScalar(stage.value) && stage.value.value == null)) stage.value = document.createNode({});
     if (!isMap(stage.value)) {
-      throw new Error(`serverless.yml: params.${String(isScalar(stage.key) ? stage.key.value : stage.key)} is not a block of stage parameters, so the local stack cannot set its values there`);
+      throw new Error(
+        `serverless.yml: params.${String(isScalar(stage.key) ? stage.key.value : stage.key)} is not a block of stage parameters, so the local stack cannot set its values there`,
+      );
     }
     for (const [name, value] of set) stage.value.set(name, value);
   }

@@ -107,7 +107,10 @@ const exited = (child: ChildProcess): boolean => child.exitCode !== null || chil
 const waitForExit = async (child: ChildProcess, timeoutMs: number): Promise<boolean> => {
   if (exited(child)) return true;
   const controller = new AbortController();
-  const result = await Promise.race([once(child, 'exit').then(() => true), sleep(timeoutMs, false, { signal: controller.signal }).catch(() => false)]);
+  const result = await Promise.race([
+    once(child, 'exit').then(() => true),
+    sleep(timeoutMs, false, { signal: controller.signal }).catch(() => false),
+  ]);
   controller.abort();
   return result;
 };
@@ -144,7 +147,11 @@ const spawnServer = (port: number, configFile: string): ServerProcess => {
       failedToStart.add(child);
       live.delete(child);
     }
-    keep(error.code === 'ENOENT' ? 'redis-server is not installed (not on PATH): on Debian, apt-get install redis-server\n' : `${String(error)}\n`);
+    keep(
+      error.code === 'ENOENT'
+        ? 'redis-server is not installed (not on PATH): on Debian, apt-get install redis-server\n'
+        : `${String(error)}\n`,
+    );
   });
   return { port, configFile, child, output: () => output };
 };
@@ -241,22 +248,49 @@ authorityKeyIdentifier = keyid
 export const makeThrowawayCa = async (dir: string): Promise<{ caFile: string; certFile: string; keyFile: string }> => {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = (name: string) => join(dir, name);
-  const [config, caKey, caFile, csr, certFile, keyFile] = ['openssl.cnf', 'ca-key.pem', 'ca.pem', 'server.csr', 'server.pem', 'server-key.pem'].map(file) as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
+  const [config, caKey, caFile, csr, certFile, keyFile] = [
+    'openssl.cnf',
+    'ca-key.pem',
+    'ca.pem',
+    'server.csr',
+    'server.pem',
+    'server-key.pem',
+  ].map(file) as [string, string, string, string, string, string];
   await writeFile(config, OPENSSL_CONFIG(`local throw-away CA ${randomBytes(4).toString('hex')}`), { mode: 0o600 });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
   try {
-    await run('openssl', ['req', '-x509', ...ec, '-keyout', caKey, '-out', caFile, '-days', '1', '-config', config, '-extensions', 'ca_ext'], OPENSSL_TIMEOUT_MS);
-    await run('openssl', ['req', '-new', ...ec, '-keyout', keyFile, '-out', csr, '-subj', `/CN=${HOST_NAME}`, '-config', config], OPENSSL_TIMEOUT_MS);
     await run(
       'openssl',
-      ['x509', '-req', '-in', csr, '-CA', caFile, '-CAkey', caKey, '-set_serial', `0x${randomBytes(12).toString('hex')}`, '-days', '1', '-extfile', config, '-extensions', 'server_ext', '-out', certFile],
+      ['req', '-x509', ...ec, '-keyout', caKey, '-out', caFile, '-days', '1', '-config', config, '-extensions', 'ca_ext'],
+      OPENSSL_TIMEOUT_MS,
+    );
+    await run(
+      'openssl',
+      ['req', '-new', ...ec, '-keyout', keyFile, '-out', csr, '-subj', `/CN=${HOST_NAME}`, '-config', config],
+      OPENSSL_TIMEOUT_MS,
+    );
+    await run(
+      'openssl',
+      [
+        'x509',
+        '-req',
+        '-in',
+        csr,
+        '-CA',
+        caFile,
+        '-CAkey',
+        caKey,
+        '-set_serial',
+        `0x${randomBytes(12).toString('hex')}`,
+        '-days',
+        '1',
+        '-extfile',
+        config,
+        '-extensions',
+        'server_ext',
+        '-out',
+        certFile,
+      ],
       OPENSSL_TIMEOUT_MS,
     );
     await chmod(keyFile, 0o600);
@@ -303,7 +337,8 @@ const parseNodes = (text: string): NodeLine[] =>
     .map(parseNodeLine)
     .filter((line) => line !== undefined);
 
-const failing = (line: NodeLine): boolean => line.flags.includes('fail') || line.flags.includes('fail?') || line.flags.includes('handshake') || line.flags.includes('noaddr');
+const failing = (line: NodeLine): boolean =>
+  line.flags.includes('fail') || line.flags.includes('fail?') || line.flags.includes('handshake') || line.flags.includes('noaddr');
 
 /** Which port serves each slot, in one node's view, as text to compare views: `0-5460:P1 5461-10922:P2 …`. */
 const slotMap = (view: NodeLine[]): { text: string; covered: number; owners: Set<number> } => {
@@ -430,7 +465,8 @@ const startOnFreshPort = async (
 };
 
 const countOption = (value: number, name: string, least: number): number => {
-  if (!Number.isInteger(value) || value < least || value > 16) throw new Error(`${name} must be a whole number from ${least} to 16, got ${value}`);
+  if (!Number.isInteger(value) || value < least || value > 16)
+    throw new Error(`${name} must be a whole number from ${least} to 16, got ${value}`);
   return value;
 };
 
@@ -438,7 +474,12 @@ const countOption = (value: number, name: string, least: number): number => {
  * Polls `check` (undefined: done; a string: what is still missing) every POLL_MS until it is done,
  * bounded by `timeoutMs` and a number of attempts; a check that throws counts as not done.
  */
-const waitFor = async (timeoutMs: number, what: string, check: () => Promise<string | undefined>, describe: () => string): Promise<void> => {
+const waitFor = async (
+  timeoutMs: number,
+  what: string,
+  check: () => Promise<string | undefined>,
+  describe: () => string,
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   const maxAttempts = Math.ceil(timeoutMs / POLL_MS) + 1;
   let last = 'not checked yet';
@@ -503,7 +544,9 @@ const slotRanges = (masters: number): [number, number][] =>
  * A Redis Cluster of `masters` masters with `replicasPerMaster` replicas each (3 + 3 by default) on
  * loopback, TLS only, as described at the top of this file. Starts in 1–2 s.
  */
-export const startLocalRedisCluster = async (options: { masters?: number; replicasPerMaster?: number } = {}): Promise<LocalRedisCluster> => {
+export const startLocalRedisCluster = async (
+  options: { masters?: number; replicasPerMaster?: number } = {},
+): Promise<LocalRedisCluster> => {
   const masters = countOption(options.masters ?? 3, 'masters', 1);
   const replicasPerMaster = countOption(options.replicasPerMaster ?? 1, 'replicasPerMaster', 0);
   installExitHook();
@@ -576,14 +619,22 @@ export const startLocalRedisCluster = async (options: { masters?: number; replic
         await ask(port, 'CLUSTER', 'SET-CONFIG-EPOCH', String(index + 1));
       }),
     );
-    await Promise.all(ports.slice(1).map((port) => ask(port, 'CLUSTER', 'MEET', LOOPBACK, String(ports[0]), String(ports[0]! + BUS_PORT_OFFSET))));
-    await waitFor(CLUSTER_READY_TIMEOUT_MS, 'every node to know every other', async () => {
-      for (const port of ports) {
-        const view = parseNodes(await ask(port, 'CLUSTER', 'NODES'));
-        if (view.length !== count || view.some(failing)) return `node ${port} knows ${view.filter((line) => !failing(line)).length} of ${count} nodes`;
-      }
-      return undefined;
-    }, describeAll);
+    await Promise.all(
+      ports.slice(1).map((port) => ask(port, 'CLUSTER', 'MEET', LOOPBACK, String(ports[0]), String(ports[0]! + BUS_PORT_OFFSET))),
+    );
+    await waitFor(
+      CLUSTER_READY_TIMEOUT_MS,
+      'every node to know every other',
+      async () => {
+        for (const port of ports) {
+          const view = parseNodes(await ask(port, 'CLUSTER', 'NODES'));
+          if (view.length !== count || view.some(failing))
+            return `node ${port} knows ${view.filter((line) => !failing(line)).length} of ${count} nodes`;
+        }
+        return undefined;
+      },
+      describeAll,
+    );
     const masterIds = await Promise.all(masterPorts.map((port) => ask(port, 'CLUSTER', 'MYID')));
     await Promise.all(
       ports.slice(masters).map((port, index) => ask(port, 'CLUSTER', 'REPLICATE', masterIds[Math.floor(index / replicasPerMaster)]!)),
@@ -659,8 +710,11 @@ export const startLocalRedisCluster = async (options: { masters?: number; replic
       masterPortFor: async (key) => {
         alive();
         const slot = Number(await (await clusterAdmin.client(anyRunningPort())).call('CLUSTER', 'KEYSLOT', key));
-        const owner = (await nodes()).find((node) => node.running && node.role === 'master' && node.slots.some(([start, end]) => slot >= start && slot <= end));
-        if (owner === undefined) throw new Error(`no running master serves slot ${slot} (of key "${key}") yet: wait with waitUntilHealthy after a kill`);
+        const owner = (await nodes()).find(
+          (node) => node.running && node.role === 'master' && node.slots.some(([start, end]) => slot >= start && slot <= end),
+        );
+        if (owner === undefined)
+          throw new Error(`no running master serves slot ${slot} (of key "${key}") yet: wait with waitUntilHealthy after a kill`);
         return owner.port;
       },
       killNode: async (port) => {
@@ -710,7 +764,16 @@ export const startLocalRedisNode = async (): Promise<LocalRedisNode> => {
   try {
     started = await startOnFreshPort(admin, false, async (port) => {
       const configFile = join(root, `redis-${port}.conf`);
-      const config = ['port ' + String(port), `bind ${LOOPBACK}`, 'daemonize no', 'logfile ""', `dir ${root}`, 'save ""', 'appendonly no', ''].join('\n');
+      const config = [
+        'port ' + String(port),
+        `bind ${LOOPBACK}`,
+        'daemonize no',
+        'logfile ""',
+        `dir ${root}`,
+        'save ""',
+        'appendonly no',
+        '',
+      ].join('\n');
       await writeFile(configFile, config, { mode: 0o600 });
       return configFile;
     });

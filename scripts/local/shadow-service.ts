@@ -11,7 +11,18 @@ import { removeAtExit } from '../../lib/remove-at-exit.ts';
  */
 // Build output of other runs, and what no bundle imports: the bundler's file watcher (live reload)
 // then ignores edits to tests, benchmarks and sample events.
-const NOT_LINKED = new Set(['.git', '.esbuild', '.serverless', '.serverless-offline', '.build', 'dist', 'coverage', 'test', 'bench', 'events']);
+const NOT_LINKED = new Set([
+  '.git',
+  '.esbuild',
+  '.serverless',
+  '.serverless-offline',
+  '.build',
+  'dist',
+  'coverage',
+  'test',
+  'bench',
+  'events',
+]);
 /** The framework only recognises a service directory whose descriptor is a regular file: it is written, not linked. */
 const DESCRIPTOR = 'serverless.yml';
 

@@ -29,24 +29,28 @@ describe('npm start against a local TLS Redis Cluster with an ACL user (LOCAL_RE
     expect(stack.output()).not.toMatch(/rediss:\/\/[^@\s]*:[^@\s]+@/);
   });
 
-  it('refreshes the demo inventory into the cluster on its schedule, and a new devices container serves it from there', async () => {
-    let refreshes: Record<string, unknown>[] = [];
-    const deadline = Date.now() + FIRST_REFRESH_WITHIN_MS;
-    for (let attempt = 0; attempt < 200 && Date.now() < deadline && refreshes.length === 0; attempt += 1) {
-      await sleep(500);
-      refreshes = linesOf(stack.output(), 'devices refresh');
-    }
-    expect(refreshes[0]).toMatchObject({ outcome: 'refreshed', devices: 300 });
+  it(
+    'refreshes the demo inventory into the cluster on its schedule, and a new devices container serves it from there',
+    async () => {
+      let refreshes: Record<string, unknown>[] = [];
+      const deadline = Date.now() + FIRST_REFRESH_WITHIN_MS;
+      for (let attempt = 0; attempt < 200 && Date.now() < deadline && refreshes.length === 0; attempt += 1) {
+        await sleep(500);
+        refreshes = linesOf(stack.output(), 'devices refresh');
+      }
+      expect(refreshes[0]).toMatchObject({ outcome: 'refreshed', devices: 300 });
 
-    // The devices function's first request: its memory is empty, the cluster holds the refreshed list.
-    const response = await fetch(`${stack.url}/devices?limit=5`);
-    expect(response.status).toBe(200);
-    expect(response.headers.get('x-total-count')).toBe('300');
-    expect(((await response.json()) as unknown[]).length).toBe(5);
-    await sleep(200);
-    const devicesLines = linesOf(stack.output(), 'request').filter((line) => line.path === '/devices');
-    expect(devicesLines.map((line) => line.cache_tier)).toEqual(['cluster']);
-    expect(stack.output()).not.toContain('cache tier degraded');
-    expect(stack.output()).not.toMatch(/rediss:\/\/[^@\s]*:[^@\s]+@/);
-  }, FIRST_REFRESH_WITHIN_MS + 10_000);
+      // The devices function's first request: its memory is empty, the cluster holds the refreshed list.
+      const response = await fetch(`${stack.url}/devices?limit=5`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-total-count')).toBe('300');
+      expect(((await response.json()) as unknown[]).length).toBe(5);
+      await sleep(200);
+      const devicesLines = linesOf(stack.output(), 'request').filter((line) => line.path === '/devices');
+      expect(devicesLines.map((line) => line.cache_tier)).toEqual(['cluster']);
+      expect(stack.output()).not.toContain('cache tier degraded');
+      expect(stack.output()).not.toMatch(/rediss:\/\/[^@\s]*:[^@\s]+@/);
+    },
+    FIRST_REFRESH_WITHIN_MS + 10_000,
+  );
 });

@@ -54,7 +54,8 @@ const waitFor = async <T>(probe: () => T | undefined, timeoutMs: number, what: s
 };
 
 /** The private service folders (symlinks and bundles) of stacks on this port still on disk. */
-const leftoverFolders = (port: number): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith(`device-users-offline-${port}-`));
+const leftoverFolders = (port: number): string[] =>
+  readdirSync(tmpdir()).filter((name) => name.startsWith(`device-users-offline-${port}-`));
 
 const accessLines = (output: string): Record<string, unknown>[] =>
   output
@@ -137,7 +138,11 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(on260.every((device) => device.os_is_latest === true)).toBe(true);
     expect(devices.filter((device) => /^15\./.test(device.os_version ?? '')).every((device) => device.os_is_latest === false)).toBe(true);
     // The handler's access-log line reaches start's stdout, with the cache tier.
-    const line = await waitFor(() => accessLines(stack.output()).find((entry) => entry.path === '/devices'), 5_000, 'the /devices access line');
+    const line = await waitFor(
+      () => accessLines(stack.output()).find((entry) => entry.path === '/devices'),
+      5_000,
+      'the /devices access line',
+    );
     expect(line).toMatchObject({ http_method: 'GET', status_code: 200, cache_tier: 'upstream' });
   });
 
@@ -183,7 +188,9 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     });
     expect(response.status).toBe(422);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    const { error } = (await response.json()) as { error: { message: string; status: number; httpMessage: string; details: { path: string }[] } };
+    const { error } = (await response.json()) as {
+      error: { message: string; status: number; httpMessage: string; details: { path: string }[] };
+    };
     expect(error).toMatchObject({
       message: 'Request validation failed: Parameter (user) failed schema validation',
       status: 422,
@@ -207,7 +214,7 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(((await response.json()) as { error: { httpMessage: string } }).error.httpMessage).toBe('Method Not Allowed');
   });
 
-  it('leaves a body below the function\'s own threshold uncompressed, as API Gateway does, whatever the caller accepts', async () => {
+  it("leaves a body below the function's own threshold uncompressed, as API Gateway does, whatever the caller accepts", async () => {
     const response = await rawGet(`${url}/devices`, { 'accept-encoding': 'gzip, deflate, br' });
     expect(response.status).toBe(200);
     // Well above the 1 KiB from which the emulator's web server would gzip it, below the handler's 256 KiB.
@@ -245,35 +252,47 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect((await fetch(`${url}/no/such/route`)).status).toBe(404);
   }, 30_000);
 
-  it('runs a second stack on another PORT side by side, each serving on its own port, and stops it on SIGINT', async () => {
-    const otherPort = await freePort();
-    // Its cluster is a port nobody listens on: the requests degrade to upstream, with a WARN line.
-    const other = runStart(otherPort, { env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` } });
-    try {
-      const otherUrl = await waitFor(() => /^ready: (http:\/\/\S+)$/m.exec(other.output())?.[1], READY_TIMEOUT_MS, 'the second ready line');
-      expect(otherUrl).toBe(`http://127.0.0.1:${otherPort}`);
-      const [mine, theirs] = await Promise.all([fetch(`${url}/devices`), fetch(`${otherUrl}/devices`)]);
-      expect([mine.status, theirs.status]).toEqual([200, 200]);
-      // Each stack has its own demo inventory and store: the same generated devices, served twice.
-      expect(((await theirs.json()) as unknown[]).length).toBe(((await mine.json()) as unknown[]).length);
-      // Handler log lines of every level reach stdout (Powertools writes WARN and ERROR to stderr).
-      await waitFor(() => (/^\{"level":"WARN".*"cache tier degraded"/m.test(other.output()) ? true : undefined), 10_000, 'the WARN line on stdout');
-      expect(other.errors()).not.toContain('{"level"');
-      const group = Number(/process group (\d+)/.exec(other.output())?.[1]);
-      expect(Number.isInteger(group)).toBe(true);
-      other.child.kill('SIGINT');
-      const code = await Promise.race([other.exited, sleep(25_000).then(() => 'still running')]);
-      expect(code).toBe(0);
-      expect(other.output()).toMatch(/^stopping \(SIGINT\)/m);
-      await waitFor(() => (groupAlive(other.child.pid!) || groupAlive(group) ? undefined : true), 5_000, 'the second stack to end');
-      expect(await isPortFree(otherPort)).toBe(true);
-      expect(leftoverFolders(otherPort)).toEqual([]);
-      // The first stack is unaffected.
-      expect((await fetch(`${url}/no/such/route`)).status).toBe(404);
-    } finally {
-      if (groupAlive(other.child.pid!)) process.kill(-other.child.pid!, 'SIGKILL');
-    }
-  }, READY_TIMEOUT_MS + 40_000);
+  it(
+    'runs a second stack on another PORT side by side, each serving on its own port, and stops it on SIGINT',
+    async () => {
+      const otherPort = await freePort();
+      // Its cluster is a port nobody listens on: the requests degrade to upstream, with a WARN line.
+      const other = runStart(otherPort, { env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` } });
+      try {
+        const otherUrl = await waitFor(
+          () => /^ready: (http:\/\/\S+)$/m.exec(other.output())?.[1],
+          READY_TIMEOUT_MS,
+          'the second ready line',
+        );
+        expect(otherUrl).toBe(`http://127.0.0.1:${otherPort}`);
+        const [mine, theirs] = await Promise.all([fetch(`${url}/devices`), fetch(`${otherUrl}/devices`)]);
+        expect([mine.status, theirs.status]).toEqual([200, 200]);
+        // Each stack has its own demo inventory and store: the same generated devices, served twice.
+        expect(((await theirs.json()) as unknown[]).length).toBe(((await mine.json()) as unknown[]).length);
+        // Handler log lines of every level reach stdout (Powertools writes WARN and ERROR to stderr).
+        await waitFor(
+          () => (/^\{"level":"WARN".*"cache tier degraded"/m.test(other.output()) ? true : undefined),
+          10_000,
+          'the WARN line on stdout',
+        );
+        expect(other.errors()).not.toContain('{"level"');
+        const group = Number(/process group (\d+)/.exec(other.output())?.[1]);
+        expect(Number.isInteger(group)).toBe(true);
+        other.child.kill('SIGINT');
+        const code = await Promise.race([other.exited, sleep(25_000).then(() => 'still running')]);
+        expect(code).toBe(0);
+        expect(other.output()).toMatch(/^stopping \(SIGINT\)/m);
+        await waitFor(() => (groupAlive(other.child.pid!) || groupAlive(group) ? undefined : true), 5_000, 'the second stack to end');
+        expect(await isPortFree(otherPort)).toBe(true);
+        expect(leftoverFolders(otherPort)).toEqual([]);
+        // The first stack is unaffected.
+        expect((await fetch(`${url}/no/such/route`)).status).toBe(404);
+      } finally {
+        if (groupAlive(other.child.pid!)) process.kill(-other.child.pid!, 'SIGKILL');
+      }
+    },
+    READY_TIMEOUT_MS + 40_000,
+  );
 
   it('stops on SIGTERM: both process groups end and the port is free again', async () => {
     stack.child.kill('SIGTERM');
@@ -285,20 +304,24 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(leftoverFolders(port)).toEqual([]);
   }, 35_000);
 
-  it('stops everything when the process that started it dies without passing a signal on', async () => {
-    const orphanPort = await freePort();
-    const orphaned = runStart(orphanPort, { underShell: true });
-    try {
-      await waitFor(() => (/^ready: /m.test(orphaned.output()) ? true : undefined), READY_TIMEOUT_MS, 'the ready line');
-      const group = Number(/process group (\d+)/.exec(orphaned.output())?.[1]);
-      expect(Number.isInteger(group)).toBe(true);
-      process.kill(orphaned.child.pid!, 'SIGKILL');
-      await waitFor(() => (/^stopped$/m.test(orphaned.output()) ? true : undefined), 20_000, 'the stopped line');
-      await waitFor(() => (groupAlive(orphaned.child.pid!) || groupAlive(group) ? undefined : true), 5_000, 'the process groups to end');
-      expect(await isPortFree(orphanPort)).toBe(true);
-      expect(leftoverFolders(orphanPort)).toEqual([]);
-    } finally {
-      if (groupAlive(orphaned.child.pid!)) process.kill(-orphaned.child.pid!, 'SIGKILL');
-    }
-  }, READY_TIMEOUT_MS + 40_000);
+  it(
+    'stops everything when the process that started it dies without passing a signal on',
+    async () => {
+      const orphanPort = await freePort();
+      const orphaned = runStart(orphanPort, { underShell: true });
+      try {
+        await waitFor(() => (/^ready: /m.test(orphaned.output()) ? true : undefined), READY_TIMEOUT_MS, 'the ready line');
+        const group = Number(/process group (\d+)/.exec(orphaned.output())?.[1]);
+        expect(Number.isInteger(group)).toBe(true);
+        process.kill(orphaned.child.pid!, 'SIGKILL');
+        await waitFor(() => (/^stopped$/m.test(orphaned.output()) ? true : undefined), 20_000, 'the stopped line');
+        await waitFor(() => (groupAlive(orphaned.child.pid!) || groupAlive(group) ? undefined : true), 5_000, 'the process groups to end');
+        expect(await isPortFree(orphanPort)).toBe(true);
+        expect(leftoverFolders(orphanPort)).toEqual([]);
+      } finally {
+        if (groupAlive(orphaned.child.pid!)) process.kill(-orphaned.child.pid!, 'SIGKILL');
+      }
+    },
+    READY_TIMEOUT_MS + 40_000,
+  );
 });

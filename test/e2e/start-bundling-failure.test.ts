@@ -32,26 +32,30 @@ describe('npm start with a handler that does not bundle', () => {
     await rm(project, { recursive: true, force: true });
   });
 
-  it('stops at once with one line naming the file, exit 1, nothing left running', async () => {
-    const port = await freePort();
-    const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
-    for (const name of CONFIGURATION_VARIABLES) delete env[name];
-    const child = spawn(process.execPath, ['scripts/start.ts'], { cwd: project, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    let errors = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), EXIT_LIMIT_MS);
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    clearTimeout(timer);
-    const group = Number(/process group (\d+)/.exec(output)?.[1]);
-    expect(code).toBe(1);
-    expect(errors).toMatch(/^start: bundling failed: functions\/credentials\.ts:1:\d+: .*does-not-exist/m);
-    expect(output).not.toMatch(/^ready: /m);
-    expect(output).toMatch(/^stopped$/m);
-    expect(Number.isInteger(group)).toBe(true);
-    expect(groupAlive(group)).toBe(false);
-    expect(await isPortFree(port)).toBe(true);
-    expect((await readdir(tmpdir())).filter((name) => name.startsWith(`device-users-offline-${port}-`))).toEqual([]);
-  }, EXIT_LIMIT_MS + 10_000);
+  it(
+    'stops at once with one line naming the file, exit 1, nothing left running',
+    async () => {
+      const port = await freePort();
+      const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), LOCAL_ENV_FILE: '' };
+      for (const name of CONFIGURATION_VARIABLES) delete env[name];
+      const child = spawn(process.execPath, ['scripts/start.ts'], { cwd: project, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      let errors = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+      const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), EXIT_LIMIT_MS);
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      clearTimeout(timer);
+      const group = Number(/process group (\d+)/.exec(output)?.[1]);
+      expect(code).toBe(1);
+      expect(errors).toMatch(/^start: bundling failed: functions\/credentials\.ts:1:\d+: .*does-not-exist/m);
+      expect(output).not.toMatch(/^ready: /m);
+      expect(output).toMatch(/^stopped$/m);
+      expect(Number.isInteger(group)).toBe(true);
+      expect(groupAlive(group)).toBe(false);
+      expect(await isPortFree(port)).toBe(true);
+      expect((await readdir(tmpdir())).filter((name) => name.startsWith(`device-users-offline-${port}-`))).toEqual([]);
+    },
+    EXIT_LIMIT_MS + 10_000,
+  );
 });

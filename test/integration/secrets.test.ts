@@ -21,7 +21,11 @@ afterAll(async () => {
   await ssm.close();
 });
 
-const failureOf = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (caught: unknown) => caught);
+const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
 
 describe('resolveSecret against an SSM-compatible server on loopback', () => {
   it('uses an inline secret as given, without calling SSM', async () => {
@@ -30,12 +34,24 @@ describe('resolveSecret against an SSM-compatible server on loopback', () => {
   });
 
   it('reads a secret named by <SECRET>_SSM as a decrypted SecureString', async () => {
-    expect(await resolveSecret({ kind: 'ssm', parameterName: '/jamf/password-ok', variable: 'INVENTORY_PASSWORD_SSM' }, AbortSignal.timeout(5_000))).toBe('from-ssm');
-    expect(ssm.requests().filter((request) => request.Name === '/jamf/password-ok')).toEqual([{ Name: '/jamf/password-ok', WithDecryption: true }]);
+    expect(
+      await resolveSecret(
+        { kind: 'ssm', parameterName: '/jamf/password-ok', variable: 'INVENTORY_PASSWORD_SSM' },
+        AbortSignal.timeout(5_000),
+      ),
+    ).toBe('from-ssm');
+    expect(ssm.requests().filter((request) => request.Name === '/jamf/password-ok')).toEqual([
+      { Name: '/jamf/password-ok', WithDecryption: true },
+    ]);
   });
 
   it('turns a refused read into a ConfigError (500) naming the _SSM variable', async () => {
-    const error = await failureOf(resolveSecret({ kind: 'ssm', parameterName: '/jamf/secret-denied', variable: 'INVENTORY_CLIENT_SECRET_SSM' }, AbortSignal.timeout(5_000)));
+    const error = await failureOf(
+      resolveSecret(
+        { kind: 'ssm', parameterName: '/jamf/secret-denied', variable: 'INVENTORY_CLIENT_SECRET_SSM' },
+        AbortSignal.timeout(5_000),
+      ),
+    );
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).variable).toBe('INVENTORY_CLIENT_SECRET_SSM');
     expect((error as ConfigError).status).toBe(500);
@@ -50,7 +66,9 @@ describe('resolveSecret against an SSM-compatible server on loopback', () => {
 
   it('stops waiting for a stalled SSM read when the caller deadline passes', async () => {
     const deadline = new AbortController();
-    const reading = failureOf(resolveSecret({ kind: 'ssm', parameterName: '/jamf/secret-hung', variable: 'INVENTORY_CLIENT_SECRET_SSM' }, deadline.signal));
+    const reading = failureOf(
+      resolveSecret({ kind: 'ssm', parameterName: '/jamf/secret-hung', variable: 'INVENTORY_CLIENT_SECRET_SSM' }, deadline.signal),
+    );
     // Abort once SSM holds the request, so the wait is what the deadline ends.
     for (let attempt = 0; attempt < 200 && !ssm.requests().some((request) => request.Name === '/jamf/secret-hung'); attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, 10));

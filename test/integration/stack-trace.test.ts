@@ -17,8 +17,17 @@ describe('readableStack', () => {
     workDir = await mkdtemp(join(tmpdir(), 'stack-trace-'));
     await mkdir(join(workDir, 'functions'));
     // Line 3, column 9 is where the error is made.
-    await writeFile(join(workDir, 'functions/fails.ts'), 'export const handler = () => {\n  const reason = "no";\n  throw new Error(reason);\n};\n');
-    await build({ ...bundleOptions(), absWorkingDir: workDir, entryPoints: ['functions/fails.ts'], outdir: join(workDir, 'out/functions'), logLevel: 'error' });
+    await writeFile(
+      join(workDir, 'functions/fails.ts'),
+      'export const handler = () => {\n  const reason = "no";\n  throw new Error(reason);\n};\n',
+    );
+    await build({
+      ...bundleOptions(),
+      absWorkingDir: workDir,
+      entryPoints: ['functions/fails.ts'],
+      outdir: join(workDir, 'out/functions'),
+      logLevel: 'error',
+    });
     bundleUrl = pathToFileURL(join(workDir, 'out/functions/fails.mjs')).href;
   });
   afterAll(async () => {
@@ -42,7 +51,8 @@ describe('readableStack', () => {
   });
 
   it('leaves frames of files without a map, and other lines, as they are', () => {
-    const stack = 'Error: no\n    at handler (file:///var/task/functions/nowhere.mjs:1:200)\n    at node:internal/process/task_queues:105:5';
+    const stack =
+      'Error: no\n    at handler (file:///var/task/functions/nowhere.mjs:1:200)\n    at node:internal/process/task_queues:105:5';
     expect(readableStack(stack)).toBe(stack);
   });
 });

@@ -21,7 +21,17 @@ export const csvLine = (cells: readonly string[], newline = '\n'): string => `${
 /** A CSV of `rows` under a header of `columns` (default: every required column). */
 export const chatCsv = (rows: readonly ChatRow[], options: { columns?: readonly string[]; newline?: string } = {}): string => {
   const { columns = HEADER, newline = '\n' } = options;
-  return csvLine(columns, newline) + rows.map((row) => csvLine(columns.map((column) => row[column as RequiredColumn] ?? ''), newline)).join('');
+  return (
+    csvLine(columns, newline) +
+    rows
+      .map((row) =>
+        csvLine(
+          columns.map((column) => row[column as RequiredColumn] ?? ''),
+          newline,
+        ),
+      )
+      .join('')
+  );
 };
 
 /** A row complete for all three assets, each asset keyed apart by `n`; `overrides` change single cells. */
@@ -88,7 +98,16 @@ export interface ArchiveEntry {
   /** The entry's raw text, for checks JSON.parse would blur (ids above 2^53). */
   text: string;
   /** The entry parsed when read (numbers as doubles); `json.data.tickets.data` holds the tickets. */
-  json: { data: { tickets: { data: Record<string, unknown>[]; comments: Record<string, unknown>[]; users: Record<string, unknown>[]; organizations: unknown[] } } };
+  json: {
+    data: {
+      tickets: {
+        data: Record<string, unknown>[];
+        comments: Record<string, unknown>[];
+        users: Record<string, unknown>[];
+        organizations: unknown[];
+      };
+    };
+  };
 }
 
 /** Reads a tar back with tar-stream's extract. */
@@ -155,7 +174,12 @@ export const importCsv = async (
   const rejects = collector();
   const chunks = Array.isArray(csv) ? csv : [csv];
   const input = Readable.from(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)));
-  const summary = await runImportPipeline({ ...rest, input, output: dryRun ? undefined : output.stream, rejects: withRejects ? rejects.stream : undefined });
+  const summary = await runImportPipeline({
+    ...rest,
+    input,
+    output: dryRun ? undefined : output.stream,
+    rejects: withRejects ? rejects.stream : undefined,
+  });
   const archive = output.bytes();
   const entries = await readArchive(archive);
   const all: EntryAssets = { tickets: [], comments: [], users: [], organizations: [] };
@@ -207,8 +231,14 @@ export const nonZero = (dropped: ImportSummary['dropped']): ImportSummary['dropp
 export const withoutMtimes = (tar: Buffer): Buffer => {
   const copy = Buffer.from(tar);
   // Bounded by the archive's length: each step moves past one header and its padded content.
-  for (let at = 0; at + 512 <= copy.length && copy[at] !== 0; ) {
-    const size = Number.parseInt(copy.toString('latin1', at + 124, at + 136).replace(/\0.*$/, '').trim(), 8);
+  for (let at = 0; at + 512 <= copy.length && copy[at] !== 0;) {
+    const size = Number.parseInt(
+      copy
+        .toString('latin1', at + 124, at + 136)
+        .replace(/\0.*$/, '')
+        .trim(),
+      8,
+    );
     copy.fill(0x20, at + 136, at + 156); // mtime and checksum
     at += 512 + Math.ceil(size / 512) * 512;
   }

@@ -71,7 +71,13 @@ export const packageService = async (params: Record<string, string>, timeoutMs =
       timeout: timeoutMs,
       maxBuffer: 16 * 1024 * 1024,
       // Node 24 from the project's own `.bin` runs the CLI; no AWS credentials are needed offline.
-      env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: workDir, CI: 'true', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
+      env: {
+        PATH: `${bin}:${process.env.PATH ?? ''}`,
+        HOME: workDir,
+        CI: 'true',
+        SLS_TELEMETRY_DISABLED: '1',
+        SLS_NOTIFICATIONS_MODE: 'off',
+      },
     });
     const template = JSON.parse(await readFile(join(artifactsDir, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
     return { template, serviceDir, artifactsDir, cleanup };
@@ -151,17 +157,29 @@ export interface Grant {
 export const roleGrants = (template: CfnTemplate, roleLogicalId: string): Grant[] => {
   const role = template.Resources[roleLogicalId];
   if (role?.Type !== 'AWS::IAM::Role') throw new Error(`${roleLogicalId} is not an IAM role`);
-  const properties = resolveConditions(template, role.Properties) as { Policies?: Array<{ PolicyDocument: { Statement: CfnValue[] } }>; ManagedPolicyArns?: unknown };
+  const properties = resolveConditions(template, role.Properties) as {
+    Policies?: Array<{ PolicyDocument: { Statement: CfnValue[] } }>;
+    ManagedPolicyArns?: unknown;
+  };
   if (properties.ManagedPolicyArns !== undefined) throw new Error(`${roleLogicalId} has managed policies`);
   const grants: Grant[] = [];
   for (const policy of properties.Policies ?? []) {
-    for (const statement of policy.PolicyDocument.Statement as Array<{ Effect: string; Action: CfnValue; Resource: CfnValue; Condition?: CfnValue }>) {
+    for (const statement of policy.PolicyDocument.Statement as Array<{
+      Effect: string;
+      Action: CfnValue;
+      Resource: CfnValue;
+      Condition?: CfnValue;
+    }>) {
       if (statement.Effect !== 'Allow') continue;
       const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
       const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
       for (const action of actions) {
         for (const resource of resources) {
-          grants.push({ action: String(action), resource: refText(resource), ...(statement.Condition ? { condition: statement.Condition } : {}) });
+          grants.push({
+            action: String(action),
+            resource: refText(resource),
+            ...(statement.Condition ? { condition: statement.Condition } : {}),
+          });
         }
       }
     }
@@ -240,7 +258,7 @@ export interface LintFinding {
 }
 
 const CFN_LINT_REQUIRED =
-  'cfn-lint (v1, AWS\'s Python CloudFormation linter: `pip install cfn-lint`) is required on PATH to check the packaged template';
+  "cfn-lint (v1, AWS's Python CloudFormation linter: `pip install cfn-lint`) is required on PATH to check the packaged template";
 
 /**
  * AWS's cfn-lint (v1) on a packaged template: every finding, whatever its level. It must be

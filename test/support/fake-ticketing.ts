@@ -119,7 +119,8 @@ const PAGINATION_DEPTH_BODY = JSON.stringify({
 });
 
 /** An opaque cursor as Zendesk's look (base64 of a small JSON object): the keyset id, and its place as a fallback. */
-const encodeCursor = (user: FakeTicketingUser, index: number): string => Buffer.from(JSON.stringify({ o: 'id', v: user.id, p: index })).toString('base64');
+const encodeCursor = (user: FakeTicketingUser, index: number): string =>
+  Buffer.from(JSON.stringify({ o: 'id', v: user.id, p: index })).toString('base64');
 const decodeCursor = (cursor: string): { v: string; p: number } | undefined => {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64').toString('utf8')) as { v?: unknown; p?: unknown };
@@ -188,7 +189,13 @@ export const startFakeTicketing = async (options: FakeTicketingOptions = {}): Pr
       size = Number(cursorSize);
       const after = url.searchParams.get('page[after]');
       const cursor = after === null ? undefined : decodeCursor(after);
-      if (!Number.isInteger(size) || size < 1 || size > MAX_CURSOR_PAGE_SIZE || (after !== null && cursor === undefined) || url.searchParams.has('page[before]')) {
+      if (
+        !Number.isInteger(size) ||
+        size < 1 ||
+        size > MAX_CURSOR_PAGE_SIZE ||
+        (after !== null && cursor === undefined) ||
+        url.searchParams.has('page[before]')
+      ) {
         send(400, '{"error":"InvalidPaginationParameter","description":"Invalid page parameters"}');
         return;
       }
@@ -215,7 +222,10 @@ export const startFakeTicketing = async (options: FakeTicketingOptions = {}): Pr
         fault.status === 429 && numeric
           ? { ...counted.headers, 'x-rate-limit-remaining': '0', 'ratelimit-remaining': '0', 'ratelimit-reset': fault.retryAfter! }
           : counted.headers;
-      send(fault.status, `{"error":"status ${fault.status}"}`, { ...rate, ...(fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter }) });
+      send(fault.status, `{"error":"status ${fault.status}"}`, {
+        ...rate,
+        ...(fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter }),
+      });
       return;
     }
     if (fault?.kind === 'garbage') {
@@ -255,19 +265,30 @@ export const startFakeTicketing = async (options: FakeTicketingOptions = {}): Pr
       const more = start + size < users.length;
       const cursorOf = (index: number) => encodeCursor(users[index]!, index);
       const asked = url.searchParams.get('page[after]');
-      const after = fault?.kind === 'stuck-cursor' && asked !== null ? asked : slice.length === 0 ? null : cursorOf(start + slice.length - 1);
+      const after =
+        fault?.kind === 'stuck-cursor' && asked !== null ? asked : slice.length === 0 ? null : cursorOf(start + slice.length - 1);
       const before = slice.length === 0 ? null : cursorOf(start);
       const link = (name: 'after' | 'before', cursor: string | null) =>
-        cursor === null ? null : `${options.nextPageBase ?? baseUrl}/api/v1/users.json?page%5B${name}%5D=${encodeURIComponent(cursor)}&page%5Bsize%5D=${size}`;
+        cursor === null
+          ? null
+          : `${options.nextPageBase ?? baseUrl}/api/v1/users.json?page%5B${name}%5D=${encodeURIComponent(cursor)}&page%5Bsize%5D=${size}`;
       const next = fault?.kind === 'repeat-cursor' ? `${baseUrl}${url.pathname}${url.search}` : link('after', after);
       const meta = { has_more: more || fault !== undefined, after_cursor: after, before_cursor: before };
-      send(200, `{"users":[${body}],"meta":${JSON.stringify(meta)},"links":${JSON.stringify({ next, prev: link('before', before) })}}`, counted.headers);
+      send(
+        200,
+        `{"users":[${body}],"meta":${JSON.stringify(meta)},"links":${JSON.stringify({ next, prev: link('before', before) })}}`,
+        counted.headers,
+      );
     } else {
       const last = page * pageSize >= users.length;
       const pageLink = (number: number) => JSON.stringify(`${options.nextPageBase ?? baseUrl}/api/v1/users.json?page=${number}`);
       const stated = options.statedCount ?? users.length;
       const count = options.omitCount || (options.countOnFirstPageOnly && page > 1) ? '' : `,"count":${stated}`;
-      send(200, `{"users":[${body}],"next_page":${last ? 'null' : pageLink(page + 1)},"previous_page":${page === 1 ? 'null' : pageLink(page - 1)}${count}}`, counted.headers);
+      send(
+        200,
+        `{"users":[${body}],"next_page":${last ? 'null' : pageLink(page + 1)},"previous_page":${page === 1 ? 'null' : pageLink(page - 1)}${count}}`,
+        counted.headers,
+      );
     }
     options.afterPage?.(page, users);
   };

@@ -60,7 +60,13 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       const decision = await decider(call);
       if (decision === 'fail-after-forwarding') await forward(incoming, body);
       if (decision === 'refuse-signature') {
-        const canonical = ['POST', '/', '', `x-amz-security-token:${String(incoming.headers['x-amz-security-token'] ?? '')}`, `x-amz-target:${target}`].join('\n');
+        const canonical = [
+          'POST',
+          '/',
+          '',
+          `x-amz-security-token:${String(incoming.headers['x-amz-security-token'] ?? '')}`,
+          `x-amz-target:${target}`,
+        ].join('\n');
         const refusal = JSON.stringify({
           __type: 'com.amazon.coral.service#InvalidSignatureException',
           message: `The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.\n\nThe Canonical String for this request should have been\n'${canonical}'`,

@@ -63,8 +63,7 @@ export const allRefs = (value: unknown, found: string[] = []): string[] => {
 export const makeSchemaCompiler = (document: OpenApiDocument) => {
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
   addFormats(ajv);
-  const rewrite = (schema: unknown): Json =>
-    JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', '"#/$defs/')) as Json;
+  const rewrite = (schema: unknown): Json => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', '"#/$defs/')) as Json;
   const defs = rewrite(document.components.schemas);
   const cache = new Map<string, ValidateFunction>();
   return (schema: Json): ValidateFunction => {
@@ -151,7 +150,8 @@ export const responseProblems = (
   if (status >= 400) {
     const error = (body as { error?: { status?: unknown; httpMessage?: unknown } } | undefined)?.error;
     if (error?.status !== status) problems.push(`error.status ${String(error?.status)} differs from HTTP ${status}`);
-    if (error?.httpMessage !== STATUS_CODES[status]) problems.push(`error.httpMessage ${String(error?.httpMessage)} is not "${STATUS_CODES[status]}"`);
+    if (error?.httpMessage !== STATUS_CODES[status])
+      problems.push(`error.httpMessage ${String(error?.httpMessage)} is not "${STATUS_CODES[status]}"`);
   }
   return problems;
 };

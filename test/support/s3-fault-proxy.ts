@@ -26,7 +26,11 @@ export interface S3ErrorAnswer {
 }
 
 /** What S3 answers when it fails on its side (a 500 the SDK retries, then reports as `InternalError`). */
-export const S3_INTERNAL_ERROR: S3ErrorAnswer = { status: 500, code: 'InternalError', message: 'We encountered an internal error. Please try again.' };
+export const S3_INTERNAL_ERROR: S3ErrorAnswer = {
+  status: 500,
+  code: 'InternalError',
+  message: 'We encountered an internal error. Please try again.',
+};
 
 /**
  * What happens to a request: passed on; never answered (a stalled connection); passed on with its
@@ -56,7 +60,10 @@ export interface S3FaultProxy {
 
 /** Whether the request is an UploadPart (`PUT /bucket/key?partNumber=N&uploadId=…`, no copy source). */
 export const isUploadPart = (request: S3Request): boolean =>
-  request.method === 'PUT' && request.query.has('partNumber') && request.query.has('uploadId') && request.headers['x-amz-copy-source'] === undefined;
+  request.method === 'PUT' &&
+  request.query.has('partNumber') &&
+  request.query.has('uploadId') &&
+  request.headers['x-amz-copy-source'] === undefined;
 
 /** Whether the request is a CompleteMultipartUpload (`POST /bucket/key?uploadId=…`). */
 export const isCompleteMultipartUpload = (request: S3Request): boolean => request.method === 'POST' && request.query.has('uploadId');
@@ -128,28 +135,32 @@ export const startS3FaultProxy = async (target: string, options: S3FaultProxyOpt
       return;
     }
     const forward = (headers: IncomingHttpHeaders, body?: Buffer) => {
-      const outgoing = httpRequest({ host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers }, (answer) => {
-        // The head waits for the whole request, so that a part's checksum covers all of it.
-        void received.then(() => {
-          const answerHeaders = checksumPart && answer.statusCode === 200 ? { ...answer.headers, 'x-amz-checksum-crc32': crc32Base64(crc) } : answer.headers;
-          response.writeHead(answer.statusCode ?? 500, answerHeaders);
-          if (fault === 'pass') {
-            answer.pipe(response);
-            return;
-          }
-          let sent = 0;
-          answer.on('data', (chunk: Buffer) => {
-            const room = fault.cutAfterBytes - sent;
-            if (room > 0) response.write(chunk.subarray(0, room));
-            sent += chunk.length;
-            if (sent >= fault.cutAfterBytes) {
-              answer.destroy();
-              response.socket?.destroy();
+      const outgoing = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers },
+        (answer) => {
+          // The head waits for the whole request, so that a part's checksum covers all of it.
+          void received.then(() => {
+            const answerHeaders =
+              checksumPart && answer.statusCode === 200 ? { ...answer.headers, 'x-amz-checksum-crc32': crc32Base64(crc) } : answer.headers;
+            response.writeHead(answer.statusCode ?? 500, answerHeaders);
+            if (fault === 'pass') {
+              answer.pipe(response);
+              return;
             }
+            let sent = 0;
+            answer.on('data', (chunk: Buffer) => {
+              const room = fault.cutAfterBytes - sent;
+              if (room > 0) response.write(chunk.subarray(0, room));
+              sent += chunk.length;
+              if (sent >= fault.cutAfterBytes) {
+                answer.destroy();
+                response.socket?.destroy();
+              }
+            });
+            answer.on('end', () => response.end());
           });
-          answer.on('end', () => response.end());
-        });
-      });
+        },
+      );
       outgoing.on('error', () => response.socket?.destroy());
       if (body === undefined) incoming.pipe(outgoing);
       else outgoing.end(body);

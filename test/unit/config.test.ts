@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { loadCreateUserConfig, loadDevicesConfig, loadImportConfig, loadMobileDevicesConfig, loadRefreshConfig, loadUsersConfig } from '../../lib/config.ts';
+import {
+  loadCreateUserConfig,
+  loadDevicesConfig,
+  loadImportConfig,
+  loadMobileDevicesConfig,
+  loadRefreshConfig,
+  loadUsersConfig,
+} from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
 
 const devicesEnv = {
@@ -33,8 +40,14 @@ describe('loadDevicesConfig', () => {
 
   it('reads the latest-OS feed with its TTL (default an hour); LATEST_OS_VERSION is then optional', () => {
     const feedUrl = 'https://sofa.example.test/v1/macos_data_feed.json';
-    expect(loadDevicesConfig({ ...devicesEnv, LATEST_OS_FEED_URL: feedUrl }).latestOs).toEqual({ version: '26.1', feed: { url: feedUrl, ttlSeconds: 3600 } });
-    expect(loadDevicesConfig({ ...devicesEnv, LATEST_OS_VERSION: undefined, LATEST_OS_FEED_URL: feedUrl, LATEST_OS_FEED_TTL_SECONDS: '600' }).latestOs).toEqual({
+    expect(loadDevicesConfig({ ...devicesEnv, LATEST_OS_FEED_URL: feedUrl }).latestOs).toEqual({
+      version: '26.1',
+      feed: { url: feedUrl, ttlSeconds: 3600 },
+    });
+    expect(
+      loadDevicesConfig({ ...devicesEnv, LATEST_OS_VERSION: undefined, LATEST_OS_FEED_URL: feedUrl, LATEST_OS_FEED_TTL_SECONDS: '600' })
+        .latestOs,
+    ).toEqual({
       version: undefined,
       feed: { url: feedUrl, ttlSeconds: 600 },
     });
@@ -43,16 +56,22 @@ describe('loadDevicesConfig', () => {
   it('needs no latest-OS reference for the scheduled refresh, which stores devices, not decisions', () => {
     const { LATEST_OS_VERSION: _version, ...inventoryOnly } = devicesEnv;
     expect(loadRefreshConfig({ ...inventoryOnly, REDIS_URL: 'redis://cache:6379' })).not.toHaveProperty('latestOs');
-    expect(configErrorOf(() => loadDevicesConfig(inventoryOnly)).message).toBe('Configuration error: LATEST_OS_VERSION is required but not set (or set LATEST_OS_FEED_URL)');
+    expect(configErrorOf(() => loadDevicesConfig(inventoryOnly)).message).toBe(
+      'Configuration error: LATEST_OS_VERSION is required but not set (or set LATEST_OS_FEED_URL)',
+    );
   });
 
   it('serves stale lists for an hour by default with a cluster (kept warm by the schedule), or as configured', () => {
     expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).cacheStaleSeconds).toBe(3600);
-    expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379', DEVICES_CACHE_STALE_SECONDS: '0' }).cacheStaleSeconds).toBe(0);
+    expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379', DEVICES_CACHE_STALE_SECONDS: '0' }).cacheStaleSeconds).toBe(
+      0,
+    );
     expect(loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_STALE_SECONDS: '120' }).cacheStaleSeconds).toBe(120);
     expect(() => loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_STALE_SECONDS: '-1' })).toThrow(/DEVICES_CACHE_STALE_SECONDS/);
     // The largest whole number a double holds exactly is still taken as it is.
-    expect(loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: ' 9007199254740991 ' }).cacheTtlSeconds).toBe(Number.MAX_SAFE_INTEGER);
+    expect(loadDevicesConfig({ ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: ' 9007199254740991 ' }).cacheTtlSeconds).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
   });
 
   it.each([
@@ -67,7 +86,12 @@ describe('loadDevicesConfig', () => {
 
   it('requires REDIS_URL for the scheduled refresh, naming it', () => {
     expect(() => loadRefreshConfig(devicesEnv)).toThrow(expect.objectContaining({ variable: 'REDIS_URL' }));
-    expect(loadRefreshConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).redis).toEqual({ url: 'redis://cache:6379', cluster: 'auto', tlsCaFile: undefined, password: undefined });
+    expect(loadRefreshConfig({ ...devicesEnv, REDIS_URL: 'redis://cache:6379' }).redis).toEqual({
+      url: 'redis://cache:6379',
+      cluster: 'auto',
+      tlsCaFile: undefined,
+      password: undefined,
+    });
   });
 
   it('reads a full read at least hourly for the scheduled refresh by default, or as DEVICES_FULL_REFRESH_SECONDS says (0: every time)', () => {
@@ -75,12 +99,22 @@ describe('loadDevicesConfig', () => {
     expect(loadRefreshConfig(refreshEnv).fullRefreshSeconds).toBe(3600);
     expect(loadRefreshConfig({ ...refreshEnv, DEVICES_FULL_REFRESH_SECONDS: ' 600 ' }).fullRefreshSeconds).toBe(600);
     expect(loadRefreshConfig({ ...refreshEnv, DEVICES_FULL_REFRESH_SECONDS: '0' }).fullRefreshSeconds).toBe(0);
-    expect(configErrorOf(() => loadRefreshConfig({ ...refreshEnv, DEVICES_FULL_REFRESH_SECONDS: 'hourly' })).variable).toBe('DEVICES_FULL_REFRESH_SECONDS');
+    expect(configErrorOf(() => loadRefreshConfig({ ...refreshEnv, DEVICES_FULL_REFRESH_SECONDS: 'hourly' })).variable).toBe(
+      'DEVICES_FULL_REFRESH_SECONDS',
+    );
   });
 
   it('reads the cluster mode, the TLS CA file and the ACL password in SSM beside REDIS_URL', () => {
     const url = 'rediss://devices-app@cache.example.test:6379';
-    expect(loadDevicesConfig({ ...devicesEnv, REDIS_URL: url, REDIS_CLUSTER: 'on', REDIS_TLS_CA_FILE: '/etc/ca.pem', REDIS_PASSWORD_SSM: '/cache/password' }).redis).toEqual({
+    expect(
+      loadDevicesConfig({
+        ...devicesEnv,
+        REDIS_URL: url,
+        REDIS_CLUSTER: 'on',
+        REDIS_TLS_CA_FILE: '/etc/ca.pem',
+        REDIS_PASSWORD_SSM: '/cache/password',
+      }).redis,
+    ).toEqual({
       url,
       cluster: 'on',
       tlsCaFile: '/etc/ca.pem',
@@ -91,9 +125,21 @@ describe('loadDevicesConfig', () => {
 
   it.each([
     ['REDIS_CLUSTER', { REDIS_URL: 'redis://cache:6379', REDIS_CLUSTER: 'yes' }, 'must be "auto", "on" or "off"'],
-    ['REDIS_TLS_CA_FILE', { REDIS_URL: 'redis://cache:6379', REDIS_TLS_CA_FILE: '/etc/ca.pem' }, 'applies to a rediss:// (TLS) REDIS_URL only'],
-    ['REDIS_PASSWORD_SSM', { REDIS_URL: 'rediss://app@cache:6379', REDIS_PASSWORD_SSM: 'cache/password' }, 'must be the full path of an SSM parameter'],
-    ['REDIS_PASSWORD_SSM', { REDIS_URL: 'rediss://app:hunter2@cache:6379', REDIS_PASSWORD_SSM: '/cache/password' }, 'REDIS_URL carries a password too'],
+    [
+      'REDIS_TLS_CA_FILE',
+      { REDIS_URL: 'redis://cache:6379', REDIS_TLS_CA_FILE: '/etc/ca.pem' },
+      'applies to a rediss:// (TLS) REDIS_URL only',
+    ],
+    [
+      'REDIS_PASSWORD_SSM',
+      { REDIS_URL: 'rediss://app@cache:6379', REDIS_PASSWORD_SSM: 'cache/password' },
+      'must be the full path of an SSM parameter',
+    ],
+    [
+      'REDIS_PASSWORD_SSM',
+      { REDIS_URL: 'rediss://app:hunter2@cache:6379', REDIS_PASSWORD_SSM: '/cache/password' },
+      'REDIS_URL carries a password too',
+    ],
   ])('refuses a cluster tier setting that cannot work, naming %s and never the password', (variable, cache, problem) => {
     for (const load of [loadDevicesConfig, loadRefreshConfig]) {
       const error = configErrorOf(() => load({ ...devicesEnv, ...cache }));
@@ -109,11 +155,17 @@ describe('loadDevicesConfig', () => {
 
   it('prefers an SSM parameter name over an inline secret', () => {
     const config = loadDevicesConfig({ ...devicesEnv, INVENTORY_CLIENT_SECRET_SSM: '/jamf/secret' });
-    expect(config.auth).toEqual({ kind: 'oauth', clientId: 'client', clientSecret: { kind: 'ssm', parameterName: '/jamf/secret', variable: 'INVENTORY_CLIENT_SECRET_SSM' } });
+    expect(config.auth).toEqual({
+      kind: 'oauth',
+      clientId: 'client',
+      clientSecret: { kind: 'ssm', parameterName: '/jamf/secret', variable: 'INVENTORY_CLIENT_SECRET_SSM' },
+    });
   });
 
   it.each(['jamf/secret', '/', '/jamf secret'])('refuses the SSM parameter name %j, naming the variable', (name) => {
-    expect(() => loadDevicesConfig({ ...devicesEnv, INVENTORY_CLIENT_SECRET_SSM: name })).toThrow(/INVENTORY_CLIENT_SECRET_SSM must be the full path/);
+    expect(() => loadDevicesConfig({ ...devicesEnv, INVENTORY_CLIENT_SECRET_SSM: name })).toThrow(
+      /INVENTORY_CLIENT_SECRET_SSM must be the full path/,
+    );
   });
 
   it('falls back to basic auth when no OAuth client is configured', () => {
@@ -135,7 +187,10 @@ describe('loadDevicesConfig', () => {
     ['LATEST_OS_VERSION', { ...devicesEnv, LATEST_OS_VERSION: 'latest', LATEST_OS_FEED_URL: 'https://sofa.example.test/feed.json' }],
     ['LATEST_OS_FEED_URL', { ...devicesEnv, LATEST_OS_FEED_URL: 'sofa feed' }],
     ['LATEST_OS_FEED_URL', { ...devicesEnv, LATEST_OS_FEED_URL: 'https://reader:hunter2@sofa.example.test/feed.json' }],
-    ['LATEST_OS_FEED_TTL_SECONDS', { ...devicesEnv, LATEST_OS_FEED_URL: 'https://sofa.example.test/feed.json', LATEST_OS_FEED_TTL_SECONDS: '0' }],
+    [
+      'LATEST_OS_FEED_TTL_SECONDS',
+      { ...devicesEnv, LATEST_OS_FEED_URL: 'https://sofa.example.test/feed.json', LATEST_OS_FEED_TTL_SECONDS: '0' },
+    ],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '0' }],
     ['DEVICES_CACHE_TTL_SECONDS', { ...devicesEnv, DEVICES_CACHE_TTL_SECONDS: '1.5' }],
     // Past 2^53 − 1 a double would round it.
@@ -155,9 +210,14 @@ describe('loadMobileDevicesConfig', () => {
   const { LATEST_OS_VERSION: _macOs, ...inventoryOnly } = devicesEnv;
   const feedUrl = 'https://sofa.example.test/v2/ios_data_feed.json';
 
-  it('reads LATEST_IOS_VERSION and LATEST_IOS_FEED_URL (with the feeds\' one TTL), not the macOS ones', () => {
-    expect(loadMobileDevicesConfig({ ...devicesEnv, LATEST_IOS_VERSION: '26.6.1' }).latestOs).toEqual({ version: '26.6.1', feed: undefined });
-    expect(loadMobileDevicesConfig({ ...inventoryOnly, LATEST_IOS_FEED_URL: `${feedUrl}/`, LATEST_OS_FEED_TTL_SECONDS: '600' }).latestOs).toEqual({
+  it("reads LATEST_IOS_VERSION and LATEST_IOS_FEED_URL (with the feeds' one TTL), not the macOS ones", () => {
+    expect(loadMobileDevicesConfig({ ...devicesEnv, LATEST_IOS_VERSION: '26.6.1' }).latestOs).toEqual({
+      version: '26.6.1',
+      feed: undefined,
+    });
+    expect(
+      loadMobileDevicesConfig({ ...inventoryOnly, LATEST_IOS_FEED_URL: `${feedUrl}/`, LATEST_OS_FEED_TTL_SECONDS: '600' }).latestOs,
+    ).toEqual({
       version: undefined,
       feed: { url: feedUrl, ttlSeconds: 600 },
     });
@@ -166,8 +226,16 @@ describe('loadMobileDevicesConfig', () => {
 
   it.each([
     ['LATEST_IOS_VERSION', devicesEnv, 'Configuration error: LATEST_IOS_VERSION is required but not set (or set LATEST_IOS_FEED_URL)'],
-    ['LATEST_IOS_VERSION', { ...inventoryOnly, LATEST_IOS_VERSION: 'newest' }, 'Configuration error: LATEST_IOS_VERSION is not a dotted version such as 26.1'],
-    ['LATEST_IOS_FEED_URL', { ...inventoryOnly, LATEST_IOS_FEED_URL: 'ftp://sofa.example.test/feed.json' }, 'Configuration error: LATEST_IOS_FEED_URL must be an http(s) URL'],
+    [
+      'LATEST_IOS_VERSION',
+      { ...inventoryOnly, LATEST_IOS_VERSION: 'newest' },
+      'Configuration error: LATEST_IOS_VERSION is not a dotted version such as 26.1',
+    ],
+    [
+      'LATEST_IOS_FEED_URL',
+      { ...inventoryOnly, LATEST_IOS_FEED_URL: 'ftp://sofa.example.test/feed.json' },
+      'Configuration error: LATEST_IOS_FEED_URL must be an http(s) URL',
+    ],
   ])('refuses a configuration naming %s', (variable, env, message) => {
     const error = configErrorOf(() => loadMobileDevicesConfig(env));
     expect(error.variable).toBe(variable);
@@ -207,9 +275,12 @@ describe('loadImportConfig', () => {
 
   it('needs the username and a password (inline or SSM) once TICKETING_URL is set', () => {
     expect(configErrorOf(() => loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9' })).variable).toBe('TICKETING_USERNAME');
-    expect(configErrorOf(() => loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u' })).variable).toBe('TICKETING_PASSWORD');
+    expect(configErrorOf(() => loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u' })).variable).toBe(
+      'TICKETING_PASSWORD',
+    );
     expect(
-      loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u', TICKETING_PASSWORD_SSM: '/t/pw' }).ticketing?.password,
+      loadImportConfig({ TICKETING_URL: 'http://127.0.0.1:9', TICKETING_USERNAME: 'u', TICKETING_PASSWORD_SSM: '/t/pw' }).ticketing
+        ?.password,
     ).toEqual({ kind: 'ssm', parameterName: '/t/pw', variable: 'TICKETING_PASSWORD_SSM' });
   });
 

@@ -8,11 +8,12 @@ const signatureRefused = () =>
     name: 'InvalidSignatureException',
     $fault: 'client',
     $metadata: { httpStatusCode: 400, requestId: 'R1' },
-    message: "The request signature we calculated does not match. The Canonical String for this request should have been 'POST / x-amz-security-token:SESSION-MARKER'",
+    message:
+      "The request signature we calculated does not match. The Canonical String for this request should have been 'POST / x-amz-security-token:SESSION-MARKER'",
   });
 
 describe('error text for logs', () => {
-  it('keeps an AWS service reply\'s name, status and request id, never its text or its stack', () => {
+  it("keeps an AWS service reply's name, status and request id, never its text or its stack", () => {
     const error = signatureRefused();
     expect(describeError(error)).toBe('InvalidSignatureException: AWS error reply (HTTP 400, request id R1; its message is not logged)');
     expect(loggableMessage(error)).not.toContain('SESSION-MARKER');
@@ -27,11 +28,13 @@ describe('error text for logs', () => {
 
   it('treats an unreadable reply as a reply', () => {
     // The SDK's error for a body it could not parse quotes the body, and carries the reply's metadata.
-    const unreadable = Object.assign(new SyntaxError('Unexpected token < in JSON: <html>SESSION-MARKER'), { $metadata: { httpStatusCode: 502 } });
+    const unreadable = Object.assign(new SyntaxError('Unexpected token < in JSON: <html>SESSION-MARKER'), {
+      $metadata: { httpStatusCode: 502 },
+    });
     expect(loggableMessage(unreadable)).not.toContain('SESSION-MARKER');
   });
 
-  it('keeps the message and stack of any other error (the SDK\'s own, a network failure, the project\'s)', () => {
+  it("keeps the message and stack of any other error (the SDK's own, a network failure, the project's)", () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });
     expect(describeError(refused)).toBe('Error: connect ECONNREFUSED 127.0.0.1:8000');
     expect(hasLoggableStack(refused)).toBe(true);

@@ -66,14 +66,23 @@ describe('the cluster tier with an ACL user (ElastiCache RBAC)', () => {
 
   const ssmTier = (options: Partial<RedisConfig> = {}) =>
     makeRedisClusterTier({
-      redis: { url: `redis://${USER}@127.0.0.1:${server.port}`, cluster: 'auto', tlsCaFile: undefined, password: { kind: 'ssm', parameterName, variable: 'REDIS_PASSWORD_SSM' }, ...options },
+      redis: {
+        url: `redis://${USER}@127.0.0.1:${server.port}`,
+        cluster: 'auto',
+        tlsCaFile: undefined,
+        password: { kind: 'ssm', parameterName, variable: 'REDIS_PASSWORD_SSM' },
+        ...options,
+      },
       logger,
       passwordRereadMs: 0,
     });
 
   it('authenticates with the user and password of REDIS_URL', async () => {
     await setPassword('url-secret-1');
-    tier = makeRedisClusterTier({ redis: { url: `redis://${USER}:url-secret-1@127.0.0.1:${server.port}`, cluster: 'auto', tlsCaFile: undefined, password: undefined }, logger });
+    tier = makeRedisClusterTier({
+      redis: { url: `redis://${USER}:url-secret-1@127.0.0.1:${server.port}`, cluster: 'auto', tlsCaFile: undefined, password: undefined },
+      logger,
+    });
     expect(await tier.read('k', asText)).toEqual({ value: 'cached' });
     expect(await tier.write('k', Buffer.from('written'), 30_000)).toBe(true);
     expect(logger.lines).toEqual([]);
@@ -81,11 +90,17 @@ describe('the cluster tier with an ACL user (ElastiCache RBAC)', () => {
 
   it('degrades on a wrong password with one line that names the refusal and never the password', async () => {
     await setPassword('right-secret');
-    tier = makeRedisClusterTier({ redis: { url: `redis://${USER}:wrong-secret-2@127.0.0.1:${server.port}`, cluster: 'auto', tlsCaFile: undefined, password: undefined }, logger });
+    tier = makeRedisClusterTier({
+      redis: { url: `redis://${USER}:wrong-secret-2@127.0.0.1:${server.port}`, cluster: 'auto', tlsCaFile: undefined, password: undefined },
+      logger,
+    });
     for (let attempt = 0; attempt < 5; attempt += 1) expect(await tier.read('k', asText)).toBeUndefined();
     expect(await tier.write('k', Buffer.from('x'), 30_000)).toBe(false);
     expect(logger.lines).toHaveLength(1);
-    expect(logger.lines[0]).toMatchObject({ level: 'warn', fields: { cache_tier_name: 'cluster', cache_tier_state: 'degraded', reason: 'unavailable' } });
+    expect(logger.lines[0]).toMatchObject({
+      level: 'warn',
+      fields: { cache_tier_name: 'cluster', cache_tier_state: 'degraded', reason: 'unavailable' },
+    });
     expect(String(logger.lines[0]!.fields.error)).toMatch(/WRONGPASS/);
     expect(loggedText()).not.toContain('wrong-secret-2');
     expect(loggedText()).not.toContain('right-secret');

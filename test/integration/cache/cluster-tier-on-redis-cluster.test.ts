@@ -3,7 +3,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
 import { PART_BYTES } from '../../../lib/cache/value-parts.ts';
 import type { RedisClusterMode, RedisConfig } from '../../../lib/config.ts';
-import { startLocalRedisCluster, startLocalRedisNode, type LocalRedisCluster, type LocalRedisNode } from '../../../scripts/local/redis-cluster.ts';
+import {
+  startLocalRedisCluster,
+  startLocalRedisNode,
+  type LocalRedisCluster,
+  type LocalRedisNode,
+} from '../../../scripts/local/redis-cluster.ts';
 import { recordingLogger } from '../../support/recording-logger.ts';
 
 const asText = (bytes: Buffer): string => bytes.toString('utf8');
@@ -16,7 +21,12 @@ describe('the cluster tier on a TLS Redis Cluster with an ACL user', () => {
   let logger: ReturnType<typeof recordingLogger>;
   const tiers: ClusterTier[] = [];
   const tierOf = (redis: Partial<RedisConfig> & { url: string }): ClusterTier => {
-    const tier = makeRedisClusterTier({ redis: { cluster: 'auto', tlsCaFile: cluster.caFile, password: undefined, ...redis }, logger, connectTimeoutMs: 2_000, commandTimeoutMs: 2_000 });
+    const tier = makeRedisClusterTier({
+      redis: { cluster: 'auto', tlsCaFile: cluster.caFile, password: undefined, ...redis },
+      logger,
+      connectTimeoutMs: 2_000,
+      commandTimeoutMs: 2_000,
+    });
     tiers.push(tier);
     return tier;
   };
@@ -34,16 +44,19 @@ describe('the cluster tier on a TLS Redis Cluster with an ACL user', () => {
     await Promise.all(tiers.splice(0).map((tier) => tier.close()));
   });
 
-  it.each<RedisClusterMode>(['auto', 'on'])('with REDIS_CLUSTER=%s, reads and writes keys of every shard, values in parts included', async (mode) => {
-    const tier = tierOf({ url: cluster.url, cluster: mode });
-    for (const key of SPREAD_KEYS) expect(await tier.write(`${mode}:${key}`, Buffer.from(key), 30_000)).toBe(true);
-    for (const key of SPREAD_KEYS) expect(await tier.read(`${mode}:${key}`, asText)).toEqual({ value: key });
-    const large = randomBytes(PART_BYTES * 2 + 99);
-    expect(await tier.write(`${mode}:devices:v4:{abc}`, large, 30_000)).toBe(true);
-    expect((await tier.read(`${mode}:devices:v4:{abc}`, (bytes) => bytes))?.value.equals(large)).toBe(true);
-    expect(await tier.peek(`${mode}:devices:v4:{abc}`, 4, (prefix) => prefix.equals(large.subarray(0, 4)))).toBe(true);
-    expect(logger.lines).toEqual([]);
-  });
+  it.each<RedisClusterMode>(['auto', 'on'])(
+    'with REDIS_CLUSTER=%s, reads and writes keys of every shard, values in parts included',
+    async (mode) => {
+      const tier = tierOf({ url: cluster.url, cluster: mode });
+      for (const key of SPREAD_KEYS) expect(await tier.write(`${mode}:${key}`, Buffer.from(key), 30_000)).toBe(true);
+      for (const key of SPREAD_KEYS) expect(await tier.read(`${mode}:${key}`, asText)).toEqual({ value: key });
+      const large = randomBytes(PART_BYTES * 2 + 99);
+      expect(await tier.write(`${mode}:devices:v4:{abc}`, large, 30_000)).toBe(true);
+      expect((await tier.read(`${mode}:devices:v4:{abc}`, (bytes) => bytes))?.value.equals(large)).toBe(true);
+      expect(await tier.peek(`${mode}:devices:v4:{abc}`, 4, (prefix) => prefix.equals(large.subarray(0, 4)))).toBe(true);
+      expect(logger.lines).toEqual([]);
+    },
+  );
 
   it('takes, refuses and frees a lock through the cluster, beside the value it guards', async () => {
     const tier = tierOf({ url: cluster.url });
@@ -64,7 +77,11 @@ describe('the cluster tier on a TLS Redis Cluster with an ACL user', () => {
   });
 
   it('with REDIS_CLUSTER=on, a single node that is no cluster degrades with one line, never throwing', async () => {
-    const tier = makeRedisClusterTier({ redis: { url: node.url, cluster: 'on', tlsCaFile: undefined, password: undefined }, logger, connectTimeoutMs: 500 });
+    const tier = makeRedisClusterTier({
+      redis: { url: node.url, cluster: 'on', tlsCaFile: undefined, password: undefined },
+      logger,
+      connectTimeoutMs: 500,
+    });
     tiers.push(tier);
     expect(await tier.write('k', Buffer.from('v'), 30_000)).toBe(false);
     expect(await tier.read('k', asText)).toBeUndefined();

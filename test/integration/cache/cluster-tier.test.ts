@@ -73,7 +73,7 @@ describe('Redis cluster tier', () => {
     expect(logger.lines).toEqual([]);
   });
 
-  it('answers that a write landed, and peeks at a value\'s first bytes without reading the rest', async () => {
+  it("answers that a write landed, and peeks at a value's first bytes without reading the rest", async () => {
     expect(await tier.write('k', Buffer.from('header\n[1,2,3]'), 30_000)).toBe(true);
     expect(await tier.peek('k', 6, (prefix) => prefix.toString('utf8'))).toBe('header');
     expect(await tier.peek('absent', 6, (prefix) => prefix.toString('utf8'))).toBeUndefined();
@@ -184,11 +184,20 @@ describe('Redis cluster tier', () => {
     expect(await tier.read('k', (bytes) => ((decoded += 1), bytes))).toBeUndefined();
     expect(await tier.read('k', (bytes) => ((decoded += 1), bytes))).toBeUndefined();
     expect(decoded).toBe(0);
-    expect(logger.lines).toEqual([expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ cache_tier_name: 'cluster', reason: 'unreadable value' }) })]);
+    expect(logger.lines).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        fields: expect.objectContaining({ cache_tier_name: 'cluster', reason: 'unreadable value' }),
+      }),
+    ]);
   });
 
   it.each([
-    ['out of memory', async () => void (await raw.config('SET', 'maxmemory', '1')), async () => void (await raw.config('SET', 'maxmemory', '0'))],
+    [
+      'out of memory',
+      async () => void (await raw.config('SET', 'maxmemory', '1')),
+      async () => void (await raw.config('SET', 'maxmemory', '0')),
+    ],
     ['a read-only replica', async () => void (await raw.replicaof('127.0.0.1', '1')), async () => void (await raw.replicaof('NO', 'ONE'))],
   ])('answers a write refused by a server %s as not stored, once, and keeps reading', async (_label, refuse, restore) => {
     await tier.write('k', Buffer.from('[1]'), 30_000);
@@ -200,7 +209,12 @@ describe('Redis cluster tier', () => {
     } finally {
       await restore();
     }
-    expect(logger.lines).toEqual([expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ cache_tier_name: 'cluster writes', reason: 'write refused' }) })]);
+    expect(logger.lines).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        fields: expect.objectContaining({ cache_tier_name: 'cluster writes', reason: 'write refused' }),
+      }),
+    ]);
     expect(await tier.write('k', Buffer.from('[3]'), 30_000)).toBe(true);
     expect(logger.lines.map((line) => line.fields.cache_tier_state)).toEqual(['degraded', 'healthy']);
   });
@@ -316,7 +330,8 @@ describe('REDIS_URL', () => {
         const listener = listeners[index]!;
         expect(await tier.read('k', asNumbers)).toBeUndefined();
         // Bounded: the listener may take its turn of the event loop after the lookup gave up.
-        for (let attempt = 0; attempt < 100 && listener.connections === 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+        for (let attempt = 0; attempt < 100 && listener.connections === 0; attempt += 1)
+          await new Promise((resolve) => setTimeout(resolve, 20));
         expect(listener.connections, listener.scheme).toBeGreaterThan(0);
       }
     } finally {

@@ -8,7 +8,10 @@ import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { saveEnvironment } from '../../support/environment.ts';
 
-type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
+type Handler = (
+  event: ReturnType<typeof httpEvent>,
+  context: ReturnType<typeof lambdaContext>,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 interface DeviceOut {
   id: string;
   os_version?: string;
@@ -34,7 +37,15 @@ const FLEET: JamfComputer[] = [
 ];
 const flagsOf = (body: string) => (JSON.parse(body) as DeviceOut[]).slice(0, 4).map((device) => [device.id, device.os_is_latest]);
 
-const ENV_KEYS = ['INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL'] as const;
+const ENV_KEYS = [
+  'INVENTORY_URL',
+  'INVENTORY_CLIENT_ID',
+  'INVENTORY_CLIENT_SECRET',
+  'LATEST_OS_VERSION',
+  'DEVICES_CACHE_TTL_SECONDS',
+  'DEVICES_CACHE_STALE_SECONDS',
+  'REDIS_URL',
+] as const;
 const restoreEnvironment = saveEnvironment(ENV_KEYS);
 
 /** A new Lambda container: the handler module loaded afresh (own memory tier and Redis client). */
@@ -159,12 +170,22 @@ describe('GET /devices through the cache tiers', () => {
   it('flags devices against the new LATEST_OS_VERSION in a fresh container served from a warm cluster', async () => {
     process.env.LATEST_OS_VERSION = '15.7';
     const before = await getDevices(await freshContainer());
-    expect(flagsOf(before.body!)).toEqual([['1', true], ['2', true], ['3', true], ['4', false]]);
+    expect(flagsOf(before.body!)).toEqual([
+      ['1', true],
+      ['2', true],
+      ['3', true],
+      ['4', false],
+    ]);
     await clusterWritten();
     process.env.LATEST_OS_VERSION = '26.1';
     const after = await getDevices(await freshContainer());
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream', 'cluster']);
-    expect(flagsOf(after.body!)).toEqual([['1', true], ['2', false], ['3', false], ['4', false]]);
+    expect(flagsOf(after.body!)).toEqual([
+      ['1', true],
+      ['2', false],
+      ['3', false],
+      ['4', false],
+    ]);
     expect(upstreamReads()).toBe(1);
   });
 

@@ -25,7 +25,11 @@ const invokeBundle = async (
   bundle: BundleReport,
   eventFile: string,
   env: Record<string, string> = {},
-): Promise<{ result?: { statusCode: number; headers?: Record<string, string>; body?: string } & Record<string, unknown>; error?: string; lines: Record<string, unknown>[] }> => {
+): Promise<{
+  result?: { statusCode: number; headers?: Record<string, string>; body?: string } & Record<string, unknown>;
+  error?: string;
+  lines: Record<string, unknown>[];
+}> => {
   const event = await readFile(join(repoRoot, 'events', eventFile), 'utf8');
   const script = `
     const { handler } = await import(${JSON.stringify(pathToFileURL(bundle.file).href)});
@@ -71,11 +75,22 @@ describe('the function bundles (built with the deployment options) work on their
   };
 
   it('keeps every bundle under 1 MiB with nothing left to node_modules', async () => {
-    expect([...bundles.keys()].sort()).toEqual(['createUser', 'credentials', 'devices', 'getUser', 'importTickets', 'mobileDevices', 'refreshDevices']);
+    expect([...bundles.keys()].sort()).toEqual([
+      'createUser',
+      'credentials',
+      'devices',
+      'getUser',
+      'importTickets',
+      'mobileDevices',
+      'refreshDevices',
+    ]);
     for (const report of bundles.values()) {
       expect(report.bytes, report.name).toBeLessThan(1024 * 1024);
       // Only Node built-ins may be loaded from outside the bundle.
-      expect(report.externalImports.filter((name) => !name.startsWith('node:')), report.name).toEqual([]);
+      expect(
+        report.externalImports.filter((name) => !name.startsWith('node:')),
+        report.name,
+      ).toEqual([]);
       expect(report.externalImports, report.name).toContain('node:crypto');
     }
   });
@@ -83,14 +98,22 @@ describe('the function bundles (built with the deployment options) work on their
   it('loads at init nothing a first request may not use: SSM, Redis, metrics, S3 and the idempotency lifecycle come on demand', () => {
     const atInit = (name: string) => new Set(bundle(name).contributors.map((part) => part.source));
     for (const name of bundles.keys()) {
-      for (const lazy of ['@aws-sdk/client-ssm', '@aws-lambda-powertools/parameters', '@aws-lambda-powertools/metrics', 'ioredis', '@aws-sdk/client-s3']) {
+      for (const lazy of [
+        '@aws-sdk/client-ssm',
+        '@aws-lambda-powertools/parameters',
+        '@aws-lambda-powertools/metrics',
+        'ioredis',
+        '@aws-sdk/client-s3',
+      ]) {
         expect(atInit(name), `${name} loads ${lazy} at init`).not.toContain(lazy);
       }
       // The SDK's credential chain beyond the environment provider Lambda uses.
-      for (const provider of ['@aws-sdk/credential-provider-sso', '@aws-sdk/credential-provider-ini']) expect(atInit(name), `${name}: ${provider}`).not.toContain(provider);
+      for (const provider of ['@aws-sdk/credential-provider-sso', '@aws-sdk/credential-provider-ini'])
+        expect(atInit(name), `${name}: ${provider}`).not.toContain(provider);
       expect(bundle(name).chunkBytes, name).toBeGreaterThan(0);
     }
-    for (const lazy of ['@aws-lambda-powertools/idempotency', '@aws-lambda-powertools/jmespath']) expect(atInit('createUser')).not.toContain(lazy);
+    for (const lazy of ['@aws-lambda-powertools/idempotency', '@aws-lambda-powertools/jmespath'])
+      expect(atInit('createUser')).not.toContain(lazy);
     expect(atInit('createUser')).toContain('@aws-sdk/client-dynamodb');
   });
 
@@ -118,7 +141,11 @@ describe('the function bundles (built with the deployment options) work on their
     const second = await invokeBundle(bundle('createUser'), 'createUser/idempotent-replay.json', env);
     expect(first.result?.statusCode).toBe(201);
     expect(first.result?.headers).not.toHaveProperty('Idempotent-Replayed');
-    expect(second.result).toMatchObject({ statusCode: 201, body: first.result!.body, headers: { 'Idempotent-Replayed': 'true', Location: first.result!.headers!.Location } });
+    expect(second.result).toMatchObject({
+      statusCode: 201,
+      body: first.result!.body,
+      headers: { 'Idempotent-Replayed': 'true', Location: first.result!.headers!.Location },
+    });
   });
 
   it('answers GET /api/users/{id} with a malformed id 404 from the getUser bundle', async () => {
@@ -200,13 +227,25 @@ describe('the function bundles (built with the deployment options) work on their
     const s3 = localS3Client(server.endpoint);
     try {
       await createBucket({ endpoint: server.endpoint, bucket: 'import-local' });
-      await s3.send(new PutObjectCommand({ Bucket: 'import-local', Key: 'input/chat.csv', Body: chatCsv(Array.from({ length: 250 }, (_unused, n) => chatRow(n))) }));
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: 'import-local',
+          Key: 'input/chat.csv',
+          Body: chatCsv(Array.from({ length: 250 }, (_unused, n) => chatRow(n))),
+        }),
+      );
       const env = { ...LOCAL_AWS_ENV, AWS_ENDPOINT_URL_S3: server.endpoint };
       const outcome = await invokeBundle(bundle('importTickets'), 'importTickets/success.json', env);
       expect(outcome.error).toBeUndefined();
       expect(outcome.result).toMatchObject({ rows: 250, batches: 3, encoding: 'utf-8' });
-      const tar = await (await s3.send(new GetObjectCommand({ Bucket: 'import-local', Key: 'output/tickets.tar' }))).Body!.transformToByteArray();
-      expect((await readArchive(tar)).map((entry) => entry.name)).toEqual(['backup_tickets_100.json', 'backup_tickets_200.json', 'backup_tickets_300.json']);
+      const tar = await (
+        await s3.send(new GetObjectCommand({ Bucket: 'import-local', Key: 'output/tickets.tar' }))
+      ).Body!.transformToByteArray();
+      expect((await readArchive(tar)).map((entry) => entry.name)).toEqual([
+        'backup_tickets_100.json',
+        'backup_tickets_200.json',
+        'backup_tickets_300.json',
+      ]);
     } finally {
       s3.destroy();
       await server.stop();

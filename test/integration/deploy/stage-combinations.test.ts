@@ -152,7 +152,9 @@ describe('osls package: the documented stage combinations', () => {
       // Documented.
       expect(allowed({})).toBe(true);
       expect(allowed({ cache: 'existing', redisUrl })).toBe(true);
-      expect(allowed({ cache: 'existing', redisUrl: 'redis://10.0.0.5:6379', devicesSubnetIds: SUBNETS, devicesSecurityGroupIds: sg })).toBe(true);
+      expect(
+        allowed({ cache: 'existing', redisUrl: 'redis://10.0.0.5:6379', devicesSubnetIds: SUBNETS, devicesSecurityGroupIds: sg }),
+      ).toBe(true);
       expect(allowed({ cache: 'serverless', vpcId, devicesSubnetIds: SUBNETS })).toBe(true);
       // Half filled, or a value that belongs to another mode.
       expect(allowed({ cache: 'none', redisUrl })).toBe(false);
@@ -232,7 +234,9 @@ describe('osls package: the documented stage combinations', () => {
       expect(String(propertiesOf(template, 'DevicesCache').ServerlessCacheName)).toMatch(/^[a-z][a-z0-9-]{0,39}$/);
       for (const fn of DEVICES_FUNCTIONS) {
         // Serverless ElastiCache only speaks TLS: rediss://, its own address and port.
-        expect(environmentOf(template, fn).REDIS_URL, fn).toEqual({ 'Fn::Sub': 'rediss://${DevicesCache.Endpoint.Address}:${DevicesCache.Endpoint.Port}' });
+        expect(environmentOf(template, fn).REDIS_URL, fn).toEqual({
+          'Fn::Sub': 'rediss://${DevicesCache.Endpoint.Address}:${DevicesCache.Endpoint.Port}',
+        });
         expect(environmentOf(template, fn), fn).toMatchObject({ REDIS_CLUSTER: 'auto', REDIS_PASSWORD_SSM: '' });
         expect(vpcConfigOf(template, fn), fn).toEqual({
           SecurityGroupIds: [{ 'Fn::GetAtt': ['DevicesFunctionSecurityGroup', 'GroupId'] }],
@@ -246,32 +250,62 @@ describe('osls package: the documented stage combinations', () => {
       expect(resolveConditions(template, template.Resources.RefreshDevicesEventsRuleSchedule1!.Properties!.State)).toBe('ENABLED');
     });
 
-    it('serverless: the cache lets in TCP 6379 and 6380 from the functions\' security group only; the functions may go out anywhere', () => {
+    it("serverless: the cache lets in TCP 6379 and 6380 from the functions' security group only; the functions may go out anywhere", () => {
       const template = templateOf('serverless');
-      const groups = createdOfType(template, 'AWS::EC2::SecurityGroup').map(([id]) => id).sort();
+      const groups = createdOfType(template, 'AWS::EC2::SecurityGroup')
+        .map(([id]) => id)
+        .sort();
       expect(groups).toEqual(['CacheSecurityGroup', 'DevicesFunctionSecurityGroup']);
       for (const id of groups) expect(propertiesOf(template, id).VpcId, id).toBe(COMBINATIONS.serverless.vpcId);
-      const cache = propertiesOf(template, 'CacheSecurityGroup') as { SecurityGroupIngress: Array<Record<string, CfnValue>>; SecurityGroupEgress: Array<Record<string, CfnValue>> };
+      const cache = propertiesOf(template, 'CacheSecurityGroup') as {
+        SecurityGroupIngress: Array<Record<string, CfnValue>>;
+        SecurityGroupEgress: Array<Record<string, CfnValue>>;
+      };
       expect(cache.SecurityGroupIngress.map(({ Description: _description, ...rule }) => rule)).toEqual([
-        { IpProtocol: 'tcp', FromPort: 6379, ToPort: 6379, SourceSecurityGroupId: { 'Fn::GetAtt': ['DevicesFunctionSecurityGroup', 'GroupId'] } },
-        { IpProtocol: 'tcp', FromPort: 6380, ToPort: 6380, SourceSecurityGroupId: { 'Fn::GetAtt': ['DevicesFunctionSecurityGroup', 'GroupId'] } },
+        {
+          IpProtocol: 'tcp',
+          FromPort: 6379,
+          ToPort: 6379,
+          SourceSecurityGroupId: { 'Fn::GetAtt': ['DevicesFunctionSecurityGroup', 'GroupId'] },
+        },
+        {
+          IpProtocol: 'tcp',
+          FromPort: 6380,
+          ToPort: 6380,
+          SourceSecurityGroupId: { 'Fn::GetAtt': ['DevicesFunctionSecurityGroup', 'GroupId'] },
+        },
       ]);
       // Nothing out of the cache (replies need no rule): the one egress rule matches no address it could reach.
-      expect(cache.SecurityGroupEgress.map(({ Description: _description, ...rule }) => rule)).toEqual([{ IpProtocol: '-1', CidrIp: '127.0.0.1/32' }]);
-      const functions = propertiesOf(template, 'DevicesFunctionSecurityGroup') as { SecurityGroupIngress?: unknown; SecurityGroupEgress: Array<Record<string, CfnValue>> };
+      expect(cache.SecurityGroupEgress.map(({ Description: _description, ...rule }) => rule)).toEqual([
+        { IpProtocol: '-1', CidrIp: '127.0.0.1/32' },
+      ]);
+      const functions = propertiesOf(template, 'DevicesFunctionSecurityGroup') as {
+        SecurityGroupIngress?: unknown;
+        SecurityGroupEgress: Array<Record<string, CfnValue>>;
+      };
       expect(functions.SecurityGroupIngress).toBeUndefined();
-      expect(functions.SecurityGroupEgress.map(({ Description: _description, ...rule }) => rule)).toEqual([{ IpProtocol: '-1', CidrIp: '0.0.0.0/0' }]);
+      expect(functions.SecurityGroupEgress.map(({ Description: _description, ...rule }) => rule)).toEqual([
+        { IpProtocol: '-1', CidrIp: '0.0.0.0/0' },
+      ]);
       expect(resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress')).toEqual([]);
     });
 
-    it('grants the Redis password\'s SSM parameter, and the KMS key through SSM, to the devices functions\' roles only when set', () => {
+    it("grants the Redis password's SSM parameter, and the KMS key through SSM, to the devices functions' roles only when set", () => {
       const ssmArn = `arn:\${AWS::Partition}:ssm:\${AWS::Region}:\${AWS::AccountId}:parameter${COMBINATIONS.existing.redisPasswordSsm}`;
       for (const fn of DEVICES_FUNCTIONS) {
-        expect(grantLines(templateOf('existing'), fn), fn).toEqual(expect.arrayContaining([`ssm:GetParameter on ${ssmArn}`, `kms:Decrypt on ${KMS_KEY_ARN}`]));
-        expect(grantLines(templateOf('serverless'), fn).filter((line) => /^(ssm|kms):/.test(line)), fn).toEqual([]);
+        expect(grantLines(templateOf('existing'), fn), fn).toEqual(
+          expect.arrayContaining([`ssm:GetParameter on ${ssmArn}`, `kms:Decrypt on ${KMS_KEY_ARN}`]),
+        );
+        expect(
+          grantLines(templateOf('serverless'), fn).filter((line) => /^(ssm|kms):/.test(line)),
+          fn,
+        ).toEqual([]);
       }
       for (const fn of ['Credentials', 'CreateUser', 'GetUser', 'ImportTickets']) {
-        expect(grantLines(templateOf('existing'), fn).some((line) => line.includes(ssmArn)), fn).toBe(false);
+        expect(
+          grantLines(templateOf('existing'), fn).some((line) => line.includes(ssmArn)),
+          fn,
+        ).toBe(false);
       }
     });
 
@@ -283,26 +317,34 @@ describe('osls package: the documented stage combinations', () => {
   });
 
   describe('the scheduled functions', () => {
-    it.each(DOCUMENTED)('%s: refreshDevices and importTickets run asynchronously without retries, failures to one queue their roles may send to', (combination) => {
-      const template = templateOf(combination);
-      const queues = resourcesOfType(template, 'AWS::SQS::Queue');
-      expect(queues.map(([id]) => id)).toEqual(['ScheduledRunFailuresQueue']);
-      // 14 days, encrypted with SQS-managed keys.
-      expect(queues[0]![1].Properties).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
-      const configs = resourcesOfType(template, 'AWS::Lambda::EventInvokeConfig').map(([, config]) => config.Properties!);
-      expect(configs.map((config) => refText(config.FunctionName)).sort()).toEqual(SCHEDULED.map((fn) => `${fn}LambdaFunction`).sort());
-      for (const config of configs) {
-        expect(config.MaximumRetryAttempts).toBe(0);
-        expect(config.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': ['ScheduledRunFailuresQueue', 'Arn'] } } });
-      }
-      for (const fn of FUNCTIONS) {
-        const sends = grantLines(template, fn).filter((line) => line.startsWith('sqs:'));
-        expect(sends, fn).toEqual((SCHEDULED as readonly string[]).includes(fn) ? ['sqs:SendMessage on ScheduledRunFailuresQueue.Arn'] : []);
-      }
-    });
+    it.each(DOCUMENTED)(
+      '%s: refreshDevices and importTickets run asynchronously without retries, failures to one queue their roles may send to',
+      (combination) => {
+        const template = templateOf(combination);
+        const queues = resourcesOfType(template, 'AWS::SQS::Queue');
+        expect(queues.map(([id]) => id)).toEqual(['ScheduledRunFailuresQueue']);
+        // 14 days, encrypted with SQS-managed keys.
+        expect(queues[0]![1].Properties).toMatchObject({ MessageRetentionPeriod: 1209600, SqsManagedSseEnabled: true });
+        const configs = resourcesOfType(template, 'AWS::Lambda::EventInvokeConfig').map(([, config]) => config.Properties!);
+        expect(configs.map((config) => refText(config.FunctionName)).sort()).toEqual(SCHEDULED.map((fn) => `${fn}LambdaFunction`).sort());
+        for (const config of configs) {
+          expect(config.MaximumRetryAttempts).toBe(0);
+          expect(config.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': ['ScheduledRunFailuresQueue', 'Arn'] } } });
+        }
+        for (const fn of FUNCTIONS) {
+          const sends = grantLines(template, fn).filter((line) => line.startsWith('sqs:'));
+          expect(sends, fn).toEqual(
+            (SCHEDULED as readonly string[]).includes(fn) ? ['sqs:SendMessage on ScheduledRunFailuresQueue.Arn'] : [],
+          );
+        }
+      },
+    );
 
     it('runs one import at a time, with 3,008 MB unless the stage buys the second vCPU', () => {
-      for (const [combination, memory] of [['defaults', 3008], ['existing', 3538]] as const) {
+      for (const [combination, memory] of [
+        ['defaults', 3008],
+        ['existing', 3538],
+      ] as const) {
         const properties = propertiesOf(templateOf(combination), 'ImportTicketsLambdaFunction');
         expect(Number(properties.MemorySize), combination).toBe(memory);
         expect(properties.ReservedConcurrentExecutions, combination).toBe(1);
@@ -311,9 +353,16 @@ describe('osls package: the documented stage combinations', () => {
   });
 
   describe('alarms', () => {
-    const ALWAYS = ['RefreshDevicesErrorsAlarm', 'ImportTicketsErrorsAlarm', 'HttpApi5xxRateAlarm', 'FunctionThrottlesAlarm', 'ScheduledRunFailuresAlarm'];
+    const ALWAYS = [
+      'RefreshDevicesErrorsAlarm',
+      'ImportTicketsErrorsAlarm',
+      'HttpApi5xxRateAlarm',
+      'FunctionThrottlesAlarm',
+      'ScheduledRunFailuresAlarm',
+    ];
     const alarmsOf = (template: CfnTemplate) => createdOfType(template, 'AWS::CloudWatch::Alarm');
-    const alarm = (template: CfnTemplate, id: string) => propertiesOf(template, id) as Record<string, CfnValue> & { Metrics?: Array<Record<string, CfnValue>> };
+    const alarm = (template: CfnTemplate, id: string) =>
+      propertiesOf(template, id) as Record<string, CfnValue> & { Metrics?: Array<Record<string, CfnValue>> };
 
     it.each(DOCUMENTED)('%s: every alarm notifies the one SNS topic', (combination) => {
       const template = templateOf(combination);
@@ -323,10 +372,19 @@ describe('osls package: the documented stage combinations', () => {
       for (const [id] of alarms) expect(alarm(template, id).AlarmActions, id).toEqual([{ Ref: 'AlarmTopic' }]);
     });
 
-    it('watches the refresh\'s completions only where a cache is configured', () => {
-      expect(alarmsOf(templateOf('defaults')).map(([id]) => id).sort()).toEqual([...ALWAYS].sort());
+    it("watches the refresh's completions only where a cache is configured", () => {
+      expect(
+        alarmsOf(templateOf('defaults'))
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual([...ALWAYS].sort());
       for (const combination of ['existing', 'serverless'] as const) {
-        expect(alarmsOf(templateOf(combination)).map(([id]) => id).sort(), combination).toEqual([...ALWAYS, 'DevicesRefreshMissingAlarm'].sort());
+        expect(
+          alarmsOf(templateOf(combination))
+            .map(([id]) => id)
+            .sort(),
+          combination,
+        ).toEqual([...ALWAYS, 'DevicesRefreshMissingAlarm'].sort());
       }
     });
 
@@ -365,11 +423,15 @@ describe('osls package: the documented stage combinations', () => {
       }
     });
 
-    it('rates the HTTP API\'s 5xx answers against all its requests (metric math on the API\'s id)', () => {
+    it("rates the HTTP API's 5xx answers against all its requests (metric math on the API's id)", () => {
       const { Metrics: metrics, ...rest } = alarm(templateOf('defaults'), 'HttpApi5xxRateAlarm');
-      const stat = (name: string) => metrics!.find((metric) => (metric.MetricStat as { Metric: { MetricName: string } } | undefined)?.Metric.MetricName === name);
+      const stat = (name: string) =>
+        metrics!.find((metric) => (metric.MetricStat as { Metric: { MetricName: string } } | undefined)?.Metric.MetricName === name);
       for (const name of ['5xx', 'Count']) {
-        expect(stat(name)?.MetricStat, name).toMatchObject({ Metric: { Namespace: 'AWS/ApiGateway', Dimensions: [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }] }, Stat: 'Sum' });
+        expect(stat(name)?.MetricStat, name).toMatchObject({
+          Metric: { Namespace: 'AWS/ApiGateway', Dimensions: [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }] },
+          Stat: 'Sum',
+        });
         expect(stat(name)?.ReturnData, name).toBe(false);
       }
       const expression = metrics!.find((metric) => metric.ReturnData === true);
@@ -377,14 +439,18 @@ describe('osls package: the documented stage combinations', () => {
       expect(rest).toMatchObject({ ComparisonOperator: 'GreaterThanThreshold', Threshold: 5, TreatMissingData: 'notBreaching' });
     });
 
-    it('sums every function\'s throttles in one alarm', () => {
+    it("sums every function's throttles in one alarm", () => {
       const { Metrics: metrics } = alarm(templateOf('defaults'), 'FunctionThrottlesAlarm');
       const throttles = metrics!.filter((metric) => metric.MetricStat !== undefined);
       expect(
-        throttles.map((metric) => {
-          const { Namespace, MetricName, Dimensions } = (metric.MetricStat as { Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Value: CfnValue }> } }).Metric;
-          return `${Namespace} ${MetricName} ${refText(Dimensions[0]!.Value)}`;
-        }).sort(),
+        throttles
+          .map((metric) => {
+            const { Namespace, MetricName, Dimensions } = (
+              metric.MetricStat as { Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Value: CfnValue }> } }
+            ).Metric;
+            return `${Namespace} ${MetricName} ${refText(Dimensions[0]!.Value)}`;
+          })
+          .sort(),
       ).toEqual(FUNCTIONS.map((fn) => `AWS/Lambda Throttles ${fn}LambdaFunction`).sort());
       const sum = metrics!.find((metric) => metric.ReturnData === true)!;
       expect(sum.Expression).toBe(`SUM([${throttles.map((metric) => String(metric.Id)).join(', ')}])`);
@@ -404,9 +470,10 @@ describe('osls package: the documented stage combinations', () => {
       const subscriptions = (combination: Combination) => createdOfType(templateOf(combination), 'AWS::SNS::Subscription');
       expect(subscriptions('defaults')).toEqual([]);
       for (const combination of ['existing', 'serverless'] as const) {
-        expect(subscriptions(combination).map(([, resource]) => resource.Properties), combination).toEqual([
-          { TopicArn: { Ref: 'AlarmTopic' }, Protocol: 'email', Endpoint: 'ops@acme.example' },
-        ]);
+        expect(
+          subscriptions(combination).map(([, resource]) => resource.Properties),
+          combination,
+        ).toEqual([{ TopicArn: { Ref: 'AlarmTopic' }, Protocol: 'email', Endpoint: 'ops@acme.example' }]);
       }
     });
   });
@@ -430,17 +497,22 @@ describe('osls package: the documented stage combinations', () => {
         }),
       );
 
-    it('requires exactly each route\'s scope, and a valid token without scope on $default', () => {
-      for (const combination of ['defaults', 'existing', 'serverless'] as const) expect(scopesOf(templateOf(combination)), combination).toEqual(SCOPES);
+    it("requires exactly each route's scope, and a valid token without scope on $default", () => {
+      for (const combination of ['defaults', 'existing', 'serverless'] as const)
+        expect(scopesOf(templateOf(combination)), combination).toEqual(SCOPES);
     });
 
     it('requires no scope anywhere with jwtScopes false, a valid token still', () => {
       expect(scopesOf(templateOf('noScopes'))).toEqual(Object.fromEntries(Object.keys(SCOPES).map((key) => [key, undefined])));
     });
 
-    it('limits the stage\'s request rate and burst, from the stage parameters', () => {
-      const settings = (combination: Combination) => propertiesOf(templateOf(combination), 'HttpApiStage').DefaultRouteSettings as Record<string, CfnValue>;
-      const limits = (combination: Combination) => [Number(settings(combination).ThrottlingRateLimit), Number(settings(combination).ThrottlingBurstLimit)];
+    it("limits the stage's request rate and burst, from the stage parameters", () => {
+      const settings = (combination: Combination) =>
+        propertiesOf(templateOf(combination), 'HttpApiStage').DefaultRouteSettings as Record<string, CfnValue>;
+      const limits = (combination: Combination) => [
+        Number(settings(combination).ThrottlingRateLimit),
+        Number(settings(combination).ThrottlingBurstLimit),
+      ];
       expect(limits('defaults')).toEqual([100, 200]);
       expect(limits('existing')).toEqual([20, 40]);
       expect(settings('defaults').DetailedMetricsEnabled).toBe(false);
@@ -455,18 +527,31 @@ describe('osls package: the documented stage combinations', () => {
     });
 
     it('versions the import bucket and expires replaced versions and the inputs after archiveRetentionDays', () => {
-      for (const [combination, prefix, days] of [['defaults', 'incoming/', 30], ['existing', 'exports/', 45]] as const) {
-        const bucket = propertiesOf(templateOf(combination), 'ImportBucket') as { VersioningConfiguration: unknown; LifecycleConfiguration: { Rules: Array<Record<string, CfnValue>> } };
+      for (const [combination, prefix, days] of [
+        ['defaults', 'incoming/', 30],
+        ['existing', 'exports/', 45],
+      ] as const) {
+        const bucket = propertiesOf(templateOf(combination), 'ImportBucket') as {
+          VersioningConfiguration: unknown;
+          LifecycleConfiguration: { Rules: Array<Record<string, CfnValue>> };
+        };
         expect(bucket.VersioningConfiguration, combination).toEqual({ Status: 'Enabled' });
         const rules = bucket.LifecycleConfiguration.Rules;
         for (const rule of rules) expect(rule.Status, String(rule.Id)).toBe('Enabled');
         const noncurrent = rules.filter((rule) => rule.NoncurrentVersionExpiration !== undefined);
-        expect(noncurrent.map((rule) => [rule.Prefix, Number((rule.NoncurrentVersionExpiration as { NoncurrentDays: CfnValue }).NoncurrentDays)]), combination).toEqual([
-          [undefined, days],
-        ]);
+        expect(
+          noncurrent.map((rule) => [
+            rule.Prefix,
+            Number((rule.NoncurrentVersionExpiration as { NoncurrentDays: CfnValue }).NoncurrentDays),
+          ]),
+          combination,
+        ).toEqual([[undefined, days]]);
         const current = rules.filter((rule) => rule.ExpirationInDays !== undefined);
         // Only the inputs expire: the archives' current versions stay.
-        expect(current.map((rule) => [rule.Prefix, Number(rule.ExpirationInDays)]), combination).toEqual([[prefix, days]]);
+        expect(
+          current.map((rule) => [rule.Prefix, Number(rule.ExpirationInDays)]),
+          combination,
+        ).toEqual([[prefix, days]]);
       }
     });
   });

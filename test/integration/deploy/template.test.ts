@@ -81,7 +81,7 @@ const lambdaOf = (template: CfnTemplate, name: FunctionName) => {
 };
 
 const environmentOf = (template: CfnTemplate, name: FunctionName): Record<string, unknown> =>
-  ((lambdaOf(template, name).Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {});
+  (lambdaOf(template, name).Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
 
 const roleIdOf = (template: CfnTemplate, name: FunctionName): string => {
   const role = lambdaOf(template, name).Properties?.Role;
@@ -121,7 +121,9 @@ describe('osls package: the CloudFormation template', () => {
         expect(properties.Runtime, name).toBe('nodejs24.x');
         expect(properties.Architectures, name).toEqual(['arm64']);
         expect(properties.Handler, name).toBe(`functions/${FUNCTIONS[name].file}.handler`);
-        expect(environmentOf(byDefault.template, name).NODE_OPTIONS, name).toBe(name === 'importTickets' ? '--max-semi-space-size=8' : undefined);
+        expect(environmentOf(byDefault.template, name).NODE_OPTIONS, name).toBe(
+          name === 'importTickets' ? '--max-semi-space-size=8' : undefined,
+        );
         expect(environmentOf(byDefault.template, name).MALLOC_MMAP_THRESHOLD_, name).toBe(name === 'importTickets' ? '131072' : undefined);
       }
     });
@@ -133,7 +135,8 @@ describe('osls package: the CloudFormation template', () => {
         const names = entries.map((entry) => entry.name);
         const chunks = names.filter((entry) => entry !== file && entry !== `${file}.map`);
         expect(names, name).toEqual(expect.arrayContaining([file, `${file}.map`]));
-        for (const chunk of chunks) expect(chunk, name).toMatch(new RegExp(`^functions/chunks/${FUNCTIONS[name].file}/[\\w-]+\\.mjs(\\.map)?$`));
+        for (const chunk of chunks)
+          expect(chunk, name).toMatch(new RegExp(`^functions/chunks/${FUNCTIONS[name].file}/[\\w-]+\\.mjs(\\.map)?$`));
         // Every chunk the bundle imports is in the zip, with its map.
         const code = (await zipEntryContent(join(byDefault.artifactsDir, `${name}.zip`), file)).toString('utf8');
         for (const imported of code.matchAll(/["']\.\/(chunks\/[^"']+\.mjs)["']/g)) {
@@ -162,12 +165,18 @@ describe('osls package: the CloudFormation template', () => {
     });
 
     it('gives every function and the API access log a log group with the configured retention', () => {
-      for (const [template, days] of [[byDefault.template, 30], [full.template, 14]] as const) {
+      for (const [template, days] of [
+        [byDefault.template, 30],
+        [full.template, 14],
+      ] as const) {
         const groups = resourcesOfType(template, 'AWS::Logs::LogGroup');
-        expect(groups.map(([id]) => id).sort()).toEqual([...FUNCTION_NAMES.map((name) => `${FUNCTIONS[name].logicalId}LogGroup`), 'HttpApiLogGroup'].sort());
+        expect(groups.map(([id]) => id).sort()).toEqual(
+          [...FUNCTION_NAMES.map((name) => `${FUNCTIONS[name].logicalId}LogGroup`), 'HttpApiLogGroup'].sort(),
+        );
         for (const [id, group] of groups) expect(group.Properties?.RetentionInDays, id).toBe(days);
       }
-      const stage = full.template.Resources.HttpApiStage?.Properties as { AccessLogSettings?: { DestinationArn: CfnValue; Format: string } } | undefined;
+      const stage = full.template.Resources.HttpApiStage?.Properties as
+        { AccessLogSettings?: { DestinationArn: CfnValue; Format: string } } | undefined;
       expect(refText(stage?.AccessLogSettings?.DestinationArn)).toBe('HttpApiLogGroup.Arn');
       // One JSON object a line, saying also why API Gateway itself refused a request (the authorizer's reason).
       // The error message comes already quoted (`messageString`), so the line stays JSON whatever it holds.
@@ -201,7 +210,11 @@ describe('osls package: the CloudFormation template', () => {
         'GET /api/users/{id}': 'GetUser',
         $default: 'Credentials',
       };
-      expect(Object.keys(expected).filter((key) => key !== '$default').sort()).toEqual(apiRouteKeys().sort());
+      expect(
+        Object.keys(expected)
+          .filter((key) => key !== '$default')
+          .sort(),
+      ).toEqual(apiRouteKeys().sort());
       const actual = Object.fromEntries(
         routes(byDefault.template).map((route) => [String(route.RouteKey), integrationFunction(byDefault.template, route.Target)]),
       );
@@ -241,7 +254,9 @@ describe('osls package: the CloudFormation template', () => {
   /** The schedule rule that invokes `logicalId`'s function. */
   const ruleFor = (template: CfnTemplate, logicalId: string): RuleProperties => {
     const rules = resourcesOfType(template, 'AWS::Events::Rule').filter(([, rule]) =>
-      ((rule.Properties as unknown as RuleProperties).Targets ?? []).some((target) => refText(target.Arn as never) === `${logicalId}LambdaFunction.Arn`),
+      ((rule.Properties as unknown as RuleProperties).Targets ?? []).some(
+        (target) => refText(target.Arn as never) === `${logicalId}LambdaFunction.Arn`,
+      ),
     );
     expect(rules).toHaveLength(1);
     return rules[0]![1].Properties as unknown as RuleProperties;
@@ -291,8 +306,13 @@ describe('osls package: the CloudFormation template', () => {
       }
     }, 300_000);
 
-    it('gives the refresh the devices function\'s inventory and cache configuration (not the latest-OS reference), how often it reads in full, and its 15 minutes', () => {
-      const { LATEST_OS_VERSION: _version, LATEST_OS_FEED_URL: _feed, LATEST_OS_FEED_TTL_SECONDS: _ttl, ...inventoryAndCache } = environmentOf(full.template, 'devices');
+    it("gives the refresh the devices function's inventory and cache configuration (not the latest-OS reference), how often it reads in full, and its 15 minutes", () => {
+      const {
+        LATEST_OS_VERSION: _version,
+        LATEST_OS_FEED_URL: _feed,
+        LATEST_OS_FEED_TTL_SECONDS: _ttl,
+        ...inventoryAndCache
+      } = environmentOf(full.template, 'devices');
       expect(environmentOf(full.template, 'refreshDevices')).toEqual({ ...inventoryAndCache, DEVICES_FULL_REFRESH_SECONDS: '3600' });
       expect(lambdaOf(full.template, 'refreshDevices').Properties).toMatchObject({ Timeout: 900, MemorySize: 1024 });
     });
@@ -341,7 +361,7 @@ describe('osls package: the CloudFormation template', () => {
       );
     });
 
-    it('adds exactly the named SSM parameters (the Redis password\'s too), the KMS key via SSM only, and ENI rights for the devices functions in a VPC', () => {
+    it("adds exactly the named SSM parameters (the Redis password's too), the KMS key via SSM only, and ENI rights for the devices functions in a VPC", () => {
       const template = full.template;
       expect(grantLines(grantsOf(template, 'credentials'))).toEqual(logGrants('credentials'));
       expect(grantLines(grantsOf(template, 'getUser'))).toEqual([...logGrants('getUser'), 'dynamodb:GetItem on UsersTable.Arn'].sort());
@@ -411,19 +431,25 @@ describe('osls package: the CloudFormation template', () => {
               .filter((action) => action.startsWith(service)),
           ),
         ].sort();
-      expect(granted(['createUser', 'getUser'], 'dynamodb:', 'UsersTable.Arn')).toEqual([...new Set(await calledActions('lib/users'))].sort());
+      expect(granted(['createUser', 'getUser'], 'dynamodb:', 'UsersTable.Arn')).toEqual(
+        [...new Set(await calledActions('lib/users'))].sort(),
+      );
       // The idempotency records are written by Powertools' DynamoDB persistence layer, not by lib/ itself.
       expect(granted(['createUser'], 'dynamodb:', 'IdempotencyTable.Arn')).toEqual(
         [...new Set(await calledActions('node_modules/@aws-lambda-powertools/idempotency/lib/esm/persistence'))].sort(),
       );
-      expect(granted(['createUser', 'getUser'], 'dynamodb:').length).toBe(granted(['createUser'], 'dynamodb:', 'IdempotencyTable.Arn').length);
+      expect(granted(['createUser', 'getUser'], 'dynamodb:').length).toBe(
+        granted(['createUser'], 'dynamodb:', 'IdempotencyTable.Arn').length,
+      );
       expect(granted(['importTickets'], 's3:')).toEqual([...new Set(await calledActions('lib/storage'))].sort());
       expect(
-        granted(['credentials', ...DEVICES_FUNCTIONS], 'dynamodb:').concat(granted(['credentials', ...DEVICES_FUNCTIONS, 'createUser', 'getUser'], 's3:')),
+        granted(['credentials', ...DEVICES_FUNCTIONS], 'dynamodb:').concat(
+          granted(['credentials', ...DEVICES_FUNCTIONS, 'createUser', 'getUser'], 's3:'),
+        ),
       ).toEqual([]);
     });
 
-    it('never grants a wildcard action, a wildcard resource for data, or another function\'s log group', () => {
+    it("never grants a wildcard action, a wildcard resource for data, or another function's log group", () => {
       for (const template of [byDefault.template, full.template]) {
         for (const name of FUNCTION_NAMES) {
           for (const grant of grantsOf(template, name)) {
@@ -509,13 +535,22 @@ describe('osls package: the CloudFormation template', () => {
       ],
       createUser: ['USERS_TABLE', 'USER_EMAIL_PATTERN', 'IDEMPOTENCY_TABLE'],
       getUser: ['USERS_TABLE'],
-      importTickets: ['NODE_OPTIONS', 'MALLOC_MMAP_THRESHOLD_', 'TICKETING_URL', 'TICKETING_USERNAME', 'TICKETING_PASSWORD_SSM', 'TICKETING_PAGINATION'],
+      importTickets: [
+        'NODE_OPTIONS',
+        'MALLOC_MMAP_THRESHOLD_',
+        'TICKETING_URL',
+        'TICKETING_USERNAME',
+        'TICKETING_PASSWORD_SSM',
+        'TICKETING_PAGINATION',
+      ],
     };
     const RUNTIME_VARIABLES = ['POWERTOOLS_METRICS_NAMESPACE'];
 
     it('sets each function exactly its configuration variables, from the stage parameters', () => {
       for (const name of FUNCTION_NAMES) {
-        expect(Object.keys(environmentOf(full.template, name)).sort(), name).toEqual([...RUNTIME_VARIABLES, ...CONFIGURATION_VARIABLES[name]].sort());
+        expect(Object.keys(environmentOf(full.template, name)).sort(), name).toEqual(
+          [...RUNTIME_VARIABLES, ...CONFIGURATION_VARIABLES[name]].sort(),
+        );
       }
       expect(environmentOf(full.template, 'devices')).toMatchObject({
         INVENTORY_URL: FULL_PARAMS.inventoryUrl,
@@ -534,7 +569,7 @@ describe('osls package: the CloudFormation template', () => {
       expect(refText(environmentOf(full.template, 'getUser').USERS_TABLE as never)).toBe('UsersTable');
     });
 
-    it('gives mobileDevices the devices function\'s inventory and cache configuration, the iOS reference in place of the macOS one, and its memory and time', () => {
+    it("gives mobileDevices the devices function's inventory and cache configuration, the iOS reference in place of the macOS one, and its memory and time", () => {
       const { LATEST_OS_VERSION: _version, LATEST_OS_FEED_URL: _feed, ...inventoryAndCache } = environmentOf(full.template, 'devices');
       expect(environmentOf(full.template, 'mobileDevices')).toEqual({
         ...inventoryAndCache,

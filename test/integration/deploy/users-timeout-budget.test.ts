@@ -43,7 +43,9 @@ const worstCallMs = ({ maxAttempts, connectionTimeoutMs, requestTimeoutMs }: Cal
 const limitsOf = async (client: Pick<DynamoDBClient, 'config'>, firstCall: () => Promise<unknown>): Promise<CallLimits> => {
   await firstCall().catch(() => undefined);
   // The SDK's Node handler (NodeHttpHandler) reports the options it applies.
-  const handler = client.config.requestHandler as unknown as { httpHandlerConfigs: () => { connectionTimeout?: number; requestTimeout?: number } };
+  const handler = client.config.requestHandler as unknown as {
+    httpHandlerConfigs: () => { connectionTimeout?: number; requestTimeout?: number };
+  };
   const { connectionTimeout, requestTimeout } = handler.httpHandlerConfigs();
   if (connectionTimeout === undefined || requestTimeout === undefined) throw new Error('the client sets no connection or request timeout');
   return { maxAttempts: await client.config.maxAttempts(), connectionTimeoutMs: connectionTimeout, requestTimeoutMs: requestTimeout };
@@ -77,7 +79,9 @@ describe('users DynamoDB client limits', () => {
     const idempotency = makeIdempotencyDynamoDbClient();
     try {
       const usersLimits = await limitsOf(users, () => users.send(new GetCommand({ TableName: 'users', Key: { pk: 'x' } })));
-      const idempotencyLimits = await limitsOf(idempotency, () => idempotency.send(new GetItemCommand({ TableName: 'keys', Key: { id: { S: 'x' } } })));
+      const idempotencyLimits = await limitsOf(idempotency, () =>
+        idempotency.send(new GetItemCommand({ TableName: 'keys', Key: { id: { S: 'x' } } })),
+      );
       // The claim comes first; keeping the outcome comes after the answer is known and may be cut off
       // (the claim then lapses at the deadline), so the create's own calls get the rest of the budget.
       expect(worstCallMs(idempotencyLimits) + MAX_CALLS_PER_CREATE * worstCallMs(usersLimits)).toBeLessThan(

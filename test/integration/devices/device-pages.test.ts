@@ -16,7 +16,15 @@ interface DeviceJson {
   last_contact_at?: string;
 }
 
-const VARIABLES = ['INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL'];
+const VARIABLES = [
+  'INVENTORY_URL',
+  'INVENTORY_CLIENT_ID',
+  'INVENTORY_CLIENT_SECRET',
+  'LATEST_OS_VERSION',
+  'DEVICES_CACHE_TTL_SECONDS',
+  'DEVICES_CACHE_STALE_SECONDS',
+  'REDIS_URL',
+];
 const FLEET = generateJamfComputers(1_500, 41);
 
 let jamf: FakeJamf;
@@ -95,33 +103,44 @@ describe('GET /devices with paging, filters and conditional requests', () => {
       (device: DeviceJson) => device.last_contact_at === undefined || Date.parse(device.last_contact_at) < contactBefore,
     ],
     [
-      'last_contact_before with its offset\'s + written bare',
+      "last_contact_before with its offset's + written bare",
       'last_contact_before=2026-11-10T01:00:00+01:00',
       (device: DeviceJson) => device.last_contact_at === undefined || Date.parse(device.last_contact_at) < contactBefore,
     ],
-    ['several filters', 'managed=true&supervised=true&os_is_latest=false', (device: DeviceJson) => device.managed === true && device.supervised === true && !device.os_is_latest],
-  ])('walks the Link headers from the first page through every matching device exactly once, in id order: %s', async (_label, filter, keep) => {
-    const expected = all.filter(keep).map((device) => device.id);
-    expect(expected.length).toBeGreaterThan(0);
-    const seen: string[] = [];
-    let query: string | undefined = [filter, 'limit=97'].filter(Boolean).join('&');
-    let pages = 0;
-    while (query !== undefined && pages < 100) {
-      const page = await get(handler, query);
-      expect(page.statusCode).toBe(200);
-      expect(page.headers?.['X-Total-Count']).toBe(String(expected.length));
-      const devices = devicesOf(page);
-      expect(devices.length).toBeLessThanOrEqual(97);
-      seen.push(...devices.map((device) => device.id));
-      query = nextQuery(page);
-      pages += 1;
-    }
-    expect(seen).toEqual(expected);
-    expect(pages).toBe(Math.ceil(expected.length / 97));
-    // Every page came from the one snapshot: the first request read Jamf, nothing since.
-    expect(jamf.stats().tokenRequests).toBe(1);
-    expect(accessLines(logs).slice(1).every((line) => line.cache_tier === 'memory')).toBe(true);
-  });
+    [
+      'several filters',
+      'managed=true&supervised=true&os_is_latest=false',
+      (device: DeviceJson) => device.managed === true && device.supervised === true && !device.os_is_latest,
+    ],
+  ])(
+    'walks the Link headers from the first page through every matching device exactly once, in id order: %s',
+    async (_label, filter, keep) => {
+      const expected = all.filter(keep).map((device) => device.id);
+      expect(expected.length).toBeGreaterThan(0);
+      const seen: string[] = [];
+      let query: string | undefined = [filter, 'limit=97'].filter(Boolean).join('&');
+      let pages = 0;
+      while (query !== undefined && pages < 100) {
+        const page = await get(handler, query);
+        expect(page.statusCode).toBe(200);
+        expect(page.headers?.['X-Total-Count']).toBe(String(expected.length));
+        const devices = devicesOf(page);
+        expect(devices.length).toBeLessThanOrEqual(97);
+        seen.push(...devices.map((device) => device.id));
+        query = nextQuery(page);
+        pages += 1;
+      }
+      expect(seen).toEqual(expected);
+      expect(pages).toBe(Math.ceil(expected.length / 97));
+      // Every page came from the one snapshot: the first request read Jamf, nothing since.
+      expect(jamf.stats().tokenRequests).toBe(1);
+      expect(
+        accessLines(logs)
+          .slice(1)
+          .every((line) => line.cache_tier === 'memory'),
+      ).toBe(true);
+    },
+  );
 
   it('keeps a filter value that spells another filter apart from those filters, in either order', async () => {
     const model = all.find((device) => device.os_name === 'macOS' && device.model_identifier !== undefined)!.model_identifier!;
@@ -129,7 +148,10 @@ describe('GET /devices with paging, filters and conditional requests', () => {
     const spelled = `os_name=${encodeURIComponent(`macOS&model_identifier=${model}`)}`;
     const expected = all.filter((device) => device.os_name === 'macOS' && device.model_identifier === model).map((device) => device.id);
     expect(expected.length).toBeGreaterThan(0);
-    for (const order of [[spelled, real], [real, spelled]]) {
+    for (const order of [
+      [spelled, real],
+      [real, spelled],
+    ]) {
       const container = await freshContainer();
       const answers = new Map<string, APIGatewayProxyStructuredResultV2>();
       for (const query of order) answers.set(query, await get(container, query));
@@ -171,7 +193,7 @@ describe('GET /devices with paging, filters and conditional requests', () => {
     expect((await get(handler, 'limit=51')).headers?.ETag).not.toBe(etag);
   });
 
-  it('tags a large page\'s gzip form apart from its plain form, and answers 304 to either copy with the tag it holds', async () => {
+  it("tags a large page's gzip form apart from its plain form, and answers 304 to either copy with the tag it holds", async () => {
     const gzip = { 'accept-encoding': 'gzip' };
     const plain = await get(handler, 'limit=1000');
     const compressed = await get(handler, 'limit=1000', gzip);
@@ -182,7 +204,11 @@ describe('GET /devices with paging, filters and conditional requests', () => {
     expect(gzipTag).toBe(`${plainTag.slice(0, -1)}-gzip"`);
     expect(plain.headers?.Vary).toBe('Accept-Encoding');
     expect(compressed.headers?.Vary).toBe('Accept-Encoding');
-    for (const [held, headers] of [[plainTag, {}], [gzipTag, gzip], [`W/${gzipTag}`, gzip]] as const) {
+    for (const [held, headers] of [
+      [plainTag, {}],
+      [gzipTag, gzip],
+      [`W/${gzipTag}`, gzip],
+    ] as const) {
       const again = await get(handler, 'limit=1000', { ...headers, 'if-none-match': held });
       expect(again.statusCode, held).toBe(304);
       expect(again.headers).toEqual({ ETag: held.replace(/^W\//, ''), Vary: 'Accept-Encoding' });
@@ -196,7 +222,9 @@ describe('GET /devices with paging, filters and conditional requests', () => {
     process.env.DEVICES_CACHE_STALE_SECONDS = '0';
     const container = await freshContainer();
     const before = await get(container, 'limit=5');
-    jamf.setDevices(FLEET.map((record, index) => (index === 0 ? { ...record, general: { ...(record.general as object), name: 'renamed-mac' } } : record)));
+    jamf.setDevices(
+      FLEET.map((record, index) => (index === 0 ? { ...record, general: { ...(record.general as object), name: 'renamed-mac' } } : record)),
+    );
     // Bounded wait for the one-second TTL.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const after = await get(container, 'limit=5', { 'if-none-match': before.headers?.ETag as string });
@@ -220,8 +248,14 @@ describe('GET /devices with paging, filters and conditional requests', () => {
     const result = await get(fresh, query);
     expect(result.statusCode).toBe(422);
     expect(result.headers?.['Content-Type']).toBe('application/json');
-    const { error } = JSON.parse(result.body!) as { error: { message: string; status: number; httpMessage: string; details: { path: string }[] } };
-    expect(error).toMatchObject({ message: 'Request validation failed: Parameter (query) failed schema validation', status: 422, httpMessage: 'Unprocessable Entity' });
+    const { error } = JSON.parse(result.body!) as {
+      error: { message: string; status: number; httpMessage: string; details: { path: string }[] };
+    };
+    expect(error).toMatchObject({
+      message: 'Request validation failed: Parameter (query) failed schema validation',
+      status: 422,
+      httpMessage: 'Unprocessable Entity',
+    });
     expect(error.details.map((detail) => detail.path)).toEqual([path]);
     expect(jamf.stats().tokenRequests).toBe(0);
   });

@@ -11,7 +11,10 @@ import { accessLines, captureStdout, type CapturedLogs } from '../../support/cap
 import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 
-type Handler = (event: ReturnType<typeof httpEvent>, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
+type Handler = (
+  event: ReturnType<typeof httpEvent>,
+  context: ReturnType<typeof lambdaContext>,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 type RefreshHandler = (event: unknown, context?: ReturnType<typeof lambdaContext>) => Promise<{ outcome: string; devices?: number }>;
 
 /** Large enough that the snapshot is stored in parts (over 1 MiB compressed). */
@@ -41,9 +44,11 @@ const freshRefresh = async (): Promise<RefreshHandler> => {
   return async (event, context) => (await handler(event, context)).computers;
 };
 /** The first page of 5,000: the whole list of 30,000 is more than one response may carry. */
-const getDevices = (handler: Handler, query = 'limit=5000') => handler({ ...httpEvent('GET', '/devices'), rawQueryString: query }, lambdaContext());
+const getDevices = (handler: Handler, query = 'limit=5000') =>
+  handler({ ...httpEvent('GET', '/devices'), rawQueryString: query }, lambdaContext());
 const totalOf = (response: APIGatewayProxyStructuredResultV2): number => Number(response.headers?.['X-Total-Count']);
-const idsOf = (response: APIGatewayProxyStructuredResultV2): string[] => (JSON.parse(String(response.body)) as { id: string }[]).map((device) => device.id);
+const idsOf = (response: APIGatewayProxyStructuredResultV2): string[] =>
+  (JSON.parse(String(response.body)) as { id: string }[]).map((device) => device.id);
 
 describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL user (as ElastiCache runs it)', () => {
   let cluster: LocalRedisCluster;
@@ -60,7 +65,13 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
   let ca: Buffer;
   /** A plain connection to one node, for looking at it or changing its settings. */
   const nodeClient = (port: number): Redis => {
-    const client = new Redis({ host: '127.0.0.1', port, tls: { ca, servername: 'localhost' }, username: cluster.user, password: cluster.password });
+    const client = new Redis({
+      host: '127.0.0.1',
+      port,
+      tls: { ca, servername: 'localhost' },
+      username: cluster.user,
+      password: cluster.password,
+    });
     client.on('error', () => undefined);
     return client;
   };
@@ -145,9 +156,12 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
   });
 
   it('refreshes incrementally from the list it stored in parts: the changes alone, merged into it', async () => {
-    await (await freshRefresh())({});
+    await (
+      await freshRefresh()
+    )({});
     const now = new Date().toISOString();
-    const moved = (record: JamfComputer, index: number) => datedJamfComputer({ ...record, general: { ...(record.general as object), name: `moved-${index}` } }, 'reportDate', now);
+    const moved = (record: JamfComputer, index: number) =>
+      datedJamfComputer({ ...record, general: { ...(record.general as object), name: `moved-${index}` } }, 'reportDate', now);
     jamf.setDevices(FLEET.map((record, index) => (index % 300 === 0 ? moved(record, index) : record)));
     jamf.resetStats();
     expect(await (await freshRefresh())({})).toMatchObject({ outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
@@ -168,7 +182,9 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
   });
 
   it('answers every request 200 with the whole list while the master holding the list is killed, and serves from the cluster again after its replica takes over', async () => {
-    await (await freshRefresh())({});
+    await (
+      await freshRefresh()
+    )({});
     const key = (await listKey())!;
     const master = await cluster.masterPortFor(key);
     process.env.REDIS_URL = await urlAvoiding(master);
@@ -203,7 +219,7 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
     await cluster.restartNode(master);
   }, 90_000);
 
-  it('degrades to Jamf with one line, never a 5xx, when the server\'s certificate is signed by another CA', async () => {
+  it("degrades to Jamf with one line, never a 5xx, when the server's certificate is signed by another CA", async () => {
     const wrong = await makeThrowawayCa(wrongCaDir);
     process.env.REDIS_TLS_CA_FILE = wrong.caFile;
     const devices = await freshDevices();
@@ -211,7 +227,10 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
     expect(response.statusCode).toBe(200);
     expect(totalOf(response)).toBe(FLEET.length);
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream']);
-    const degraded = logs.raw().split('\n').filter((line) => line.includes('cache tier degraded'));
+    const degraded = logs
+      .raw()
+      .split('\n')
+      .filter((line) => line.includes('cache tier degraded'));
     expect(degraded).toHaveLength(1);
     expect(degraded[0]).toMatch(/certificate/i);
     expect(logs.raw()).not.toContain(cluster.password);
@@ -228,7 +247,9 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
   });
 
   it('keeps the previous list in place and served when the master of its slot refuses writes (out of memory)', async () => {
-    await (await freshRefresh())({});
+    await (
+      await freshRefresh()
+    )({});
     const key = (await listKey())!;
     const node = nodeClient(await cluster.masterPortFor(key));
     await node.config('SET', 'maxmemory', '1');

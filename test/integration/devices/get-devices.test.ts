@@ -2,7 +2,14 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions, type JamfComputer } from '../../../demo/fake-jamf.ts';
+import {
+  DEMO_JAMF_CREDENTIALS,
+  generateJamfComputers,
+  startFakeJamf,
+  type FakeJamf,
+  type FakeJamfOptions,
+  type JamfComputer,
+} from '../../../demo/fake-jamf.ts';
 import { lambdaContext, loadEvent } from '../../support/http-events.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
@@ -12,9 +19,19 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIG
 type DeviceJson = Record<string, unknown> & { id: string; os_is_latest: boolean };
 
 const VARIABLES = [
-  'INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'INVENTORY_USERNAME', 'INVENTORY_PASSWORD',
-  'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'REDIS_URL', 'INVENTORY_CLIENT_SECRET_SSM',
-  'AWS_ENDPOINT_URL_SSM', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY',
+  'INVENTORY_URL',
+  'INVENTORY_CLIENT_ID',
+  'INVENTORY_CLIENT_SECRET',
+  'INVENTORY_USERNAME',
+  'INVENTORY_PASSWORD',
+  'LATEST_OS_VERSION',
+  'DEVICES_CACHE_TTL_SECONDS',
+  'REDIS_URL',
+  'INVENTORY_CLIENT_SECRET_SSM',
+  'AWS_ENDPOINT_URL_SSM',
+  'AWS_REGION',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
 ];
 const BASIC = { username: 'jamf-api-reader', password: 'basic-password-do-not-log' };
 const TOKEN_PREFIX = 'fake-jamf-token-';
@@ -67,7 +84,8 @@ const withJamf = async (options: FakeJamfOptions, env: (url: string) => Record<s
   return loadHandler(env(jamf.url));
 };
 
-const getDevices = async (handler: Handler, remainingMs = 20_000) => handler(await loadEvent('devices/success.json'), lambdaContext(remainingMs));
+const getDevices = async (handler: Handler, remainingMs = 20_000) =>
+  handler(await loadEvent('devices/success.json'), lambdaContext(remainingMs));
 
 const devicesOf = (result: APIGatewayProxyStructuredResultV2) => JSON.parse(result.body!) as DeviceJson[];
 const errorOf = (result: APIGatewayProxyStructuredResultV2) =>
@@ -121,7 +139,12 @@ describe('GET /devices over a Jamf Pro inventory', () => {
   });
 
   describe('an error page repeating the request keeps every credential out of the log', () => {
-    const basicEnv = (url: string) => ({ INVENTORY_URL: url, INVENTORY_USERNAME: BASIC.username, INVENTORY_PASSWORD: BASIC.password, LATEST_OS_VERSION: '26.1' });
+    const basicEnv = (url: string) => ({
+      INVENTORY_URL: url,
+      INVENTORY_USERNAME: BASIC.username,
+      INVENTORY_PASSWORD: BASIC.password,
+      LATEST_OS_VERSION: '26.1',
+    });
     const failedLine = () => JSON.stringify(accessLines(logs)[0]);
 
     it('from the OAuth token endpoint (the form holds the client secret): its error codes only', async () => {
@@ -189,7 +212,7 @@ describe('GET /devices over a Jamf Pro inventory', () => {
 
   it('returns each id once in ascending numeric order when upstream shuffles and repeats records', async () => {
     const base = generateJamfComputers(2500, 14);
-    const shuffled: JamfComputer[] = [...base].sort((a, b) => (Number(a.id) * 7919) % 2503 - (Number(b.id) * 7919) % 2503);
+    const shuffled: JamfComputer[] = [...base].sort((a, b) => ((Number(a.id) * 7919) % 2503) - ((Number(b.id) * 7919) % 2503));
     shuffled.splice(1500, 0, { ...base[0]! }, { ...base[1999]! });
     const handler = await withJamf({ devices: shuffled, ignoreSort: true });
     const devices = devicesOf(await getDevices(handler));
@@ -281,7 +304,7 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(logs.raw()).not.toMatch(/\n\s+at /);
   });
 
-  it('serves a fleet whose list is over Lambda\'s 6 MB limit gzip-compressed, and refuses it uncompressed with a clear 500', async () => {
+  it("serves a fleet whose list is over Lambda's 6 MB limit gzip-compressed, and refuses it uncompressed with a clear 500", async () => {
     const handler = await withJamf({ devices: generateJamfComputers(16_000, 24) });
     const event = await loadEvent('devices/success.json');
     const compressed = await handler({ ...event, headers: { ...event.headers, 'accept-encoding': 'gzip, deflate, br' } }, lambdaContext());
@@ -320,7 +343,10 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(errorOf(result)).toMatchObject({ status: 504, httpMessage: 'Gateway Timeout' });
     expect(elapsed).toBeLessThan(2500);
     // The read's own budget ended it (the deadline less its margin), not the chain's last-resort 504.
-    expect(expectOneAccessLine(504).error).toMatchObject({ name: 'UpstreamError', message: expect.stringMatching(/^Upstream inventory timed-out: .*did not complete in time/) });
+    expect(expectOneAccessLine(504).error).toMatchObject({
+      name: 'UpstreamError',
+      message: expect.stringMatching(/^Upstream inventory timed-out: .*did not complete in time/),
+    });
   });
 
   it('answers 504 at once when the Lambda has no time left for a read', async () => {
@@ -359,7 +385,7 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(jamf!.stats().tokenRequests).toBe(0);
   });
 
-  it('logs SSM\'s refusal by name and status, never its text, which quotes the signed request (session token included)', async () => {
+  it("logs SSM's refusal by name and status, never its text, which quotes the signed request (session token included)", async () => {
     const handler = await withJamf({}, ssmEnv(SSM_REFUSED));
     const result = await getDevices(handler);
     expect(result.statusCode).toBe(500);
@@ -377,12 +403,18 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     expect(Date.now() - started).toBeLessThan(2_500);
     expect(result.statusCode).toBe(504);
     expect(errorOf(result).status).toBe(504);
-    expect(expectOneAccessLine(504).error).toMatchObject({ name: 'UpstreamError', message: expect.stringMatching(/^Upstream inventory timed-out: .*reading its secret\) did not complete in time/) });
+    expect(expectOneAccessLine(504).error).toMatchObject({
+      name: 'UpstreamError',
+      message: expect.stringMatching(/^Upstream inventory timed-out: .*reading its secret\) did not complete in time/),
+    });
     expect(jamf!.stats().tokenRequests).toBe(0);
   });
 
   it('answers 503 with upstream Retry-After when rate limited', async () => {
-    const handler = await withJamf({ devices: generateJamfComputers(2500, 21), pageFaults: { 1: { kind: 'rate-limited', retryAfter: '17' } } });
+    const handler = await withJamf({
+      devices: generateJamfComputers(2500, 21),
+      pageFaults: { 1: { kind: 'rate-limited', retryAfter: '17' } },
+    });
     const result = await getDevices(handler);
     expect(result.statusCode).toBe(503);
     expect(result.headers?.['Retry-After']).toBe('17');

@@ -32,17 +32,45 @@ interface MobileJson {
 }
 
 const VARIABLES = [
-  'INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'LATEST_OS_FEED_URL', 'LATEST_IOS_VERSION',
-  'LATEST_IOS_FEED_URL', 'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'DEVICES_FULL_REFRESH_SECONDS', 'REDIS_URL',
+  'INVENTORY_URL',
+  'INVENTORY_CLIENT_ID',
+  'INVENTORY_CLIENT_SECRET',
+  'LATEST_OS_VERSION',
+  'LATEST_OS_FEED_URL',
+  'LATEST_IOS_VERSION',
+  'LATEST_IOS_FEED_URL',
+  'DEVICES_CACHE_TTL_SECONDS',
+  'DEVICES_CACHE_STALE_SECONDS',
+  'DEVICES_FULL_REFRESH_SECONDS',
+  'REDIS_URL',
 ];
 const FLEET = generateJamfMobileDevices(1_200, 5);
 
 /** A record in the shape Jamf's OpenAPI example of `/api/v2/mobile-devices/detail` gives. */
-const jamfRecord = (id: string, deviceType: string, modelIdentifier: string, osVersion: string, extra: { response?: string } = {}): JamfMobileDevice => ({
+const jamfRecord = (
+  id: string,
+  deviceType: string,
+  modelIdentifier: string,
+  osVersion: string,
+  extra: { response?: string } = {},
+): JamfMobileDevice => ({
   mobileDeviceId: id,
   deviceType,
-  hardware: { capacityMb: 100, serialNumber: `SERIAL${id}`, model: `Model ${modelIdentifier}`, modelIdentifier, modelNumber: 'MW742LL', extensionAttributes: [] },
-  userAndLocation: { username: 'admin', realName: 'IT Bob', emailAddress: 'ITBob@jamf.com', position: 'IT Team Lead', extensionAttributes: [] },
+  hardware: {
+    capacityMb: 100,
+    serialNumber: `SERIAL${id}`,
+    model: `Model ${modelIdentifier}`,
+    modelIdentifier,
+    modelNumber: 'MW742LL',
+    extensionAttributes: [],
+  },
+  userAndLocation: {
+    username: 'admin',
+    realName: 'IT Bob',
+    emailAddress: 'ITBob@jamf.com',
+    position: 'IT Team Lead',
+    extensionAttributes: [],
+  },
   general: {
     udid: `0dad565fb40b010a9e490440188063a37872${id.padStart(4, '0')}`,
     displayName: `device-${id}`,
@@ -65,7 +93,12 @@ const RULES_FLEET: JamfMobileDevice[] = [
   jamfRecord('6', 'tvOS', 'AppleTV14,1', '26.6.1'), // never decided
   jamfRecord('7', 'iOS', 'iPad15,7', '26.3.1', { response: '(a)' }),
   jamfRecord('8', 'iOS', 'iPhone10,1', '16.7.12'), // a major the feed does not list
-  { mobileDeviceId: '9', deviceType: 'Unknown', hardware: { serialNumber: 'UNTYPED9', model: 'Unknown', modelIdentifier: 'Unknown' }, userAndLocation: null },
+  {
+    mobileDeviceId: '9',
+    deviceType: 'Unknown',
+    hardware: { serialNumber: 'UNTYPED9', model: 'Unknown', modelIdentifier: 'Unknown' },
+    userAndLocation: null,
+  },
   jamfRecord('10', 'iOS', 'iPhone17,1', '26.6.1'),
 ];
 
@@ -126,7 +159,25 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
       expect(Object.values(device)).not.toContain(null);
       expect(Object.values(device)).not.toContain('');
     }
-    const order = ['id', 'device_type', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_version', 'os_build', 'os_rapid_security_response', 'os_is_latest', 'os_latest_version', 'last_inventory_at', 'username', 'email', 'managed', 'supervised'];
+    const order = [
+      'id',
+      'device_type',
+      'udid',
+      'name',
+      'serial_number',
+      'model',
+      'model_identifier',
+      'os_version',
+      'os_build',
+      'os_rapid_security_response',
+      'os_is_latest',
+      'os_latest_version',
+      'last_inventory_at',
+      'username',
+      'email',
+      'managed',
+      'supervised',
+    ];
     for (const device of devices) {
       const keys = Object.keys(device);
       expect(keys).toEqual(order.filter((key) => keys.includes(key)));
@@ -139,13 +190,16 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
     expect(tvs.every((device) => !device.os_is_latest && device.os_latest_version === undefined)).toBe(true);
     const untyped = devices.filter((device) => device.device_type === 'Unknown');
     expect(untyped.length).toBeGreaterThan(0);
-    for (const device of untyped) expect(Object.keys(device).filter((key) => ['udid', 'name', 'os_version', 'managed', 'last_inventory_at'].includes(key))).toEqual([]);
+    for (const device of untyped)
+      expect(Object.keys(device).filter((key) => ['udid', 'name', 'os_version', 'managed', 'last_inventory_at'].includes(key))).toEqual([]);
     // The Jamf request as documented: its sections, sorted by mobileDeviceId.
     const [first] = jamf.stats().mobileLog;
     expect(first!.sections).toEqual(['GENERAL', 'HARDWARE', 'USER_AND_LOCATION']);
     expect(first!.sort).toBe('mobileDeviceId:asc');
     expect(jamf.stats().inventoryRequests).toBe(0);
-    expect(accessLines(logs)).toEqual([expect.objectContaining({ path: '/mobile-devices', status_code: 200, cache_tier: 'upstream', service: 'mobileDevices' })]);
+    expect(accessLines(logs)).toEqual([
+      expect.objectContaining({ path: '/mobile-devices', status_code: 200, cache_tier: 'upstream', service: 'mobileDevices' }),
+    ]);
   });
 
   it('maps a record as Jamf writes it: displayName, emailAddress (not realName), lastInventoryUpdateDate, the response level', async () => {
@@ -170,7 +224,14 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
       managed: true,
       supervised: true,
     });
-    expect(devices.find((device) => device.id === '9')).toEqual({ id: '9', device_type: 'Unknown', serial_number: 'UNTYPED9', model: 'Unknown', model_identifier: 'Unknown', os_is_latest: false });
+    expect(devices.find((device) => device.id === '9')).toEqual({
+      id: '9',
+      device_type: 'Unknown',
+      serial_number: 'UNTYPED9',
+      model: 'Unknown',
+      model_identifier: 'Unknown',
+      os_is_latest: false,
+    });
   });
 
   it('serves [] for a Jamf Pro without mobile devices', async () => {
@@ -199,11 +260,15 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
       ['device_type, any case', 'device_type=TVOS', (device: MobileJson) => device.device_type === 'tvOS'],
       ['model_identifier', 'model_identifier=iphone11%2C2', (device: MobileJson) => device.model_identifier === 'iPhone11,2'],
       [
-        'last_inventory_before with its offset\'s + written bare',
+        "last_inventory_before with its offset's + written bare",
         'last_inventory_before=2026-11-10T01:00:00+01:00',
         (device: MobileJson) => device.last_inventory_at === undefined || Date.parse(device.last_inventory_at) < before,
       ],
-      ['several filters', 'device_type=iOS&os_is_latest=false&managed=true', (device: MobileJson) => device.device_type === 'iOS' && !device.os_is_latest && device.managed === true],
+      [
+        'several filters',
+        'device_type=iOS&os_is_latest=false&managed=true',
+        (device: MobileJson) => device.device_type === 'iOS' && !device.os_is_latest && device.managed === true,
+      ],
     ])('walks the Link headers through every matching device exactly once, in id order: %s', async (_label, filter, keep) => {
       const expected = all.filter(keep).map((device) => device.id);
       expect(expected.length).toBeGreaterThan(0);
@@ -221,7 +286,11 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
       expect(seen).toEqual(expected);
       expect(pages).toBe(Math.ceil(expected.length / 97));
       expect(jamf.stats().tokenRequests).toBe(1);
-      expect(accessLines(logs).slice(1).every((line) => line.cache_tier === 'memory')).toBe(true);
+      expect(
+        accessLines(logs)
+          .slice(1)
+          .every((line) => line.cache_tier === 'memory'),
+      ).toBe(true);
     });
 
     it('answers 304 to a matching If-None-Match, and another ETag for another page', async () => {
@@ -257,7 +326,9 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
 
   describe('os_is_latest of iPhones and iPads', () => {
     const decisions = async () =>
-      Object.fromEntries(devicesOf(await get(await freshContainer())).map((device) => [device.id, [device.os_is_latest, device.os_latest_version ?? null]]));
+      Object.fromEntries(
+        devicesOf(await get(await freshContainer())).map((device) => [device.id, [device.os_is_latest, device.os_latest_version ?? null]]),
+      );
 
     it('decides each against the highest release of its major that applies to its model, on the SOFA iOS feed', async () => {
       jamf.setMobileDevices(RULES_FLEET);
@@ -295,12 +366,14 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
       const result = await get(await freshContainer());
       expect(result.statusCode).toBe(500);
       expect(result.body).not.toContain('LATEST_IOS_VERSION');
-      expect(JSON.stringify(accessLines(logs).at(-1)!.error)).toContain('LATEST_IOS_VERSION is required but not set (or set LATEST_IOS_FEED_URL)');
+      expect(JSON.stringify(accessLines(logs).at(-1)!.error)).toContain(
+        'LATEST_IOS_VERSION is required but not set (or set LATEST_IOS_FEED_URL)',
+      );
       expect(jamf.stats().tokenRequests).toBe(0);
     });
   });
 
-  it('answers 503 with Jamf\'s Retry-After when the mobile inventory is rate limited, and 502 on its 500', async () => {
+  it("answers 503 with Jamf's Retry-After when the mobile inventory is rate limited, and 502 on its 500", async () => {
     jamf.setMobilePageFault(0, { kind: 'rate-limited', retryAfter: '9', times: 1 });
     const limited = await get(await freshContainer());
     expect(limited.statusCode).toBe(503);
@@ -330,7 +403,10 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
   };
   const keys = async () => {
     const all = await raw.keys('*devices:*');
-    return { computers: all.find((key) => key.startsWith('devices:') && !key.endsWith(':refresh-lock')), mobile: all.find((key) => key.startsWith('mobile-devices:') && !key.endsWith(':refresh-lock')) };
+    return {
+      computers: all.find((key) => key.startsWith('devices:') && !key.endsWith(':refresh-lock')),
+      mobile: all.find((key) => key.startsWith('mobile-devices:') && !key.endsWith(':refresh-lock')),
+    };
   };
   const refreshLines = () =>
     logs
@@ -338,14 +414,16 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
       .split('\n')
       .filter((line) => line.includes('"devices refresh"'))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-  const renamedFirst = (name: string): JamfMobileDevice[] => FLEET.map((record, index) => (index === 0 ? { ...record, general: { ...(record.general as object), displayName: name } } : record));
+  const renamedFirst = (name: string): JamfMobileDevice[] =>
+    FLEET.map((record, index) => (index === 0 ? { ...record, general: { ...(record.general as object), displayName: name } } : record));
   /** The first `count` records' inventory updated now, as Jamf dates it, the first of them renamed `name`. */
   const updated = (count: number, name: string): JamfMobileDevice[] => {
     const now = new Date().toISOString();
     return renamedFirst(name).map((record, index) => (index < count ? datedJamfMobileDevice(record, now) : record));
   };
   /** Each mobile inventory request as its page size and whether it was filtered. */
-  const mobileRequestsAt = (fake: FakeJamf) => fake.stats().mobileLog.map((entry) => [entry.pageSize, entry.filter === null ? 'all' : 'changed']);
+  const mobileRequestsAt = (fake: FakeJamf) =>
+    fake.stats().mobileLog.map((entry) => [entry.pageSize, entry.filter === null ? 'all' : 'changed']);
   const storedMobile = async () => (await deviceSnapshotCodec.decode((await raw.getBuffer((await keys()).mobile!))!))!;
   const refreshOnce = async () => (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
 
@@ -374,8 +452,14 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     expect(computers).toMatch(/^devices:v5:\{[0-9a-f]{16}\}$/);
     expect(mobile).toMatch(/^mobile-devices:v5:\{[0-9a-f]{16}\}$/);
     expect((await deviceSnapshotCodec.decode((await raw.getBuffer(mobile!))!))!.count).toBe(FLEET.length);
-    expect(refreshLines().map((line) => [line.inventory, line.outcome])).toEqual([['computers', 'refreshed'], ['mobile_devices', 'refreshed']]);
-    expect(logs.lines().find((line) => '_aws' in line)).toMatchObject({ DevicesRefreshSeconds: expect.any(Number), MobileDevicesRefreshSeconds: expect.any(Number) });
+    expect(refreshLines().map((line) => [line.inventory, line.outcome])).toEqual([
+      ['computers', 'refreshed'],
+      ['mobile_devices', 'refreshed'],
+    ]);
+    expect(logs.lines().find((line) => '_aws' in line)).toMatchObject({
+      DevicesRefreshSeconds: expect.any(Number),
+      MobileDevicesRefreshSeconds: expect.any(Number),
+    });
 
     jamf.resetStats();
     const page = await get(await freshContainer(), 'limit=10');
@@ -390,16 +474,35 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     const previous = await storedMobile();
     jamf.setMobileDevices(updated(1_100, 'incremental-iphone'));
     jamf.resetStats();
-    expect(await refreshOnce()).toMatchObject({ outcome: 'refreshed', mobile_devices: { outcome: 'refreshed', devices: FLEET.length, read: 'incremental' } });
+    expect(await refreshOnce()).toMatchObject({
+      outcome: 'refreshed',
+      mobile_devices: { outcome: 'refreshed', devices: FLEET.length, read: 'incremental' },
+    });
     const line = refreshLines().at(-1)!;
     expect(line).toMatchObject({ inventory: 'mobile_devices', outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
     expect(line).not.toHaveProperty('full_read_reason');
     // One record for the inventory's size, then 1,100 updates in two pages of 1,000, under one token.
-    expect(mobileRequestsAt(jamf)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'changed']]);
+    expect(mobileRequestsAt(jamf)).toEqual([
+      [1, 'all'],
+      [1000, 'changed'],
+      [1000, 'changed'],
+    ]);
     // Since the previous read began less 60 s, to the second below, in ISO 8601 UTC.
     const since = new Date(Math.floor((previous.readAt - 60_000) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-    expect(new Set(jamf.stats().mobileLog.slice(1).map((entry) => entry.filter))).toEqual(new Set([`general.lastInventoryUpdateDate=ge=${since}`]));
-    expect(jamf.stats().mobileLog.slice(1).every((entry) => entry.sort === 'mobileDeviceId:asc' && entry.sections.join() === 'GENERAL,HARDWARE,USER_AND_LOCATION')).toBe(true);
+    expect(
+      new Set(
+        jamf
+          .stats()
+          .mobileLog.slice(1)
+          .map((entry) => entry.filter),
+      ),
+    ).toEqual(new Set([`general.lastInventoryUpdateDate=ge=${since}`]));
+    expect(
+      jamf
+        .stats()
+        .mobileLog.slice(1)
+        .every((entry) => entry.sort === 'mobileDeviceId:asc' && entry.sections.join() === 'GENERAL,HARDWARE,USER_AND_LOCATION'),
+    ).toBe(true);
     // One token for each inventory's read.
     expect(jamf.stats().tokenRequests).toBe(2);
     const merged = await storedMobile();
@@ -413,7 +516,11 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
 
   it('reads the mobile devices in full when Jamf refuses their filter, and says so on their line', async () => {
     // A Jamf Pro that cannot filter its mobile devices by their inventory date.
-    const refusing = await startFakeJamf({ devices: generateJamfComputers(50, 3), mobileDevices: FLEET, mobileFilterFields: ['general.lastEnrolledDate'] });
+    const refusing = await startFakeJamf({
+      devices: generateJamfComputers(50, 3),
+      mobileDevices: FLEET,
+      mobileFilterFields: ['general.lastEnrolledDate'],
+    });
     try {
       process.env.INVENTORY_URL = refusing.url;
       await refreshOnce();
@@ -424,8 +531,18 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
         computers: { outcome: 'refreshed', read: 'incremental' },
         mobile_devices: { outcome: 'refreshed', devices: FLEET.length, read: 'full', full_read_reason: 'filter refused' },
       });
-      expect(refreshLines().at(-1)).toMatchObject({ inventory: 'mobile_devices', level: 'INFO', read: 'full', full_read_reason: 'filter refused' });
-      expect(mobileRequestsAt(refusing)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'all'], [1000, 'all']]);
+      expect(refreshLines().at(-1)).toMatchObject({
+        inventory: 'mobile_devices',
+        level: 'INFO',
+        read: 'full',
+        full_read_reason: 'filter refused',
+      });
+      expect(mobileRequestsAt(refusing)).toEqual([
+        [1, 'all'],
+        [1000, 'changed'],
+        [1000, 'all'],
+        [1000, 'all'],
+      ]);
       // Served from the cluster: no further request.
       expect(devicesOf(await get(await freshContainer(), 'limit=1'))[0]!.name).toBe('refused-filter-iphone');
       expect(refusing.stats().mobileRequests).toBe(4);
@@ -434,8 +551,10 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     }
   });
 
-  it('leaves the other inventory\'s entry as it is when one fails, either way round, and says which failed', async () => {
-    await (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+  it("leaves the other inventory's entry as it is when one fails, either way round, and says which failed", async () => {
+    await (
+      await freshRefresh()
+    )(scheduledEvent, lambdaContext(60_000));
     const before = await keys();
     const computersBefore = await raw.getBuffer(before.computers!);
     const mobileBefore = await raw.getBuffer(before.mobile!);
@@ -447,7 +566,11 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     expect(failure).toBeInstanceOf(Error);
     expect((await raw.getBuffer(before.computers!))!.equals(computersBefore!)).toBe(true);
     expect((await raw.getBuffer(before.mobile!))!.equals(mobileBefore!)).toBe(false);
-    expect(refreshLines().slice(-2).map((line) => [line.inventory, line.level, line.outcome])).toEqual([
+    expect(
+      refreshLines()
+        .slice(-2)
+        .map((line) => [line.inventory, line.level, line.outcome]),
+    ).toEqual([
       ['computers', 'ERROR', 'failed'],
       ['mobile_devices', 'INFO', 'refreshed'],
     ]);
@@ -460,7 +583,11 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     const second = await (await freshRefresh())(scheduledEvent, lambdaContext(60_000)).catch((error: unknown) => error);
     expect(second).toBeInstanceOf(Error);
     expect((await raw.getBuffer(before.mobile!))!.equals(mobileNow!)).toBe(true);
-    expect(refreshLines().slice(-2).map((line) => [line.inventory, line.outcome])).toEqual([
+    expect(
+      refreshLines()
+        .slice(-2)
+        .map((line) => [line.inventory, line.outcome]),
+    ).toEqual([
       ['computers', 'refreshed'],
       ['mobile_devices', 'failed'],
     ]);

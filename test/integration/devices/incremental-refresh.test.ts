@@ -45,7 +45,10 @@ interface Inventory {
 const section = (record: JamfRecord, name: string): Record<string, unknown> =>
   typeof record[name] === 'object' && record[name] !== null ? (record[name] as Record<string, unknown>) : {};
 /** `record` with `fields` set in its section `name`. */
-const withSection = (record: JamfRecord, name: string, fields: Record<string, unknown>): JamfRecord => ({ ...record, [name]: { ...section(record, name), ...fields } });
+const withSection = (record: JamfRecord, name: string, fields: Record<string, unknown>): JamfRecord => ({
+  ...record,
+  [name]: { ...section(record, name), ...fields },
+});
 
 /** A computer's changes, each dated by its last contact or by its inventory report. */
 const COMPUTER_CHANGES: readonly ((record: JamfRecord, serial: number) => JamfRecord)[] = [
@@ -63,7 +66,9 @@ const COMPUTERS_INVENTORY: Inventory = {
   enrolled: generateJamfComputers(60, 62),
   set: (jamf, records) => jamf.setDevices(records as JamfComputer[]),
   edits: COMPUTER_CHANGES.flatMap((change) =>
-    (['lastContact', 'reportDate'] as const).map((field) => (record: JamfRecord, serial: number, now: string) => datedJamfComputer(change(record, serial) as JamfComputer, field, now)),
+    (['lastContact', 'reportDate'] as const).map(
+      (field) => (record: JamfRecord, serial: number, now: string) => datedJamfComputer(change(record, serial) as JamfComputer, field, now),
+    ),
   ),
   enrol: (record, now) => datedJamfComputer(datedJamfComputer(record as JamfComputer, 'lastContact', now), 'reportDate', now),
 };
@@ -83,7 +88,9 @@ const MOBILE_INVENTORY: Inventory = {
   base: generateJamfMobileDevices(120, 63),
   enrolled: generateJamfMobileDevices(60, 64),
   set: (jamf, records) => jamf.setMobileDevices(records as JamfMobileDevice[]),
-  edits: MOBILE_CHANGES.map((change) => (record: JamfRecord, serial: number, now: string) => datedJamfMobileDevice(change(record, serial) as JamfMobileDevice, now)),
+  edits: MOBILE_CHANGES.map(
+    (change) => (record: JamfRecord, serial: number, now: string) => datedJamfMobileDevice(change(record, serial) as JamfMobileDevice, now),
+  ),
   enrol: (record, now) => datedJamfMobileDevice(record as JamfMobileDevice, now),
 };
 
@@ -118,68 +125,78 @@ describe('incremental refresh: merging the changes gives what a full read gives'
     await redis.stop();
   });
 
-  it.each([COMPUTERS_INVENTORY, MOBILE_INVENTORY])('writes, after every step of edits, enrolments and removals of $kind.name, the snapshot a full read of the inventory gives, byte for byte', async (inventory) => {
-    const { kind } = inventory;
-    const key = `${kind.keyPrefix}:v5:{incremental-property}`;
-    const idOf = (record: JamfRecord) => Number(record[kind.endpoint.idField]);
-    // Pages of 20 records: a filtered read of many changes spans several pages.
-    const client = makeJamfClient({
-      baseUrl: jamf.url,
-      auth: { kind: 'oauth', clientId: DEMO_JAMF_CREDENTIALS.clientId, clientSecret: async () => DEMO_JAMF_CREDENTIALS.clientSecret },
-      inventory: kind.endpoint,
-      pageSize: 20,
-    });
-    const refresh = makeDevicesRefresh({
-      readSnapshot: makeRefreshReader({ inventory: client, fullReadEveryMs: 3_600_000, kind }),
-      cluster,
-      codec: deviceSnapshotCodec,
-      key,
-      servableMs: 3_600_000,
-      lockMs: 60_000,
-    });
-    const readFully = makeSnapshotReader({ inventory: client, kind });
-    const remaining = () => 60_000;
-    const stored = async (): Promise<DeviceSnapshot> => (await cluster.read(key, deviceSnapshotCodec.decode))!.value;
-    let serial = 0;
+  it.each([COMPUTERS_INVENTORY, MOBILE_INVENTORY])(
+    'writes, after every step of edits, enrolments and removals of $kind.name, the snapshot a full read of the inventory gives, byte for byte',
+    async (inventory) => {
+      const { kind } = inventory;
+      const key = `${kind.keyPrefix}:v5:{incremental-property}`;
+      const idOf = (record: JamfRecord) => Number(record[kind.endpoint.idField]);
+      // Pages of 20 records: a filtered read of many changes spans several pages.
+      const client = makeJamfClient({
+        baseUrl: jamf.url,
+        auth: { kind: 'oauth', clientId: DEMO_JAMF_CREDENTIALS.clientId, clientSecret: async () => DEMO_JAMF_CREDENTIALS.clientSecret },
+        inventory: kind.endpoint,
+        pageSize: 20,
+      });
+      const refresh = makeDevicesRefresh({
+        readSnapshot: makeRefreshReader({ inventory: client, fullReadEveryMs: 3_600_000, kind }),
+        cluster,
+        codec: deviceSnapshotCodec,
+        key,
+        servableMs: 3_600_000,
+        lockMs: 60_000,
+      });
+      const readFully = makeSnapshotReader({ inventory: client, kind });
+      const remaining = () => 60_000;
+      const stored = async (): Promise<DeviceSnapshot> => (await cluster.read(key, deviceSnapshotCodec.decode))!.value;
+      let serial = 0;
 
-    await fc.assert(
-      fc.asyncProperty(steps, async (sequence) => {
-        let records = [...inventory.base];
-        let enrolled = 0;
-        // Jamf never gives an id twice: a device enrolled after the highest was removed takes a higher one.
-        let lastId = records.reduce((highest, record) => Math.max(highest, idOf(record)), 0);
-        inventory.set(jamf, records);
-        await raw.flushall();
-        expect(await refresh(remaining)).toMatchObject({ outcome: 'refreshed', read: 'full', fullReadReason: 'no previous snapshot' });
-        for (const operations of sequence) {
-          const now = new Date().toISOString();
-          for (const step of operations) {
-            serial += 1;
-            if (step.kind === 'edit' && records.length > 0) {
-              const at = step.at % records.length;
-              records = records.with(at, inventory.edits[step.edit % inventory.edits.length]!(records[at]!, serial, now));
-            } else if (step.kind === 'remove' && records.length > 0) {
-              records = records.toSpliced(step.at % records.length, 1);
-            } else if (step.kind === 'enrol') {
-              lastId += 1 + (serial % 3);
-              const fresh = { ...inventory.enrolled[enrolled % inventory.enrolled.length]!, [kind.endpoint.idField]: String(lastId) };
-              enrolled += 1;
-              records = [...records, inventory.enrol(fresh, now)];
-            }
-          }
+      await fc.assert(
+        fc.asyncProperty(steps, async (sequence) => {
+          let records = [...inventory.base];
+          let enrolled = 0;
+          // Jamf never gives an id twice: a device enrolled after the highest was removed takes a higher one.
+          let lastId = records.reduce((highest, record) => Math.max(highest, idOf(record)), 0);
           inventory.set(jamf, records);
-          const removed = operations.some((step) => step.kind === 'remove');
-          const outcome = await refresh(remaining);
-          expect(outcome).toMatchObject(removed ? { outcome: 'refreshed', read: 'full', fullReadReason: 'count changed' } : { outcome: 'refreshed', read: 'incremental' });
-          const written = await stored();
-          const expected = await readFully(remaining);
-          expect(written.count).toBe(expected.count);
-          expect(written.id).toBe(expected.id);
-          expect(deviceText(written, 0, written.count)).toBe(deviceText(expected, 0, expected.count));
-          expect([...written.boardKey].map((index) => written.boards[index])).toEqual([...expected.boardKey].map((index) => expected.boards[index]));
-        }
-      }),
-      { numRuns: 25 },
-    );
-  }, 120_000);
+          await raw.flushall();
+          expect(await refresh(remaining)).toMatchObject({ outcome: 'refreshed', read: 'full', fullReadReason: 'no previous snapshot' });
+          for (const operations of sequence) {
+            const now = new Date().toISOString();
+            for (const step of operations) {
+              serial += 1;
+              if (step.kind === 'edit' && records.length > 0) {
+                const at = step.at % records.length;
+                records = records.with(at, inventory.edits[step.edit % inventory.edits.length]!(records[at]!, serial, now));
+              } else if (step.kind === 'remove' && records.length > 0) {
+                records = records.toSpliced(step.at % records.length, 1);
+              } else if (step.kind === 'enrol') {
+                lastId += 1 + (serial % 3);
+                const fresh = { ...inventory.enrolled[enrolled % inventory.enrolled.length]!, [kind.endpoint.idField]: String(lastId) };
+                enrolled += 1;
+                records = [...records, inventory.enrol(fresh, now)];
+              }
+            }
+            inventory.set(jamf, records);
+            const removed = operations.some((step) => step.kind === 'remove');
+            const outcome = await refresh(remaining);
+            expect(outcome).toMatchObject(
+              removed
+                ? { outcome: 'refreshed', read: 'full', fullReadReason: 'count changed' }
+                : { outcome: 'refreshed', read: 'incremental' },
+            );
+            const written = await stored();
+            const expected = await readFully(remaining);
+            expect(written.count).toBe(expected.count);
+            expect(written.id).toBe(expected.id);
+            expect(deviceText(written, 0, written.count)).toBe(deviceText(expected, 0, expected.count));
+            expect([...written.boardKey].map((index) => written.boards[index])).toEqual(
+              [...expected.boardKey].map((index) => expected.boards[index]),
+            );
+          }
+        }),
+        { numRuns: 25 },
+      );
+    },
+    120_000,
+  );
 });

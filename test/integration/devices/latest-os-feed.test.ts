@@ -17,8 +17,15 @@ interface DeviceJson {
 }
 
 const VARIABLES = [
-  'INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'LATEST_OS_VERSION', 'LATEST_OS_FEED_URL', 'LATEST_OS_FEED_TTL_SECONDS',
-  'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL',
+  'INVENTORY_URL',
+  'INVENTORY_CLIENT_ID',
+  'INVENTORY_CLIENT_SECRET',
+  'LATEST_OS_VERSION',
+  'LATEST_OS_FEED_URL',
+  'LATEST_OS_FEED_TTL_SECONDS',
+  'DEVICES_CACHE_TTL_SECONDS',
+  'DEVICES_CACHE_STALE_SECONDS',
+  'REDIS_URL',
 ];
 /** The size of the demo inventory `npm start` serves: 300 generated computers (docs/local-stack.md). */
 const DEMO_COMPUTER_COUNT = 300;
@@ -126,7 +133,8 @@ const expectDecisions = (devices: DeviceJson[], expected: Record<string, boolean
   return seen;
 };
 
-const feedLines = () => [...logs.lines(), ...logs.errorLines()].filter((line) => typeof line.message === 'string' && line.message.startsWith('latest OS feed'));
+const feedLines = () =>
+  [...logs.lines(), ...logs.errorLines()].filter((line) => typeof line.message === 'string' && line.message.startsWith('latest OS feed'));
 
 /** Past the feed's one-second TTL, so the next request fetches it again. */
 const afterTtl = () => sleep(1_100);
@@ -138,7 +146,8 @@ describe('GET /devices with the latest-OS feed', () => {
     expect(devices).toHaveLength(DEMO_COMPUTER_COUNT);
     const seen = expectDecisions(devices, EXPECTED_WITH_FEED);
     // The demo shows every case: each major's latest, older releases, a response with and without, an unlisted major, Jamf's `.0`.
-    for (const release of ['26.6.2', '26.6.1', '26.3.1 (a)', '26.3.1', '15.7.9', '15.7', '14.8.9', '13.7.8', '15.2.0']) expect(seen, release).toContain(release);
+    for (const release of ['26.6.2', '26.6.1', '26.3.1 (a)', '26.3.1', '15.7.9', '15.7', '14.8.9', '13.7.8', '15.2.0'])
+      expect(seen, release).toContain(release);
     expect(accessLines(logs)).toHaveLength(1);
     expect(feedLines()).toEqual([]);
     expect(sofa.requests()).toBe(1);
@@ -148,20 +157,35 @@ describe('GET /devices with the latest-OS feed', () => {
   const fleetOn = (releases: readonly [version: string, response: string | null][]) =>
     generateJamfComputers(releases.length, 5).map((record, index) => ({
       ...record,
-      operatingSystem: { ...(record.operatingSystem as object), name: 'macOS', version: releases[index]![0], rapidSecurityResponse: releases[index]![1] },
+      operatingSystem: {
+        ...(record.operatingSystem as object),
+        name: 'macOS',
+        version: releases[index]![0],
+        rapidSecurityResponse: releases[index]![1],
+      },
     }));
-  const latestById = (devices: DeviceJson[]) => devices.map((device) => [device.os_version, device.os_rapid_security_response ?? null, device.os_is_latest]);
+  const latestById = (devices: DeviceJson[]) =>
+    devices.map((device) => [device.os_version, device.os_rapid_security_response ?? null, device.os_is_latest]);
 
   it('needs the response a feed lists as newest: Ventura on 12 July 2023, when 13.4.1 (c) was', async () => {
     const feed = await readSofaFeed('v1');
-    const ventura = (feed.OSVersions as { OSVersion: string; Latest: Record<string, unknown>; SecurityReleases: { ReleaseDate: string }[] }[]).find(
-      (entry) => entry.OSVersion === 'Ventura 13',
-    )!;
+    const ventura = (
+      feed.OSVersions as { OSVersion: string; Latest: Record<string, unknown>; SecurityReleases: { ReleaseDate: string }[] }[]
+    ).find((entry) => entry.OSVersion === 'Ventura 13')!;
     ventura.SecurityReleases = ventura.SecurityReleases.filter((release) => release.ReleaseDate <= '2023-07-12T00:00:00Z');
     ventura.Latest = { ...ventura.Latest, ProductVersion: '13.4.1' };
     sofa.setFeed('v1', feed);
     process.env.LATEST_OS_FEED_URL = sofa.feedUrl('v1');
-    jamf.setDevices(fleetOn([['13.4.1', null], ['13.4.1', '(a)'], ['13.4.1', '(c)'], ['13.4.1 (c)', null], ['13.5', null], ['13.4', null]]));
+    jamf.setDevices(
+      fleetOn([
+        ['13.4.1', null],
+        ['13.4.1', '(a)'],
+        ['13.4.1', '(c)'],
+        ['13.4.1 (c)', null],
+        ['13.5', null],
+        ['13.4', null],
+      ]),
+    );
     try {
       const result = await get(await freshContainer());
       expect(latestById(devicesOf(result))).toEqual([
@@ -181,14 +205,26 @@ describe('GET /devices with the latest-OS feed', () => {
   it('decides each Mac against the releases for its own board (v2): a BSI for one model leaves the others latest, and says what each was decided against', async () => {
     // Tahoe on 17 March 2026: 26.3.2 the newest release for every Mac, 26.3.2 (a) a BSI for board J700AP (Mac17,5) alone.
     const feed = await readSofaFeed('v2');
-    const tahoe = (feed.OSVersions as { OSVersion: string; Latest: Record<string, unknown>; SecurityReleases: { ReleaseDate: string }[] }[]).find(
-      (entry) => entry.OSVersion === 'Tahoe 26',
-    )!;
+    const tahoe = (
+      feed.OSVersions as { OSVersion: string; Latest: Record<string, unknown>; SecurityReleases: { ReleaseDate: string }[] }[]
+    ).find((entry) => entry.OSVersion === 'Tahoe 26')!;
     tahoe.SecurityReleases = tahoe.SecurityReleases.filter((release) => release.ReleaseDate <= '2026-03-17T00:00:00Z');
     tahoe.Latest = { ...tahoe.Latest, ProductVersion: '26.3.2' };
     sofa.setFeed('v2', feed);
-    const macs = fleetOn([['26.3.2', null], ['26.3.2', null], ['26.3.2', null], ['26.3.2', '(a)'], ['15.7.8', null]]);
-    const boards: [board: string | null, model: string][] = [['J413AP', 'Mac14,2'], ['J700AP', 'Mac17,5'], [null, 'Mac17,5'], ['J700AP', 'Mac17,5'], ['J413AP', 'Mac14,2']];
+    const macs = fleetOn([
+      ['26.3.2', null],
+      ['26.3.2', null],
+      ['26.3.2', null],
+      ['26.3.2', '(a)'],
+      ['15.7.8', null],
+    ]);
+    const boards: [board: string | null, model: string][] = [
+      ['J413AP', 'Mac14,2'],
+      ['J700AP', 'Mac17,5'],
+      [null, 'Mac17,5'],
+      ['J700AP', 'Mac17,5'],
+      ['J413AP', 'Mac14,2'],
+    ];
     jamf.setDevices(
       macs.map((record, index) => ({
         ...record,
@@ -210,7 +246,10 @@ describe('GET /devices with the latest-OS feed', () => {
       const first = Object.keys(devices[0]!);
       expect(first.indexOf('os_latest_version')).toBe(first.indexOf('os_is_latest') + 1);
       expect(JSON.stringify(devices)).not.toContain('J413AP');
-      expect(devicesOf(await get(await freshContainer(), 'os_is_latest=true')).map((device) => device.id)).toEqual([devices[0]!.id, devices[3]!.id]);
+      expect(devicesOf(await get(await freshContainer(), 'os_is_latest=true')).map((device) => device.id)).toEqual([
+        devices[0]!.id,
+        devices[3]!.id,
+      ]);
     } finally {
       jamf.setDevices(DEMO_FLEET);
     }
@@ -219,7 +258,14 @@ describe('GET /devices with the latest-OS feed', () => {
   it('does not count a Mac without the response as latest against LATEST_OS_VERSION=26.3.1 (a), and counts one with it', async () => {
     delete process.env.LATEST_OS_FEED_URL;
     process.env.LATEST_OS_VERSION = '26.3.1 (a)';
-    jamf.setDevices(fleetOn([['26.3.1', null], ['26.3.1', '(a)'], ['26.3', '(a)'], ['26.3.2', null]]));
+    jamf.setDevices(
+      fleetOn([
+        ['26.3.1', null],
+        ['26.3.1', '(a)'],
+        ['26.3', '(a)'],
+        ['26.3.2', null],
+      ]),
+    );
     try {
       const result = await get(await freshContainer());
       expect(latestById(devicesOf(result))).toEqual([
@@ -240,33 +286,41 @@ describe('GET /devices with the latest-OS feed', () => {
     ['HTTP 500', { kind: 'status', status: 500 }],
     ['a body that is not JSON', { kind: 'garbage' }],
     ['JSON in another shape', { kind: 'wrong-shape' }],
-  ])('answers from LATEST_OS_VERSION when the feed fails before any good fetch (%s), warning once', async (_label, fault) => {
-    sofa.setFault(fault);
-    const handler = await freshContainer();
-    expectDecisions(devicesOf(await get(handler)), EXPECTED_WITHOUT_FEED);
-    devicesOf(await get(handler, 'limit=10'));
-    expect(accessLines(logs).map((line) => line.status_code)).toEqual([200, 200]);
-    expect(feedLines()).toHaveLength(1);
-    expect(feedLines()[0]).toMatchObject({ level: 'WARN', message: 'latest OS feed unavailable', serving: 'LATEST_OS_VERSION' });
-  }, 20_000);
+  ])(
+    'answers from LATEST_OS_VERSION when the feed fails before any good fetch (%s), warning once',
+    async (_label, fault) => {
+      sofa.setFault(fault);
+      const handler = await freshContainer();
+      expectDecisions(devicesOf(await get(handler)), EXPECTED_WITHOUT_FEED);
+      devicesOf(await get(handler, 'limit=10'));
+      expect(accessLines(logs).map((line) => line.status_code)).toEqual([200, 200]);
+      expect(feedLines()).toHaveLength(1);
+      expect(feedLines()[0]).toMatchObject({ level: 'WARN', message: 'latest OS feed unavailable', serving: 'LATEST_OS_VERSION' });
+    },
+    20_000,
+  );
 
   it.each<[string, SofaFault]>([
     ['a timeout', { kind: 'hang' }],
     ['HTTP 500', { kind: 'status', status: 500 }],
     ['a body that is not JSON', { kind: 'garbage' }],
     ['JSON in another shape', { kind: 'wrong-shape' }],
-  ])('keeps answering from the last good copy when the feed fails later (%s), warning once', async (_label, fault) => {
-    const handler = await freshContainer();
-    const before = await get(handler);
-    sofa.setFault(fault);
-    await afterTtl();
-    const during = await get(handler);
-    expectDecisions(devicesOf(during), EXPECTED_WITH_FEED);
-    expect(during.headers?.ETag).toBe(before.headers?.ETag);
-    await get(handler, 'limit=5');
-    expect(accessLines(logs)).toHaveLength(3);
-    expect(feedLines().map((line) => [line.level, line.serving])).toEqual([['WARN', 'last good copy']]);
-  }, 20_000);
+  ])(
+    'keeps answering from the last good copy when the feed fails later (%s), warning once',
+    async (_label, fault) => {
+      const handler = await freshContainer();
+      const before = await get(handler);
+      sofa.setFault(fault);
+      await afterTtl();
+      const during = await get(handler);
+      expectDecisions(devicesOf(during), EXPECTED_WITH_FEED);
+      expect(during.headers?.ETag).toBe(before.headers?.ETag);
+      await get(handler, 'limit=5');
+      expect(accessLines(logs)).toHaveLength(3);
+      expect(feedLines().map((line) => [line.level, line.serving])).toEqual([['WARN', 'last good copy']]);
+    },
+    20_000,
+  );
 
   it('re-decides the cached devices when the feed moves, without reading the inventory again', async () => {
     const handler = await freshContainer();
@@ -275,7 +329,9 @@ describe('GET /devices with the latest-OS feed', () => {
     const inventoryRequests = jamf.stats().inventoryRequests;
 
     const moved = await readSofaFeed('v2');
-    const sequoia = (moved.OSVersions as { OSVersion: string; Latest: { ProductVersion: string } }[]).find((entry) => entry.OSVersion === 'Sequoia 15')!;
+    const sequoia = (moved.OSVersions as { OSVersion: string; Latest: { ProductVersion: string } }[]).find(
+      (entry) => entry.OSVersion === 'Sequoia 15',
+    )!;
     sequoia.Latest.ProductVersion = '15.7.10';
     sofa.setFeed('v2', moved);
     await afterTtl();

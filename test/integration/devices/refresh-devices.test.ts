@@ -12,7 +12,10 @@ import { connectRawClient, startRedisServer, type RedisServer } from '../../supp
 import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
 
 type DevicesHandler = (event: ReturnType<typeof httpEvent>, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
-type RefreshHandler = (event: unknown, context?: Context) => Promise<{ outcome: string; devices?: number; read?: string; full_read_reason?: string; duration_ms: number }>;
+type RefreshHandler = (
+  event: unknown,
+  context?: Context,
+) => Promise<{ outcome: string; devices?: number; read?: string; full_read_reason?: string; duration_ms: number }>;
 
 const ENV_KEYS = [
   'INVENTORY_URL',
@@ -43,10 +46,15 @@ const freshRefresh = async (): Promise<RefreshHandler> => {
   const run = await freshRefreshRun();
   return async (event, context) => (await run(event, context)).computers;
 };
-const namesOf = (result: APIGatewayProxyStructuredResultV2) => (JSON.parse(result.body!) as { name?: string }[]).map((device) => device.name);
+const namesOf = (result: APIGatewayProxyStructuredResultV2) =>
+  (JSON.parse(result.body!) as { name?: string }[]).map((device) => device.name);
 /** The first record renamed, its inventory report dated now as Jamf dates a change. */
 const renamed = (records: readonly JamfComputer[], name: string): JamfComputer[] =>
-  records.map((record, index) => (index === 0 ? datedJamfComputer({ ...record, general: { ...(record.general as object), name } }, 'reportDate', new Date().toISOString()) : record));
+  records.map((record, index) =>
+    index === 0
+      ? datedJamfComputer({ ...record, general: { ...(record.general as object), name } }, 'reportDate', new Date().toISOString())
+      : record,
+  );
 /** The first `count` records in contact now, as Jamf dates a check-in. */
 const touched = (records: readonly JamfComputer[], count: number): JamfComputer[] => {
   const now = new Date().toISOString();
@@ -70,10 +78,14 @@ const startHoldingJamf = async (target: string) => {
         held.arrived.resolve();
         await held.gate.promise;
       }
-      const outgoing = httpRequest(new URL(incoming.url ?? '/', target), { method: incoming.method, headers: incoming.headers }, (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-      });
+      const outgoing = httpRequest(
+        new URL(incoming.url ?? '/', target),
+        { method: incoming.method, headers: incoming.headers },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
       outgoing.on('error', () => response.destroy());
       incoming.pipe(outgoing);
     })();
@@ -196,7 +208,7 @@ describe('refreshDevices and stale-while-revalidate', () => {
     expect(refreshLines().map((line) => line.outcome)).toEqual(['skipped', 'refreshed']);
   });
 
-  it('holds the lock with an expiry while it runs, and a crashed holder\'s lock expires', async () => {
+  it("holds the lock with an expiry while it runs, and a crashed holder's lock expires", async () => {
     process.env.INVENTORY_URL = holding.url;
     const read = holding.hold();
     const running = (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
@@ -227,7 +239,9 @@ describe('refreshDevices and stale-while-revalidate', () => {
     // 1,500 changed records: the filtered read's second page fails.
     ['an incremental read: Jamf answers 500', false, (fake: FakeJamf) => fake.setPageFault(1, { kind: 'status', status: 500 })],
   ])('leaves the previous entry in place and served when the refresh fails: %s', async (_label, fullRead, fault) => {
-    await (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+    await (
+      await freshRefresh()
+    )(scheduledEvent, lambdaContext(60_000));
     const { list } = await keys();
     const before = await raw.getBuffer(list!);
     if (fullRead) process.env.DEVICES_FULL_REFRESH_SECONDS = '0';
@@ -264,7 +278,9 @@ describe('refreshDevices and stale-while-revalidate', () => {
     expect(stale.body).toBe(first.body);
     expect(upstreamReads()).toBe(1);
     jamf.setDevices(renamed(FLEET, 'refreshed-mac'));
-    await (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
+    await (
+      await freshRefresh()
+    )(scheduledEvent, lambdaContext(60_000));
     await sleep(1_100);
     const renewed = await devices(httpEvent('GET', '/devices'), lambdaContext());
     expect(namesOf(renewed)[0]).toBe('refreshed-mac');
@@ -289,7 +305,8 @@ describe('refreshDevices and stale-while-revalidate', () => {
     /** The entry the last refresh (or request) wrote, decoded. */
     const stored = async () => (await deviceSnapshotCodec.decode((await raw.getBuffer((await keys()).list!))!))!;
     /** Each inventory request as its page size and whether it was filtered. */
-    const requestsAt = (fake: FakeJamf) => fake.stats().inventoryLog.map((entry) => [entry.pageSize, entry.filter === null ? 'all' : 'changed']);
+    const requestsAt = (fake: FakeJamf) =>
+      fake.stats().inventoryLog.map((entry) => [entry.pageSize, entry.filter === null ? 'all' : 'changed']);
 
     it('reads after a full read only what Jamf dates as changed, in exactly the filtered pages and one probe, and writes what a full read would', async () => {
       expect(await refreshOnce()).toMatchObject({ outcome: 'refreshed', read: 'full', full_read_reason: 'no previous snapshot' });
@@ -297,10 +314,20 @@ describe('refreshDevices and stale-while-revalidate', () => {
       jamf.resetStats();
       expect(await refreshOnce()).toMatchObject({ outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
       const line = refreshLines().at(-1)!;
-      expect(line).toMatchObject({ level: 'INFO', message: 'devices refresh', outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
+      expect(line).toMatchObject({
+        level: 'INFO',
+        message: 'devices refresh',
+        outcome: 'refreshed',
+        devices: FLEET.length,
+        read: 'incremental',
+      });
       expect(line).not.toHaveProperty('full_read_reason');
       // One record for the inventory's size, then 1,500 changes in two pages of 1,000, under one token.
-      expect(requestsAt(jamf)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'changed']]);
+      expect(requestsAt(jamf)).toEqual([
+        [1, 'all'],
+        [1000, 'changed'],
+        [1000, 'changed'],
+      ]);
       // One token for the computers' read, one for the mobile devices' (none: their probe and one empty filtered page).
       expect(jamf.stats()).toMatchObject({ inventoryRequests: 3, tokenRequests: 2, mobileRequests: 2 });
       const merged = await stored();
@@ -321,13 +348,19 @@ describe('refreshDevices and stale-while-revalidate', () => {
         refusing.resetStats();
         expect(await refreshOnce()).toMatchObject({ outcome: 'refreshed', read: 'full', full_read_reason: 'filter refused' });
         expect(refreshLines().at(-1)).toMatchObject({ outcome: 'refreshed', read: 'full', full_read_reason: 'filter refused' });
-        expect(requestsAt(refusing)).toEqual([[1, 'all'], [1000, 'changed'], [1000, 'all'], [1000, 'all'], [1000, 'all']]);
+        expect(requestsAt(refusing)).toEqual([
+          [1, 'all'],
+          [1000, 'changed'],
+          [1000, 'all'],
+          [1000, 'all'],
+          [1000, 'all'],
+        ]);
       } finally {
         await refusing.close();
       }
     });
 
-    it('reads in full when the inventory\'s size is not the merged list\'s: a device removed, with or without another enrolled', async () => {
+    it("reads in full when the inventory's size is not the merged list's: a device removed, with or without another enrolled", async () => {
       await refreshOnce();
       const withoutOne = FLEET.filter((_record, index) => index !== 1_234);
       jamf.setDevices(withoutOne);
@@ -353,7 +386,12 @@ describe('refreshDevices and stale-while-revalidate', () => {
       /** The entry as it is, its last full read dated `ago` ms before now. */
       const lastFullRead = async (ago: number) => {
         const entry = await stored();
-        await raw.set((await keys()).list!, deviceSnapshotCodec.encode(buildSnapshot(snapshotDevices(entry), entry.readAt, Date.now() - ago)), 'PX', 60_000);
+        await raw.set(
+          (await keys()).list!,
+          deviceSnapshotCodec.encode(buildSnapshot(snapshotDevices(entry), entry.readAt, Date.now() - ago)),
+          'PX',
+          60_000,
+        );
       };
       await lastFullRead(590_000);
       expect(await refreshOnce()).toMatchObject({ read: 'incremental' });
@@ -372,7 +410,10 @@ describe('refreshDevices and stale-while-revalidate', () => {
         legacy.setDevices(touched(FLEET, 10));
         legacy.resetStats();
         expect(await refreshOnce()).toMatchObject({ devices: FLEET.length, read: 'incremental' });
-        expect(legacy.stats().inventoryLog.map((entry) => entry.filter)).toEqual([null, expect.stringMatching(/^general\.lastContactTime=ge=[\d-]+T[\d:]+Z,general\.reportDate=ge=[\d-]+T[\d:]+Z$/)]);
+        expect(legacy.stats().inventoryLog.map((entry) => entry.filter)).toEqual([
+          null,
+          expect.stringMatching(/^general\.lastContactTime=ge=[\d-]+T[\d:]+Z,general\.reportDate=ge=[\d-]+T[\d:]+Z$/),
+        ]);
       } finally {
         await legacy.close();
       }
@@ -385,7 +426,11 @@ describe('refreshDevices and stale-while-revalidate', () => {
       const served = await (await freshDevices())({ ...httpEvent('GET', '/devices'), rawQueryString: 'limit=1' }, lambdaContext());
       expect(served.statusCode).toBe(200);
       expect(accessLines(logs).at(-1)).toMatchObject({ cache_tier: 'upstream' });
-      expect(requestsAt(jamf)).toEqual([[1000, 'all'], [1000, 'all'], [1000, 'all']]);
+      expect(requestsAt(jamf)).toEqual([
+        [1000, 'all'],
+        [1000, 'all'],
+        [1000, 'all'],
+      ]);
       const filled = await stored();
       expect(filled.fullReadAt).toBe(filled.readAt);
       expect(await refreshOnce()).toMatchObject({ read: 'incremental' });

@@ -31,7 +31,16 @@ const linksIn = (file: string): string[] => {
 
 describe('the documentation', () => {
   it('has a README and the docs/ pages', () => {
-    expect(markdown).toEqual(expect.arrayContaining(['README.md', 'docs/api.md', 'docs/import.md', 'docs/configuration.md', 'docs/operations.md', 'docs/architecture.md']));
+    expect(markdown).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'docs/api.md',
+        'docs/import.md',
+        'docs/configuration.md',
+        'docs/operations.md',
+        'docs/architecture.md',
+      ]),
+    );
   });
 
   it.each(markdown)('%s: every relative link resolves to a file (and heading) of the repository', (file) => {

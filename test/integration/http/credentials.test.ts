@@ -62,7 +62,11 @@ describe('POST /credentials', () => {
     expect(result.statusCode).toBe(status);
     const envelope = JSON.parse(result.body!) as { error: Record<string, unknown> };
     expect(Object.keys(envelope)).toEqual(['error']);
-    expect(Object.keys(envelope.error).filter((key) => key !== 'details').sort()).toEqual(['httpMessage', 'message', 'status']);
+    expect(
+      Object.keys(envelope.error)
+        .filter((key) => key !== 'details')
+        .sort(),
+    ).toEqual(['httpMessage', 'message', 'status']);
     expect(result.body).not.toMatch(/\bat \S+ \(|node_modules|\.ts:\d+/);
   });
 
@@ -94,7 +98,9 @@ describe('POST /credentials', () => {
   ])('returns 400 "not valid JSON", not 415, for %s', async (_label, body, headers) => {
     const result = await post(body, headers);
     expect(result.statusCode).toBe(400);
-    expect(JSON.parse(result.body!)).toEqual({ error: { message: 'Request body is not valid JSON', status: 400, httpMessage: 'Bad Request' } });
+    expect(JSON.parse(result.body!)).toEqual({
+      error: { message: 'Request body is not valid JSON', status: 400, httpMessage: 'Bad Request' },
+    });
   });
 
   it('returns 400 for a POST without a body or a Content-Type', async () => {
@@ -118,7 +124,10 @@ describe('POST /credentials', () => {
   it('tells JSON from text in a base64-encoded body of another content type', async () => {
     const send = (text: string) =>
       handler(
-        { ...httpEvent('POST', '/credentials', { body: Buffer.from(text).toString('base64'), headers: { 'content-type': 'text/plain' } }), isBase64Encoded: true },
+        {
+          ...httpEvent('POST', '/credentials', { body: Buffer.from(text).toString('base64'), headers: { 'content-type': 'text/plain' } }),
+          isBase64Encoded: true,
+        },
         lambdaContext(),
       );
     expect((await send('{"a":1}')).statusCode).toBe(415);

@@ -67,7 +67,9 @@ describe('the shared HTTP chain', () => {
     });
     expect(handled).toBe(0);
     expect(accessLines(logs)).toMatchObject([{ status_code: 406 }]);
-    expect((await handlerOf(true)(httpEvent('GET', '/devices', { headers: { accept: 'application/json' } }), lambdaContext())).statusCode).toBe(200);
+    expect(
+      (await handlerOf(true)(httpEvent('GET', '/devices', { headers: { accept: 'application/json' } }), lambdaContext())).statusCode,
+    ).toBe(200);
     expect((await handlerOf(false)(httpEvent('GET', '/devices', htmlOnly), lambdaContext())).statusCode).toBe(200);
     expect(handled).toBe(2);
   });

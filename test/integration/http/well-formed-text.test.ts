@@ -21,7 +21,8 @@ const LONE = [
 ] as const;
 
 type Result = Awaited<ReturnType<typeof credentials>>;
-const errorOf = (result: Result) => JSON.parse(result.body!).error as { message: string; status: number; details?: { path: string; message: string }[] };
+const errorOf = (result: Result) =>
+  JSON.parse(result.body!).error as { message: string; status: number; details?: { path: string; message: string }[] };
 
 describe('strings in JSON bodies must be well-formed Unicode', () => {
   let logs: CapturedLogs;
@@ -33,7 +34,8 @@ describe('strings in JSON bodies must be well-formed Unicode', () => {
   });
 
   describe('POST /credentials', () => {
-    const post = (body: unknown) => credentials(httpEvent('POST', '/credentials', { body: JSON.stringify(body), headers: JSON_HEADERS }), lambdaContext());
+    const post = (body: unknown) =>
+      credentials(httpEvent('POST', '/credentials', { body: JSON.stringify(body), headers: JSON_HEADERS }), lambdaContext());
 
     it.each(LONE.flatMap(([label, text]) => (['client_id', 'client_secret'] as const).map((field) => [label, field, text] as const)))(
       'answers %s in %s with 422 naming the field',
@@ -95,7 +97,8 @@ describe('strings in JSON bodies must be well-formed Unicode', () => {
   describe('POST /api/users (against dynalite)', () => {
     let dynalite: Dynalite;
     let handlers: UserHandlers;
-    const post = (body: unknown) => handlers.createUser(httpEvent('POST', '/api/users', { body: JSON.stringify(body), headers: JSON_HEADERS }), lambdaContext());
+    const post = (body: unknown) =>
+      handlers.createUser(httpEvent('POST', '/api/users', { body: JSON.stringify(body), headers: JSON_HEADERS }), lambdaContext());
     const VALID = { email: 'jane.doe@example.com', firstName: 'Jane', lastName: 'Doe' };
 
     beforeAll(async () => {
@@ -105,7 +108,11 @@ describe('strings in JSON bodies must be well-formed Unicode', () => {
       await dynalite.stop();
     });
     beforeEach(async () => {
-      handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), ...(await createUserTables(dynalite.endpoint)), USER_EMAIL_PATTERN: undefined });
+      handlers = await loadUserHandlers({
+        ...localDynamoEnv(dynalite.endpoint),
+        ...(await createUserTables(dynalite.endpoint)),
+        USER_EMAIL_PATTERN: undefined,
+      });
     });
     afterEach(() => {
       handlers.restore();

@@ -19,7 +19,8 @@ const NODE = join(ROOT, 'node_modules/.bin/node');
 /** The environment without any import configuration of the machine running the tests. */
 const baseEnv = (): NodeJS.ProcessEnv => {
   const env = { ...process.env };
-  for (const name of Object.keys(env)) if (name.startsWith('TICKETING_') || name.startsWith('AWS_') || name.startsWith('npm_config_')) delete env[name];
+  for (const name of Object.keys(env))
+    if (name.startsWith('TICKETING_') || name.startsWith('AWS_') || name.startsWith('npm_config_')) delete env[name];
   return env;
 };
 
@@ -47,32 +48,47 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ rows: 120, tickets: 40, comments: 120, users: 7, batches: 2, users_matched: 0, user_resolution: 'disabled' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      rows: 120,
+      tickets: 40,
+      comments: 120,
+      users: 7,
+      batches: 2,
+      users_matched: 0,
+      user_resolution: 'disabled',
+    });
     expect(result.stderr).toMatch(/done: 120 rows/);
     const entries = await readArchive(await readFile(output));
     expect(entries.map((entry) => entry.name)).toEqual(['backup_tickets_100.json', 'backup_tickets_200.json']);
   });
 
-  it.each([[[]], [['--read-threads', '2']]])('imports from a named pipe the same archive as from the file (%j)', async (flags: string[]) => {
-    const file = join(directory, 'in.csv');
-    // About 4 MB, so that two reading threads cut it into several segments.
-    await writeFile(file, chatCsv(Array.from({ length: 12_000 }, (_unused, n) => ({ ...chatRow(n), BODY: `<p>row ${n}, "quoted"\nand on</p>` }))));
-    const fromFile = await runCli([...flags, file, join(directory, 'from-file.tar')]);
-    expect(fromFile.code).toBe(0);
-    const fifo = join(directory, 'pipe.csv');
-    await promisify(execFile)('mkfifo', [fifo]);
-    const writing = (async () => {
-      const writer = await open(fifo, 'w');
-      await writer.write(await readFile(file));
-      await writer.close();
-    })();
-    const fromPipe = await runCli([...flags, fifo, join(directory, 'from-pipe.tar')]);
-    await writing;
-    expect(fromPipe.code).toBe(0);
-    expect(fromPipe.stdout).toBe(fromFile.stdout);
-    const entries = async (name: string) => (await readArchive(await readFile(join(directory, name)))).map((entry) => [entry.name, entry.text]);
-    expect(await entries('from-pipe.tar')).toEqual(await entries('from-file.tar'));
-  });
+  it.each([[[]], [['--read-threads', '2']]])(
+    'imports from a named pipe the same archive as from the file (%j)',
+    async (flags: string[]) => {
+      const file = join(directory, 'in.csv');
+      // About 4 MB, so that two reading threads cut it into several segments.
+      await writeFile(
+        file,
+        chatCsv(Array.from({ length: 12_000 }, (_unused, n) => ({ ...chatRow(n), BODY: `<p>row ${n}, "quoted"\nand on</p>` }))),
+      );
+      const fromFile = await runCli([...flags, file, join(directory, 'from-file.tar')]);
+      expect(fromFile.code).toBe(0);
+      const fifo = join(directory, 'pipe.csv');
+      await promisify(execFile)('mkfifo', [fifo]);
+      const writing = (async () => {
+        const writer = await open(fifo, 'w');
+        await writer.write(await readFile(file));
+        await writer.close();
+      })();
+      const fromPipe = await runCli([...flags, fifo, join(directory, 'from-pipe.tar')]);
+      await writing;
+      expect(fromPipe.code).toBe(0);
+      expect(fromPipe.stdout).toBe(fromFile.stdout);
+      const entries = async (name: string) =>
+        (await readArchive(await readFile(join(directory, name)))).map((entry) => [entry.name, entry.text]);
+      expect(await entries('from-pipe.tar')).toEqual(await entries('from-file.tar'));
+    },
+  );
 
   it('exits non-zero with one clear line and no output file when a column is missing', async () => {
     const input = join(directory, 'in.csv');
@@ -96,89 +112,103 @@ describe('npm run import (scripts/import.ts)', () => {
 
   // By default a second core parses in a worker thread (this machine has two); --single-thread keeps
   // one; --read-threads 2 cuts the source between two.
-  it.each([[[]], [['--single-thread']], [['--read-threads', '2']]])('stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive, the rejects nor their temporary files (%j)', async (flags: string[]) => {
-    const fifo = join(directory, 'in.csv');
-    await promisify(execFile)('mkfifo', [fifo]);
-    const args = ['scripts/import.ts', ...flags, '--rejects', join(directory, 'rejects.csv'), fifo, join(directory, 'out.tar')];
-    const child = spawn(NODE, args, { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    let running = true;
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => {
-        running = false;
-        resolve(code);
-      }),
-    );
-    // A slow producer: rows keep trickling in until the CLI goes away (EPIPE) or the bound is hit.
-    const writer = await open(fifo, 'w');
-    const producing = (async () => {
-      await writer.write(csvLine(HEADER));
-      for (let n = 0; running && n < 2_000; n += 1) {
-        await writer.write(csvLine(HEADER.map((column) => chatRow(n)[column])));
-        await delay(10);
-      }
-    })().catch(() => undefined);
-    try {
-      // The CLI is mid-read once its temporary archive exists.
-      for (let attempt = 0; attempt < 200 && !(await readdir(directory)).some((name) => name.endsWith('.partial')); attempt += 1) await delay(25);
-      expect((await readdir(directory)).some((name) => name.endsWith('.partial'))).toBe(true);
-      child.kill('SIGINT');
-      // Together, so that an unexpected exit shows what the CLI said.
-      const code = await exited;
-      expect({ code, stderr: stderr.trim() }).toEqual({ code: 130, stderr: 'import failed: interrupted by SIGINT; nothing was written' });
-    } finally {
-      running = false;
-      await producing;
-      await writer.close().catch(() => undefined);
-    }
-    expect(await readdir(directory)).toEqual(['in.csv']);
-  });
-
-  it.each([[[]], [['--single-thread']]])('stops on Ctrl-C while the source pipe has stalled, and on a second Ctrl-C at once, leaving no temporary file or spill (%j)', async (flags: string[]) => {
-    const fifo = join(directory, 'in.csv');
-    const spillRoot = join(directory, 'tmp');
-    await mkdir(spillRoot);
-    await promisify(execFile)('mkfifo', [fifo]);
-    const args = ['scripts/import.ts', ...flags, fifo, join(directory, 'out.tar')];
-    const stopsAfter = async (signals: number): Promise<{ code: number | null; beforeWriterClosed: boolean }> => {
-      const child = spawn(NODE, args, { cwd: ROOT, env: { ...baseEnv(), TMPDIR: spillRoot }, stdio: ['ignore', 'pipe', 'pipe'] });
-      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-      // A producer that writes the header and a few rows, then stalls with the pipe open (as a
-      // hung `zcat` or network copy would) until the CLI is gone or the bound is hit.
+  it.each([[[]], [['--single-thread']], [['--read-threads', '2']]])(
+    'stops on Ctrl-C (SIGINT) with exit 130 and leaves neither the archive, the rejects nor their temporary files (%j)',
+    async (flags: string[]) => {
+      const fifo = join(directory, 'in.csv');
+      await promisify(execFile)('mkfifo', [fifo]);
+      const args = ['scripts/import.ts', ...flags, '--rejects', join(directory, 'rejects.csv'), fifo, join(directory, 'out.tar')];
+      const child = spawn(NODE, args, { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      let running = true;
+      const exited = new Promise<number | null>((resolve) =>
+        child.once('exit', (code) => {
+          running = false;
+          resolve(code);
+        }),
+      );
+      // A slow producer: rows keep trickling in until the CLI goes away (EPIPE) or the bound is hit.
       const writer = await open(fifo, 'w');
-      await writer.write(csvLine(HEADER) + Array.from({ length: 5 }, (_unused, n) => csvLine(HEADER.map((column) => chatRow(n)[column]))).join(''));
+      const producing = (async () => {
+        await writer.write(csvLine(HEADER));
+        for (let n = 0; running && n < 2_000; n += 1) {
+          await writer.write(csvLine(HEADER.map((column) => chatRow(n)[column])));
+          await delay(10);
+        }
+      })().catch(() => undefined);
       try {
-        for (let attempt = 0; attempt < 200 && (await readdir(spillRoot)).length === 0; attempt += 1) await delay(25);
-        expect(await readdir(spillRoot)).toHaveLength(1);
-        for (let signal = 0; signal < signals; signal += 1) child.kill('SIGINT');
-        const stalled = delay(20_000).then(() => 'still running' as const);
-        const first = await Promise.race([exited, stalled]);
-        const beforeWriterClosed = first !== 'still running';
-        if (!beforeWriterClosed) child.kill('SIGKILL');
-        return { code: await exited, beforeWriterClosed };
+        // The CLI is mid-read once its temporary archive exists.
+        for (let attempt = 0; attempt < 200 && !(await readdir(directory)).some((name) => name.endsWith('.partial')); attempt += 1)
+          await delay(25);
+        expect((await readdir(directory)).some((name) => name.endsWith('.partial'))).toBe(true);
+        child.kill('SIGINT');
+        // Together, so that an unexpected exit shows what the CLI said.
+        const code = await exited;
+        expect({ code, stderr: stderr.trim() }).toEqual({ code: 130, stderr: 'import failed: interrupted by SIGINT; nothing was written' });
       } finally {
+        running = false;
+        await producing;
         await writer.close().catch(() => undefined);
       }
-    };
-    expect(await stopsAfter(1)).toEqual({ code: 130, beforeWriterClosed: true });
-    expect(await readdir(spillRoot)).toEqual([]);
-    expect(await readdir(directory)).toEqual(['in.csv', 'tmp']);
-    // Two at once: the second may come before the first's clean-up is done, and exits there and then.
-    expect(await stopsAfter(2)).toEqual({ code: 130, beforeWriterClosed: true });
-    expect(await readdir(spillRoot)).toEqual([]);
-    expect((await readdir(directory)).sort()).toEqual(['in.csv', 'tmp']);
-  });
+      expect(await readdir(directory)).toEqual(['in.csv']);
+    },
+  );
+
+  it.each([[[]], [['--single-thread']]])(
+    'stops on Ctrl-C while the source pipe has stalled, and on a second Ctrl-C at once, leaving no temporary file or spill (%j)',
+    async (flags: string[]) => {
+      const fifo = join(directory, 'in.csv');
+      const spillRoot = join(directory, 'tmp');
+      await mkdir(spillRoot);
+      await promisify(execFile)('mkfifo', [fifo]);
+      const args = ['scripts/import.ts', ...flags, fifo, join(directory, 'out.tar')];
+      const stopsAfter = async (signals: number): Promise<{ code: number | null; beforeWriterClosed: boolean }> => {
+        const child = spawn(NODE, args, { cwd: ROOT, env: { ...baseEnv(), TMPDIR: spillRoot }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        // A producer that writes the header and a few rows, then stalls with the pipe open (as a
+        // hung `zcat` or network copy would) until the CLI is gone or the bound is hit.
+        const writer = await open(fifo, 'w');
+        await writer.write(
+          csvLine(HEADER) + Array.from({ length: 5 }, (_unused, n) => csvLine(HEADER.map((column) => chatRow(n)[column]))).join(''),
+        );
+        try {
+          for (let attempt = 0; attempt < 200 && (await readdir(spillRoot)).length === 0; attempt += 1) await delay(25);
+          expect(await readdir(spillRoot)).toHaveLength(1);
+          for (let signal = 0; signal < signals; signal += 1) child.kill('SIGINT');
+          const stalled = delay(20_000).then(() => 'still running' as const);
+          const first = await Promise.race([exited, stalled]);
+          const beforeWriterClosed = first !== 'still running';
+          if (!beforeWriterClosed) child.kill('SIGKILL');
+          return { code: await exited, beforeWriterClosed };
+        } finally {
+          await writer.close().catch(() => undefined);
+        }
+      };
+      expect(await stopsAfter(1)).toEqual({ code: 130, beforeWriterClosed: true });
+      expect(await readdir(spillRoot)).toEqual([]);
+      expect(await readdir(directory)).toEqual(['in.csv', 'tmp']);
+      // Two at once: the second may come before the first's clean-up is done, and exits there and then.
+      expect(await stopsAfter(2)).toEqual({ code: 130, beforeWriterClosed: true });
+      expect(await readdir(spillRoot)).toEqual([]);
+      expect((await readdir(directory)).sort()).toEqual(['in.csv', 'tmp']);
+    },
+  );
 
   it('stops on Ctrl-C while the source pipe has no writer yet', async () => {
     const fifo = join(directory, 'in.csv');
     await promisify(execFile)('mkfifo', [fifo]);
-    const child = spawn(NODE, ['scripts/import.ts', fifo, join(directory, 'out.tar')], { cwd: ROOT, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(NODE, ['scripts/import.ts', fifo, join(directory, 'out.tar')], {
+      cwd: ROOT,
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     // Started, waiting on the pipe: its temporary archive exists.
-    for (let attempt = 0; attempt < 200 && !(await readdir(directory)).some((name) => name.endsWith('.partial')); attempt += 1) await delay(25);
+    for (let attempt = 0; attempt < 200 && !(await readdir(directory)).some((name) => name.endsWith('.partial')); attempt += 1)
+      await delay(25);
     child.kill('SIGINT');
     const outcome = await Promise.race([exited, delay(15_000).then(() => 'still running' as const)]);
     if (outcome === 'still running') child.kill('SIGKILL');
@@ -194,7 +224,9 @@ describe('npm run import (scripts/import.ts)', () => {
     const failed = await runCli([input, output]);
     expect(failed.code).toBe(1);
     expect(failed.stdout).toBe('');
-    expect(failed.stderr.trim()).toMatch(/^import failed: CSV is not valid UTF-8: undecodable bytes on line 2, at byte offset \d+ \(from 0\); .*--encoding/);
+    expect(failed.stderr.trim()).toMatch(
+      /^import failed: CSV is not valid UTF-8: undecodable bytes on line 2, at byte offset \d+ \(from 0\); .*--encoding/,
+    );
     expect(await readdir(directory)).toEqual(['in.csv']);
 
     const imported = await runCli(['--encoding', 'windows-1252', input, output]);
@@ -241,7 +273,11 @@ describe('npm run import (scripts/import.ts)', () => {
   it.each(['--rejects', '--encoding'])('exits 2 saying %s took the source as its value when its own value is missing', async (option) => {
     const result = await runCli([option, 'in.csv', join(directory, 'out.tar')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`^import: expected a source and a destination, got 1 path \\(".*out\\.tar"\\); ${option} took "in\\.csv" as its value\nusage:`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^import: expected a source and a destination, got 1 path \\(".*out\\.tar"\\); ${option} took "in\\.csv" as its value\nusage:`,
+      ),
+    );
     expect(await readdir(directory)).toEqual([]);
   });
 
@@ -255,20 +291,26 @@ describe('npm run import (scripts/import.ts)', () => {
     // `npm run import --dry-run in.csv` runs the script with in.csv alone and npm_config_dry_run set.
     const result = await runCli(['in.csv'], { ...baseEnv(), npm_config_dry_run: 'true' });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^import: expected a source and a destination, got 1 path \("in\.csv"\); npm kept --dry-run: write options after -- \(npm run import -- --dry-run …\)\n/);
+    expect(result.stderr).toMatch(
+      /^import: expected a source and a destination, got 1 path \("in\.csv"\); npm kept --dry-run: write options after -- \(npm run import -- --dry-run …\)\n/,
+    );
   });
 
   it('exits 2 naming an unknown --encoding label, before reading anything', async () => {
     const result = await runCli(['--encoding', 'klingon', join(directory, 'absent.csv'), join(directory, 'out.tar')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^import: unknown encoding "klingon" \(expected a WHATWG label such as utf-8, windows-1252 or utf-16le\)\nusage:/);
+    expect(result.stderr).toMatch(
+      /^import: unknown encoding "klingon" \(expected a WHATWG label such as utf-8, windows-1252 or utf-16le\)\nusage:/,
+    );
     expect(await readdir(directory)).toEqual([]);
   });
 
   it.each(['0', '1.5', 'two', '17'])('exits 2 naming a --read-threads of %s, before reading anything', async (count) => {
     const result = await runCli(['--read-threads', count, join(directory, 'absent.csv'), join(directory, 'out.tar')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`^import: --read-threads must be a whole number from 1 to 16 \\(got "${count.replace('.', '\\.')}"\\)\nusage:`));
+    expect(result.stderr).toMatch(
+      new RegExp(`^import: --read-threads must be a whole number from 1 to 16 \\(got "${count.replace('.', '\\.')}"\\)\nusage:`),
+    );
     expect(await readdir(directory)).toEqual([]);
   });
 
@@ -284,7 +326,9 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(result.stderr).toMatch(/usage: npm run import -- \[options\] <source/);
     const unknown = await runCli(['--frobnicate', join(directory, 'a.csv'), join(directory, 'b.tar')]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^import: unknown option --frobnicate \(a path that starts with "-" can be written \.\/--frobnicate\)\nusage:/);
+    expect(unknown.stderr).toMatch(
+      /^import: unknown option --frobnicate \(a path that starts with "-" can be written \.\/--frobnicate\)\nusage:/,
+    );
     const short = await runCli(['-x', join(directory, 'a.csv'), join(directory, 'b.tar')]);
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/^import: unknown option -x \(a path that starts with "-" can be written \.\/-x\)\n/);
@@ -374,7 +418,9 @@ describe('npm run import (scripts/import.ts)', () => {
         'User listing refused page 101 (HTTP 400: no page-number paging past 10,000 users); reading it again from the start with cursor paging (TICKETING_PAGINATION=cursor starts there)',
       );
       expect(lines[1]).toMatch(/^done: 14 rows/);
-      expect((await readArchive(await readFile(join(directory, 'out.tar'))))[0]?.text).toContain('{"id":9223372036854775807,"name":"Person 4"');
+      expect((await readArchive(await readFile(join(directory, 'out.tar'))))[0]?.text).toContain(
+        '{"id":9223372036854775807,"name":"Person 4"',
+      );
 
       // With TICKETING_PAGINATION=cursor the read starts there: no page number, no line.
       const cursor = await runCli([input, join(directory, 'cursor.tar')], { ...env, TICKETING_PAGINATION: 'cursor' });
@@ -398,7 +444,9 @@ describe('npm run import (scripts/import.ts)', () => {
   it('rejects a malformed S3 location before doing anything', async () => {
     const result = await runCli(['s3://Not_A_Bucket/in.csv', join(directory, 'out.tar')]);
     expect(result.code).toBe(1);
-    expect(result.stderr.trim()).toBe('import failed: "s3://Not_A_Bucket/in.csv" does not name a valid S3 bucket (expected s3://bucket/key)');
+    expect(result.stderr.trim()).toBe(
+      'import failed: "s3://Not_A_Bucket/in.csv" does not name a valid S3 bucket (expected s3://bucket/key)',
+    );
   });
 });
 
@@ -419,7 +467,13 @@ describe('npm run import between S3 objects with a ticketing listing', () => {
   });
 
   it('reads s3://…, resolves users and writes s3://…', async () => {
-    await s3.send(new PutObjectCommand({ Bucket: 'cli-bucket', Key: 'in/chat.csv', Body: chatCsv(Array.from({ length: 14 }, (_unused, n) => chatRow(n))) }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: 'cli-bucket',
+        Key: 'in/chat.csv',
+        Body: chatCsv(Array.from({ length: 14 }, (_unused, n) => chatRow(n))),
+      }),
+    );
     const env = {
       ...baseEnv(),
       AWS_ENDPOINT_URL_S3: s3Server.endpoint,

@@ -16,9 +16,27 @@ import { TicketingListingError } from '../../../lib/ticketing/ticketing-error.ts
 import { fetchDestinationUsers } from '../../../lib/ticketing/user-listing-client.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
-import { chatCsv, chatCsvStream, chatRow, entryAssets, fullRow, HEADER, nonZero, parseRejects, readArchive, rejectCounts } from '../../support/chat-import.ts';
+import {
+  chatCsv,
+  chatCsvStream,
+  chatRow,
+  entryAssets,
+  fullRow,
+  HEADER,
+  nonZero,
+  parseRejects,
+  readArchive,
+  rejectCounts,
+} from '../../support/chat-import.ts';
 import { generateTicketingUsers, startFakeTicketing, type FakeTicketing } from '../../support/fake-ticketing.ts';
-import { isCompleteMultipartUpload, isUploadPart, S3_INTERNAL_ERROR, startS3FaultProxy, type S3FaultProxy, type S3Request } from '../../support/s3-fault-proxy.ts';
+import {
+  isCompleteMultipartUpload,
+  isUploadPart,
+  S3_INTERNAL_ERROR,
+  startS3FaultProxy,
+  type S3FaultProxy,
+  type S3Request,
+} from '../../support/s3-fault-proxy.ts';
 
 const BUCKET = 'job-test';
 const PART = 5 * 1024 * 1024;
@@ -68,7 +86,11 @@ const failureOf = (promise: Promise<unknown>) =>
 
 /** Real openers on `client`; sources can be replaced by a stream factory. */
 const jobOn = (client: S3Client, overrides: Partial<ImportJobDeps> = {}) =>
-  makeImportJob({ ...makeLocationOpeners({ s3: () => client, s3Sink: { partSizeBytes: PART, queueSize: 2 } }), tmpDir: directory, ...overrides });
+  makeImportJob({
+    ...makeLocationOpeners({ s3: () => client, s3Sink: { partSizeBytes: PART, queueSize: 2 } }),
+    tmpDir: directory,
+    ...overrides,
+  });
 
 /** The request id of S3's InternalError answers here, so that messages can be checked whole. */
 const FAULT_REQUEST_ID = '4B1D7E0C2A9F3865';
@@ -79,7 +101,10 @@ const FAULT_REQUEST_ID = '4B1D7E0C2A9F3865';
  * the SDK retries it, then gives up, as with an S3 failing for good.
  */
 const clientFailing = (fail: 'UploadPart 2' | 'CompleteMultipartUpload') => {
-  const failing = fail === 'CompleteMultipartUpload' ? isCompleteMultipartUpload : (request: S3Request) => isUploadPart(request) && request.query.get('partNumber') === '2';
+  const failing =
+    fail === 'CompleteMultipartUpload'
+      ? isCompleteMultipartUpload
+      : (request: S3Request) => isUploadPart(request) && request.query.get('partNumber') === '2';
   proxy.decide((request) => (failing(request) ? { error: { ...S3_INTERNAL_ERROR, requestId: FAULT_REQUEST_ID } } : 'pass'));
   const faulty = localS3Client(proxy.endpoint);
   clients.push(faulty);
@@ -109,7 +134,13 @@ describe('import job', () => {
         openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }),
         fetchDestinationUsers: listingOn(ticketing),
       })({ source: parseLocation('/unused/in.csv'), destination: s3('big.tar') });
-      expect(summary).toMatchObject({ rows: ROWS_FOR_THREE_PARTS, comments: ROWS_FOR_THREE_PARTS, users: 7, users_matched: 1, batches: 600 });
+      expect(summary).toMatchObject({
+        rows: ROWS_FOR_THREE_PARTS,
+        comments: ROWS_FOR_THREE_PARTS,
+        users: 7,
+        users_matched: 1,
+        batches: 600,
+      });
       expect(ticketing.requests).toEqual([1]);
       expect(sent.filter((name) => name === 'UploadPartCommand')).toHaveLength(3);
       expect(sent).toContain('CompleteMultipartUploadCommand');
@@ -122,7 +153,10 @@ describe('import job', () => {
   it('leaves no object when an UploadPart fails mid-upload, and aborts the multipart upload', async () => {
     const faulty = clientFailing('UploadPart 2');
     const error = await failureOf(
-      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({ source: parseLocation('/unused/in.csv'), destination: s3('part-fails.tar') }),
+      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
+        source: parseLocation('/unused/in.csv'),
+        destination: s3('part-fails.tar'),
+      }),
     );
     expect(error).toBeInstanceOf(StorageError);
     expect(error?.message).toBe(internalErrorOf('part-fails.tar'));
@@ -136,7 +170,10 @@ describe('import job', () => {
   it('leaves no object when S3 refuses to complete the upload', async () => {
     const faulty = clientFailing('CompleteMultipartUpload');
     const error = await failureOf(
-      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({ source: parseLocation('/unused/in.csv'), destination: s3('complete-fails.tar') }),
+      jobOn(faulty, { openSource: async () => ({ stream: chatCsvStream(ROWS_FOR_THREE_PARTS), bytes: undefined }) })({
+        source: parseLocation('/unused/in.csv'),
+        destination: s3('complete-fails.tar'),
+      }),
     );
     expect(error?.message).toBe(internalErrorOf('complete-fails.tar'));
     expect(proxy.requests.filter(isCompleteMultipartUpload).length).toBeGreaterThanOrEqual(1);
@@ -211,7 +248,9 @@ describe('import job', () => {
   });
 
   it('refuses to overwrite its own source', async () => {
-    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(/Source, destination and rejects must differ \(s3:\/\/job-test\/same.csv is given twice\)/);
+    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv') })).rejects.toThrow(
+      /Source, destination and rejects must differ \(s3:\/\/job-test\/same.csv is given twice\)/,
+    );
   });
 
   it('refuses a destination that is the file of the source under another name (a symbolic or hard link), and leaves the source as it was', async () => {
@@ -231,13 +270,19 @@ describe('import job', () => {
     );
     // The rejects file through a link to the folder is the same place too.
     await symlink(directory, join(directory, 'again'));
-    await expect(jobOn(real)({ source: parseLocation(original), destination: parseLocation(join(directory, 'out.tar')), rejects: parseLocation(join(directory, 'again', 'out.tar')) })).rejects.toThrow(
-      /are the same file/,
-    );
+    await expect(
+      jobOn(real)({
+        source: parseLocation(original),
+        destination: parseLocation(join(directory, 'out.tar')),
+        rejects: parseLocation(join(directory, 'again', 'out.tar')),
+      }),
+    ).rejects.toThrow(/are the same file/);
   });
 
   it('refuses in a dry run too a destination that is the source (the dry run checks the real run it stands for)', async () => {
-    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv'), dryRun: true })).rejects.toThrow(/must differ \(s3:\/\/job-test\/same.csv is given twice\)/);
+    await expect(jobOn(real)({ source: s3('same.csv'), destination: s3('same.csv'), dryRun: true })).rejects.toThrow(
+      /must differ \(s3:\/\/job-test\/same.csv is given twice\)/,
+    );
     expect(sent).toEqual([]);
   });
 
@@ -246,7 +291,8 @@ describe('import job', () => {
     // The first part on the wire is the moment to pull the plug.
     real.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === 'UploadPartCommand') interrupted.abort(new ImportCancelledError('interrupted by SIGINT; nothing was written'));
+        if (context.commandName === 'UploadPartCommand')
+          interrupted.abort(new ImportCancelledError('interrupted by SIGINT; nothing was written'));
         return next(args);
       },
       { step: 'initialize', name: 'interruptOnFirstPart' },
@@ -282,7 +328,7 @@ describe('import job', () => {
     expect(await readdir(directory)).toEqual([]);
   });
 
-  it('stops when the signal fires after the destinations opened and before the CSV is read, the source\'s error crashing nothing', async () => {
+  it("stops when the signal fires after the destinations opened and before the CSV is read, the source's error crashing nothing", async () => {
     // The job destroys the source with the signal's reason at once; the reading has not begun, so
     // nothing listens to the source yet (a Ctrl-C right after the archive's temporary file appeared).
     const interrupted = new AbortController();
@@ -307,7 +353,9 @@ describe('import job', () => {
   it('does not start when the signal has already fired', async () => {
     const interrupted = new AbortController();
     interrupted.abort(new ImportCancelledError('too late'));
-    await expect(jobOn(real)({ source: s3('in.csv'), destination: s3('late.tar'), signal: interrupted.signal })).rejects.toThrow('too late');
+    await expect(jobOn(real)({ source: s3('in.csv'), destination: s3('late.tar'), signal: interrupted.signal })).rejects.toThrow(
+      'too late',
+    );
     expect(sent).toEqual([]);
   });
 });
@@ -327,7 +375,9 @@ describe('import job: the source encoding', () => {
     expect(error).toBeInstanceOf(ImportInputError);
     const offset = csv.indexOf(0xe9);
     const line = 1 + csv.subarray(0, offset).filter((byte) => byte === 10).length;
-    expect(error?.message).toMatch(new RegExp(`^CSV is not valid UTF-8: undecodable bytes on line ${line}, at byte offset ${offset} \\(from 0\\); .*--encoding`));
+    expect(error?.message).toMatch(
+      new RegExp(`^CSV is not valid UTF-8: undecodable bytes on line ${line}, at byte offset ${offset} \\(from 0\\); .*--encoding`),
+    );
     expect(await readdir(directory)).toEqual(['in.csv']);
   });
 
@@ -354,13 +404,19 @@ describe('import job: the source encoding', () => {
     const [entry] = await readArchive(await readFile(output));
     expect(entryAssets(entry!.text).comments[0]!.html_body).toBe('Zoë ✓ 🎉');
     await writeFile(input, `\ufeff${text}`);
-    expect(await jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'utf8.tar')) })).toMatchObject({ rows: 1, comments: 1, encoding: 'utf-8' });
+    expect(await jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'utf8.tar')) })).toMatchObject({
+      rows: 1,
+      comments: 1,
+      encoding: 'utf-8',
+    });
   });
 
   describe('a multi-MB UTF-8 source on S3, arriving in network-sized pieces', () => {
     // Multi-byte characters everywhere, so piece boundaries fall inside them.
     const bigCsv = (): Buffer => {
-      const rows = Array.from({ length: 16_000 }, (_unused, n) => fullRow(n + 1, { BODY: `<p>ü✓🎉 ${'é'.repeat(n % 97)}\r\n${n}</p>`, NAME: `Zoë ${n}` }));
+      const rows = Array.from({ length: 16_000 }, (_unused, n) =>
+        fullRow(n + 1, { BODY: `<p>ü✓🎉 ${'é'.repeat(n % 97)}\r\n${n}</p>`, NAME: `Zoë ${n}` }),
+      );
       return Buffer.from(chatCsv(rows));
     };
 
@@ -390,7 +446,8 @@ describe('import job: the source encoding', () => {
 });
 
 describe('import job: rejects, dry run and size', () => {
-  const getText = async (key: string) => (await (await real.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString());
+  const getText = async (key: string) =>
+    await (await real.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString();
 
   it('writes the archive and the rejects file to S3 together, the rejects counting what the summary dropped', async () => {
     const summary = await jobOn(real, { openSource: async () => ({ stream: chatCsvStream(3_000), bytes: undefined }) })({
@@ -422,7 +479,11 @@ describe('import job: rejects, dry run and size', () => {
     const input = join(directory, 'in.csv');
     await writeFile(input, `${chatCsv([chatRow(0), { ...chatRow(1), NAME: '' }])}"never closed\n`);
     const error = await failureOf(
-      jobOn(real)({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')), rejects: parseLocation(join(directory, 'rejects.csv')) }),
+      jobOn(real)({
+        source: parseLocation(input),
+        destination: parseLocation(join(directory, 'out.tar')),
+        rejects: parseLocation(join(directory, 'rejects.csv')),
+      }),
     );
     expect(error).toBeInstanceOf(ImportInputError);
     expect(await readdir(directory)).toEqual(['in.csv']);
@@ -432,7 +493,9 @@ describe('import job: rejects, dry run and size', () => {
     const input = join(directory, 'in.csv');
     await writeFile(input, chatCsv([chatRow(0)]));
     const missing = join(directory, 'no-such-dir', 'rejects.csv');
-    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: s3('never-opened.tar'), rejects: parseLocation(missing) }));
+    const error = await failureOf(
+      jobOn(real)({ source: parseLocation(input), destination: s3('never-opened.tar'), rejects: parseLocation(missing) }),
+    );
     expect(error).toBeInstanceOf(LocationError);
     expect(await exists('never-opened.tar')).toBe(false);
     expect(await readdir(directory)).toEqual(['in.csv']);
@@ -440,9 +503,16 @@ describe('import job: rejects, dry run and size', () => {
 
   it('does a dry run: the same summary and rejects as a real run, no archive at the destination', async () => {
     const input = join(directory, 'in.csv');
-    await writeFile(input, chatCsv(Array.from({ length: 250 }, (_unused, n) => ({ ...chatRow(n), ...(n % 9 === 0 ? { EMAIL: 'broken' } : {}) }))));
+    await writeFile(
+      input,
+      chatCsv(Array.from({ length: 250 }, (_unused, n) => ({ ...chatRow(n), ...(n % 9 === 0 ? { EMAIL: 'broken' } : {}) }))),
+    );
     const job = jobOn(real);
-    const wet = await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'out.tar')), rejects: parseLocation(join(directory, 'real.csv')) });
+    const wet = await job({
+      source: parseLocation(input),
+      destination: parseLocation(join(directory, 'out.tar')),
+      rejects: parseLocation(join(directory, 'real.csv')),
+    });
     await rm(join(directory, 'out.tar'));
     const dry = await job({
       source: parseLocation(input),
@@ -462,16 +532,22 @@ describe('import job: rejects, dry run and size', () => {
   });
 
   it('refuses a run without a destination unless it is a dry run', async () => {
-    await expect(jobOn(real)({ source: s3('in.csv') })).rejects.toThrow(new LocationError('A destination is required (except for a dry run)'));
+    await expect(jobOn(real)({ source: s3('in.csv') })).rejects.toThrow(
+      new LocationError('A destination is required (except for a dry run)'),
+    );
   });
 
   it('refuses at once a source too large for the spill space, before any output', async () => {
     const input = join(directory, 'huge.csv');
     await writeFile(input, '');
     await truncate(input, 15 * 1024 ** 4); // a sparse 15 TiB file: its size is all the check reads
-    const error = await failureOf(jobOn(real)({ source: parseLocation(input), destination: s3('huge.tar'), rejects: s3('huge-rejects.csv') }));
+    const error = await failureOf(
+      jobOn(real)({ source: parseLocation(input), destination: s3('huge.tar'), rejects: s3('huge-rejects.csv') }),
+    );
     expect(error).toBeInstanceOf(JobError);
-    expect(error?.message).toMatch(/^Source is 16492\.7 GB: its spill files need about \d+\.\d GB in .+ \(1\.45 bytes per source byte\) but only \d+\.\d GB are free; split the export/);
+    expect(error?.message).toMatch(
+      /^Source is 16492\.7 GB: its spill files need about \d+\.\d GB in .+ \(1\.45 bytes per source byte\) but only \d+\.\d GB are free; split the export/,
+    );
     expect(sent).toEqual([]);
     expect(await readdir(directory)).toEqual(['huge.csv']);
   });
@@ -481,11 +557,18 @@ describe('import job: gzip archives', () => {
   const MTIME = new Date('2026-01-02T03:04:05Z');
   /** Random bodies, which gzip can shrink by a quarter at most: `rows` of them give about rows KB of archive. */
   const incompressibleCsv = (rows: number): string =>
-    chatCsv(Array.from({ length: rows }, (_unused, n) => fullRow(n + 1, { BODY: randomBytes(768).toString('base64'), EMAIL: `u${n}@example.com` })));
+    chatCsv(
+      Array.from({ length: rows }, (_unused, n) =>
+        fullRow(n + 1, { BODY: randomBytes(768).toString('base64'), EMAIL: `u${n}@example.com` }),
+      ),
+    );
   const fromText = (text: string) => async () => ({ stream: Readable.from([Buffer.from(text)]), bytes: undefined });
   const plainArchiveOf = async (text: string): Promise<Buffer> => {
     const path = join(directory, `plain-${randomBytes(4).toString('hex')}.tar`);
-    await jobOn(real, { openSource: fromText(text), mtime: MTIME })({ source: parseLocation('/unused/in.csv'), destination: parseLocation(path) });
+    await jobOn(real, { openSource: fromText(text), mtime: MTIME })({
+      source: parseLocation('/unused/in.csv'),
+      destination: parseLocation(path),
+    });
     const bytes = await readFile(path);
     await rm(path);
     return bytes;
@@ -513,9 +596,15 @@ describe('import job: gzip archives', () => {
     expect(compressed.length).toBeLessThan(tar.length / 3);
     expect(gunzipSync(compressed).equals(tar)).toBe(true);
     expect(gunzipSync(await readFile(join(directory, 'OUT.TGZ'))).equals(tar)).toBe(true);
-    expect((await readArchive(gunzipSync(compressed))).map((entry) => entry.name)).toEqual(['backup_tickets_100.json', 'backup_tickets_200.json', 'backup_tickets_300.json']);
+    expect((await readArchive(gunzipSync(compressed))).map((entry) => entry.name)).toEqual([
+      'backup_tickets_100.json',
+      'backup_tickets_200.json',
+      'backup_tickets_300.json',
+    ]);
     // A dry run names the compression of the archive it stands for, and writes none.
-    expect(await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'dry.tar.gz')), dryRun: true })).toEqual(gzip);
+    expect(await job({ source: parseLocation(input), destination: parseLocation(join(directory, 'dry.tar.gz')), dryRun: true })).toEqual(
+      gzip,
+    );
     expect((await readdir(directory)).sort()).toEqual(['OUT.TGZ', 'in.csv', 'out.tar', 'out.tar.gz']);
   });
 
@@ -523,7 +612,10 @@ describe('import job: gzip archives', () => {
     const text = incompressibleCsv(12_000);
     const tar = await plainArchiveOf(text);
     sent.length = 0;
-    const summary = await jobOn(real, { openSource: fromText(text), mtime: MTIME })({ source: parseLocation('/unused/in.csv'), destination: s3('gz/big.tar.gz') });
+    const summary = await jobOn(real, { openSource: fromText(text), mtime: MTIME })({
+      source: parseLocation('/unused/in.csv'),
+      destination: s3('gz/big.tar.gz'),
+    });
     expect(summary).toMatchObject({ rows: 12_000, comments: 12_000, compression: 'gzip' });
     expect(sent.filter((name) => name === 'UploadPartCommand').length).toBeGreaterThanOrEqual(2);
     expect(sent).toContain('CompleteMultipartUploadCommand');
@@ -539,10 +631,15 @@ describe('import job: gzip archives', () => {
     await createBucket({ endpoint: server.endpoint, bucket });
     const faulty = clientFailing('UploadPart 2');
     const error = await failureOf(
-      jobOn(faulty, { openSource: fromText(incompressibleCsv(12_000)) })({ source: parseLocation('/unused/in.csv'), destination: { kind: 's3', bucket, key: 'fails.tar.gz' } }),
+      jobOn(faulty, { openSource: fromText(incompressibleCsv(12_000)) })({
+        source: parseLocation('/unused/in.csv'),
+        destination: { kind: 's3', bucket, key: 'fails.tar.gz' },
+      }),
     );
     expect(error).toBeInstanceOf(StorageError);
-    expect(error?.message).toBe(`Upload to s3://${bucket}/fails.tar.gz failed (InternalError: AWS error reply (HTTP 500, request id ${FAULT_REQUEST_ID}; its message is not logged))`);
+    expect(error?.message).toBe(
+      `Upload to s3://${bucket}/fails.tar.gz failed (InternalError: AWS error reply (HTTP 500, request id ${FAULT_REQUEST_ID}; its message is not logged))`,
+    );
     expect(sent).toContain('AbortMultipartUploadCommand');
     expect(sent).not.toContain('CompleteMultipartUploadCommand');
     expect(await bucketIsEmpty(bucket)).toBe(true);
@@ -554,7 +651,8 @@ describe('import job: gzip archives', () => {
     const interrupted = new AbortController();
     real.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === 'UploadPartCommand') interrupted.abort(new ImportCancelledError('interrupted by SIGTERM; nothing was written'));
+        if (context.commandName === 'UploadPartCommand')
+          interrupted.abort(new ImportCancelledError('interrupted by SIGTERM; nothing was written'));
         return next(args);
       },
       { step: 'initialize', name: 'interruptOnFirstPart' },
@@ -608,7 +706,14 @@ describe('import job: gzip archives', () => {
       const error = await failureOf(
         jobOn(real, {
           fetchDestinationUsers: (signal) =>
-            fetchDestinationUsers({ baseUrl: ticketing.url, username: ticketing.username, password: ticketing.password, pagination: 'cursor', backoffMs: 1, signal }),
+            fetchDestinationUsers({
+              baseUrl: ticketing.url,
+              username: ticketing.username,
+              password: ticketing.password,
+              pagination: 'cursor',
+              backoffMs: 1,
+              signal,
+            }),
         })({ source: s3('in.csv'), destination: s3('never.tar.gz') }),
       );
       expect(error).toBeInstanceOf(TicketingListingError);

@@ -27,8 +27,12 @@ const refTimestamp = (raw: string | undefined): string | null => {
   date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
   date.setUTCHours(Number(h), Number(mi), Number(s), 0);
   const roundTrips =
-    date.getUTCFullYear() === Number(y) && date.getUTCMonth() === Number(mo) - 1 && date.getUTCDate() === Number(d) &&
-    date.getUTCHours() === Number(h) && date.getUTCMinutes() === Number(mi) && date.getUTCSeconds() === Number(s);
+    date.getUTCFullYear() === Number(y) &&
+    date.getUTCMonth() === Number(mo) - 1 &&
+    date.getUTCDate() === Number(d) &&
+    date.getUTCHours() === Number(h) &&
+    date.getUTCMinutes() === Number(mi) &&
+    date.getUTCSeconds() === Number(s);
   if (!roundTrips || Number(oh ?? 0) > 23 || Number(om ?? 0) > 59) return null;
   const offsetMs = (sign === '-' ? -1 : 1) * (Number(oh ?? 0) * 60 + Number(om ?? 0)) * 60_000;
   const utc = new Date(date.getTime() - offsetMs);
@@ -51,10 +55,17 @@ interface Reference {
 
 const reference = (rows: readonly ChatRow[], destination: ReadonlyMap<string, string> | undefined): Reference => {
   const tickets = new Map<string, { id: string; requester: string; created_at: string }>();
-  const comments = new Map<string, { id: string; ticket_id: string; author: string; public: boolean; html_body: string; created_at: string }>();
+  const comments = new Map<
+    string,
+    { id: string; ticket_id: string; author: string; public: boolean; html_body: string; created_at: string }
+  >();
   const users = new Map<string, { author: string | null; name: string; email: string; id: string }>();
   for (const row of rows) {
-    const t = { id: refInt(row.CONVERSATION_ID), requester: refInt(row.TICKET_REQUESTER_ID), created_at: refTimestamp(row.TICKET_CREATED_AT) };
+    const t = {
+      id: refInt(row.CONVERSATION_ID),
+      requester: refInt(row.TICKET_REQUESTER_ID),
+      created_at: refTimestamp(row.TICKET_CREATED_AT),
+    };
     if (t.id !== null && t.requester !== null && t.created_at !== null && !tickets.has(t.id)) {
       tickets.set(t.id, t as { id: string; requester: string; created_at: string });
     }
@@ -78,13 +89,19 @@ const reference = (rows: readonly ChatRow[], destination: ReadonlyMap<string, st
   }
   const firstUserOfAuthor = new Map<string, { author: string; id: string }>();
   for (const user of users.values()) {
-    if (user.author !== null && !firstUserOfAuthor.has(user.author)) firstUserOfAuthor.set(user.author, { author: user.author, id: user.id });
+    if (user.author !== null && !firstUserOfAuthor.has(user.author))
+      firstUserOfAuthor.set(user.author, { author: user.author, id: user.id });
   }
   const remap = (id: string): string => firstUserOfAuthor.get(id)?.id ?? id;
   return {
     tickets: [...tickets.values()].map((t) => ({ id: t.id, requester_id: remap(t.requester), created_at: t.created_at })),
     comments: [...comments.values()].map((c) => ({
-      id: c.id, ticket_id: c.ticket_id, author_id: remap(c.author), public: c.public, html_body: c.html_body, created_at: c.created_at,
+      id: c.id,
+      ticket_id: c.ticket_id,
+      author_id: remap(c.author),
+      public: c.public,
+      html_body: c.html_body,
+      created_at: c.created_at,
     })),
     users: [...users.values()].map((u) => ({ id: u.id, name: u.name, email: u.email })),
     matched: [...users.values()].filter((u) => destination?.has(u.email.toLowerCase())).length,
@@ -104,7 +121,32 @@ const authors = ['100', '101', '102', '9223372036854775806', '103'];
 const emails = ['ann@x.io', 'ANN@X.IO', 'bob@y.org', 'Bob@Y.org', 'carol@z.net', 'dan@intranet', 'eve@x.io'];
 const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
 const timestampCell = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(fc.constantFrom('1999', '2000', '2023', '2024', '0000', '9999'), two(13), two(31), fc.constantFrom('T', ' '), two(24), two(60), two(60), fc.constantFrom('', '.5', '.000123', '.1234567890'), fc.constantFrom('', 'Z', '+00:00', '+05:30', '-12:00', '+14:00', '-00:01', '+23:59')).map((parts) => parts.slice(0, 3).join('-').replace(/-(\d\d)-(\d\d)$/, '-$1-$2') + parts[3] + parts.slice(4, 7).join(':') + parts[7] + parts[8]) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom('1999', '2000', '2023', '2024', '0000', '9999'),
+        two(13),
+        two(31),
+        fc.constantFrom('T', ' '),
+        two(24),
+        two(60),
+        two(60),
+        fc.constantFrom('', '.5', '.000123', '.1234567890'),
+        fc.constantFrom('', 'Z', '+00:00', '+05:30', '-12:00', '+14:00', '-00:01', '+23:59'),
+      )
+      .map(
+        (parts) =>
+          parts
+            .slice(0, 3)
+            .join('-')
+            .replace(/-(\d\d)-(\d\d)$/, '-$1-$2') +
+          parts[3] +
+          parts.slice(4, 7).join(':') +
+          parts[7] +
+          parts[8],
+      ),
+  },
   { weight: 1, arbitrary: fc.constantFrom('', 'never', '2024-02-30 10:00:00', '2024-05-01', ' 2024-05-01T10:00:00Z ') },
 );
 const bodyCell = fc.oneof(
@@ -121,7 +163,10 @@ const rowArb: fc.Arbitrary<ChatRow> = fc.record({
   COMMENT_CREATED_AT: timestampCell,
   AUTHOR_ID: intCell(authors),
   NAME: fc.constantFrom('Ann', ' Bob ', '', '  ', 'Zoë "Z" O\'Neil, Jr.'),
-  EMAIL: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...emails) }, { weight: 1, arbitrary: fc.constantFrom('', 'bad', '@x.io', 'a@', 'a@b@c', ' ann@x.io ') }),
+  EMAIL: fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...emails) },
+    { weight: 1, arbitrary: fc.constantFrom('', 'bad', '@x.io', 'a@', 'a@b@c', ' ann@x.io ') },
+  ),
 });
 
 const quote = (cell: string): string => (/[",\r\n]/.test(cell) || cell !== cell.trim() ? `"${cell.replaceAll('"', '""')}"` : cell);
@@ -132,7 +177,10 @@ const csvArb = fc.record({
   newline: fc.constantFrom('\n', '\r\n'),
   bom: fc.boolean(),
   chunkSize: fc.integer({ min: 1, max: 5000 }),
-  destination: fc.option(fc.dictionary(fc.constantFrom(...emails.map((email) => email.toLowerCase())), fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }).map(String)), { nil: undefined }),
+  destination: fc.option(
+    fc.dictionary(fc.constantFrom(...emails.map((email) => email.toLowerCase())), fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }).map(String)),
+    { nil: undefined },
+  ),
 });
 
 describe('runImportPipeline against a reference implementation', () => {
@@ -149,7 +197,12 @@ describe('runImportPipeline against a reference implementation', () => {
       fc.asyncProperty(csvArb, async ({ rows, order, newline, bom, chunkSize, destination }) => {
         const text =
           (bom ? '\ufeff' : '') +
-          [order.join(','), ...rows.map((row) => order.map((column) => quote(column === 'EXTRA' ? 'x,"y"' : (row[column as keyof ChatRow] ?? ''))).join(','))].join(newline) +
+          [
+            order.join(','),
+            ...rows.map((row) =>
+              order.map((column) => quote(column === 'EXTRA' ? 'x,"y"' : (row[column as keyof ChatRow] ?? ''))).join(','),
+            ),
+          ].join(newline) +
           newline;
         const bytes = Buffer.from(text);
         const chunks: Buffer[] = [];

@@ -10,8 +10,7 @@ import { makeSpillWatch } from '../../../lib/import/spill-space.ts';
 import type { ImportProgress, ImportSummary } from '../../../lib/import/import-pipeline.ts';
 import { chatCsv, fullRow, HEADER, importCsv, parseLossless, readArchive } from '../../support/chat-import.ts';
 
-const droppedTotal = (counts: Record<string, number>): number =>
-  Object.values(counts).reduce((sum, count) => sum + count, 0);
+const droppedTotal = (counts: Record<string, number>): number => Object.values(counts).reduce((sum, count) => sum + count, 0);
 
 const expectEveryRowAccounted = (summary: ImportSummary): void => {
   expect(summary.tickets + droppedTotal(summary.dropped.tickets)).toBe(summary.rows);
@@ -34,7 +33,9 @@ describe('runImportPipeline', () => {
     ]);
     const { entries, all } = await importCsv(csv, { tmpDir });
     expect(entries[0]!.text).toContain('"tickets":{"data":[{"id":9223372036854775807,');
-    expect(entries[0]!.text).toContain('"comments":[{"id":-9223372036854775808,"ticket_id":9223372036854775807,"author_id":9007199254740993,');
+    expect(entries[0]!.text).toContain(
+      '"comments":[{"id":-9223372036854775808,"ticket_id":9223372036854775807,"author_id":9007199254740993,',
+    );
     expect(all.users[0]!.id).toBe('9007199254740993');
   });
 
@@ -110,7 +111,10 @@ describe('runImportPipeline', () => {
       { id: '2003', name: 'User 3', email: 'STRASSE@x.de' },
     ]);
     expect(summary).toMatchObject({ users_matched: 1, dropped: { users: { duplicate: 2 } } });
-    expect(rejectsCsv.split('\n').filter((line) => line.includes(',duplicate,'))).toEqual(['2,3,user,duplicate,,σας@x.gr', '4,5,user,duplicate,,strasse@x.de']);
+    expect(rejectsCsv.split('\n').filter((line) => line.includes(',duplicate,'))).toEqual([
+      '2,3,user,duplicate,,σας@x.gr',
+      '4,5,user,duplicate,,strasse@x.de',
+    ]);
   });
 
   it('remaps comment authors and ticket requesters to destination ids, also for rows before the user row', async () => {
@@ -152,7 +156,13 @@ describe('runImportPipeline', () => {
       fullRow(3, { AUTHOR_ID: 'not-a-number', NAME: 'Bob', EMAIL: 'bob@x.io' }),
       fullRow(4, { AUTHOR_ID: '', NAME: 'Carol', EMAIL: 'carol@x.io' }),
     ]);
-    const { summary, all } = await importCsv(csv, { tmpDir, destinationUsers: new Map([['ann@x.io', '900'], ['bob@x.io', '901']]) });
+    const { summary, all } = await importCsv(csv, {
+      tmpDir,
+      destinationUsers: new Map([
+        ['ann@x.io', '900'],
+        ['bob@x.io', '901'],
+      ]),
+    });
     expect(all.users).toEqual([
       { id: '900', name: 'Ann', email: 'ann@x.io' },
       { id: '901', name: 'Bob', email: 'bob@x.io' },
@@ -312,31 +322,36 @@ describe('runImportPipeline', () => {
     expect(await readdir(tmpDir)).toEqual([]);
   });
 
-  it.each([false, true])('stops early, ending no output and leaving no temp files, once the spill outgrows its room (worker %s)', async (worker) => {
-    // Short all-new rows spill about three times their size.
-    const csv = Buffer.from(chatCsv(Array.from({ length: 40_000 }, (_unused, n) => fullRow(n + 1, { BODY: 'x', NAME: 'A', EMAIL: `${n}@x` }))));
-    const output = new PassThrough();
-    const progress: ImportProgress[] = [];
-    const freeBytes = 600_000;
-    const error = await runImportPipeline({
-      input: Readable.from([csv]),
-      output,
-      tmpDir,
-      worker,
-      spillWatch: makeSpillWatch({ tmpDir, freeBytes, sourceBytes: csv.length }),
-      onProgress: (seen) => void progress.push(seen),
-    }).then(
-      () => undefined,
-      (thrown: unknown) => thrown as Error,
-    );
-    expect(error).toBeInstanceOf(JobError);
-    expect(error?.message).toMatch(new RegExp(`^The spill files filled the 1 MB free in ${tmpDir} after \\d+ MB of the source`));
-    expect(csv.length).toBeGreaterThan(5 * freeBytes);
-    expect(output.writableEnded).toBe(false);
-    expect(output.read()).toBeNull();
-    expect(await readdir(tmpDir)).toEqual([]);
-    expect(progress.every((seen) => seen.bytesRead < csv.length)).toBe(true);
-  });
+  it.each([false, true])(
+    'stops early, ending no output and leaving no temp files, once the spill outgrows its room (worker %s)',
+    async (worker) => {
+      // Short all-new rows spill about three times their size.
+      const csv = Buffer.from(
+        chatCsv(Array.from({ length: 40_000 }, (_unused, n) => fullRow(n + 1, { BODY: 'x', NAME: 'A', EMAIL: `${n}@x` }))),
+      );
+      const output = new PassThrough();
+      const progress: ImportProgress[] = [];
+      const freeBytes = 600_000;
+      const error = await runImportPipeline({
+        input: Readable.from([csv]),
+        output,
+        tmpDir,
+        worker,
+        spillWatch: makeSpillWatch({ tmpDir, freeBytes, sourceBytes: csv.length }),
+        onProgress: (seen) => void progress.push(seen),
+      }).then(
+        () => undefined,
+        (thrown: unknown) => thrown as Error,
+      );
+      expect(error).toBeInstanceOf(JobError);
+      expect(error?.message).toMatch(new RegExp(`^The spill files filled the 1 MB free in ${tmpDir} after \\d+ MB of the source`));
+      expect(csv.length).toBeGreaterThan(5 * freeBytes);
+      expect(output.writableEnded).toBe(false);
+      expect(output.read()).toBeNull();
+      expect(await readdir(tmpDir)).toEqual([]);
+      expect(progress.every((seen) => seen.bytesRead < csv.length)).toBe(true);
+    },
+  );
 
   it('does not destroy the input it was given when it fails', async () => {
     const input = Readable.from([`${HEADER.slice(1).join(',')}\n`, 'more,data\n']);

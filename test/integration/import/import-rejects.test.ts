@@ -76,11 +76,17 @@ describe.each([
 
   it('counts lines of a CRLF file the same way, and numbers rows after blank lines', async () => {
     const csv = chatCsv([fullRow(1, { BODY: 'a\r\nb' }), fullRow(2, { NAME: '' })], { newline: '\r\n' }).replace(/\r\n$/, '\r\n\r\n\r\n');
-    const { rejectsCsv } = await importCsv(`${csv}${chatCsv([fullRow(3, { EMAIL: 'x' })], { newline: '\r\n' }).split('\r\n').slice(1).join('\r\n')}`, {
-      tmpDir,
-      rejects: true,
-      worker,
-    });
+    const { rejectsCsv } = await importCsv(
+      `${csv}${chatCsv([fullRow(3, { EMAIL: 'x' })], { newline: '\r\n' })
+        .split('\r\n')
+        .slice(1)
+        .join('\r\n')}`,
+      {
+        tmpDir,
+        rejects: true,
+        worker,
+      },
+    );
     expect(rejectsCsv).toBe(`${REJECTS_HEADER}2,4,user,missing_field,NAME,\n3,7,user,bad_email,EMAIL,x\n`);
   });
 

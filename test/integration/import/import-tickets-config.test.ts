@@ -22,7 +22,10 @@ describe('importTickets handler configuration', () => {
       // The container starts: its module loads under this environment.
       const { handler } = await import('../../../functions/import-tickets.ts');
       expect(logs.errorLines().filter((line) => line.message === 'configuration error at startup')).toEqual([
-        expect.objectContaining({ variable: 'TICKETING_USERNAME', error: 'Configuration error: TICKETING_USERNAME is required but not set' }),
+        expect.objectContaining({
+          variable: 'TICKETING_USERNAME',
+          error: 'Configuration error: TICKETING_USERNAME is required but not set',
+        }),
       ]);
       const event = { source: 's3://import-local/input/chat.csv', destination: 's3://import-local/output/tickets.tar' };
       for (let invocation = 0; invocation < 2; invocation += 1) {

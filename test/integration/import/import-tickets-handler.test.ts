@@ -100,7 +100,15 @@ describe('importTickets handler', () => {
 
     const summary = await handler(event, lambdaContext());
 
-    expect(summary).toMatchObject({ rows: 30, tickets: 10, comments: 30, users: 7, batches: 1, users_matched: 2, user_resolution: 'destination' });
+    expect(summary).toMatchObject({
+      rows: 30,
+      tickets: 10,
+      comments: 30,
+      users: 7,
+      batches: 1,
+      users_matched: 2,
+      user_resolution: 'destination',
+    });
     const entries = await readArchive(await get(keyOf(event.destination)));
     expect(entries.map((entry) => entry.name)).toEqual(['backup_tickets_100.json']);
     const { data: tickets, comments, users, organizations } = entries[0]!.json.data.tickets;
@@ -146,9 +154,21 @@ describe('importTickets handler', () => {
     ['no destination', { source: `s3://${BUCKET}/input/chat.csv` }, /"destination" must be an s3:\/\/bucket\/key string/],
     ['an empty source (an unset schedule parameter)', { source: '', destination: `s3://${BUCKET}/x.tar` }, /"source" must be/],
     ['a malformed bucket', { source: 's3://Bad_Bucket/in.csv', destination: `s3://${BUCKET}/x.tar` }, /does not name a valid S3 bucket/],
-    ['an http URL', { source: 'http://127.0.0.1/x.csv', destination: `s3://${BUCKET}/x.tar` }, /^Invalid import event: "source" must be an s3:\/\/bucket\/key URL, got "http:\/\/127\.0\.0\.1\/x\.csv"$/],
-    ['a key with a trailing space', { source: `s3://${BUCKET}/input/chat.csv `, destination: `s3://${BUCKET}/x.tar` }, /"source": ".*chat\.csv " starts or ends with white space/],
-    ['a key longer than S3 allows', { source: `s3://${BUCKET}/${'k'.repeat(1025)}`, destination: `s3://${BUCKET}/x.tar` }, /has an object key of 1025 bytes; S3 allows at most 1024$/],
+    [
+      'an http URL',
+      { source: 'http://127.0.0.1/x.csv', destination: `s3://${BUCKET}/x.tar` },
+      /^Invalid import event: "source" must be an s3:\/\/bucket\/key URL, got "http:\/\/127\.0\.0\.1\/x\.csv"$/,
+    ],
+    [
+      'a key with a trailing space',
+      { source: `s3://${BUCKET}/input/chat.csv `, destination: `s3://${BUCKET}/x.tar` },
+      /"source": ".*chat\.csv " starts or ends with white space/,
+    ],
+    [
+      'a key longer than S3 allows',
+      { source: `s3://${BUCKET}/${'k'.repeat(1025)}`, destination: `s3://${BUCKET}/x.tar` },
+      /has an object key of 1025 bytes; S3 allows at most 1024$/,
+    ],
     ['not an object', 'import please', /expected \{"source"/],
   ])('rejects an event with %s', async (_label, event, message) => {
     const error = await failureOf(handler(event, lambdaContext()));
@@ -158,7 +178,13 @@ describe('importTickets handler', () => {
   });
 
   it('reads the source in the event\'s "encoding", and refuses an unknown label as an invalid event', async () => {
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'input/latin1.csv', Body: Buffer.from(chatCsv([{ ...chatRow(1), NAME: 'Zoë' }]), 'latin1') }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'input/latin1.csv',
+        Body: Buffer.from(chatCsv([{ ...chatRow(1), NAME: 'Zoë' }]), 'latin1'),
+      }),
+    );
     const source = `s3://${BUCKET}/input/latin1.csv`;
     const refused = await failureOf(handler({ source, destination: `s3://${BUCKET}/output/latin1-default.tar` }, lambdaContext()));
     expect(refused?.message).toMatch(/^CSV is not valid UTF-8: undecodable bytes on line 3, /); // the row starts on line 2, its BODY spans two
@@ -169,7 +195,9 @@ describe('importTickets handler', () => {
     const [entry] = await readArchive(await get('output/latin1.tar'));
     expect(entry!.json.data.tickets.users[0]!.name).toBe('Zoë');
 
-    const invalid = await failureOf(handler({ source, destination: `s3://${BUCKET}/output/x.tar`, encoding: 'ebcdic-ish' }, lambdaContext()));
+    const invalid = await failureOf(
+      handler({ source, destination: `s3://${BUCKET}/output/x.tar`, encoding: 'ebcdic-ish' }, lambdaContext()),
+    );
     expectInvalidEventError(invalid);
     expect(invalid?.message).toBe(
       'Invalid import event: "encoding" must be a WHATWG encoding label such as "utf-8", "windows-1252" or "utf-16le", got "ebcdic-ish"',
@@ -179,7 +207,10 @@ describe('importTickets handler', () => {
   it('writes the rejects the event names, and in a dry run no archive (no destination needed)', async () => {
     await put('input/rejects.csv', chatCsv([chatRow(0), { ...chatRow(1), COMMENT_PUBLIC: 'maybe' }]));
     const source = `s3://${BUCKET}/input/rejects.csv`;
-    const summary = await handler({ source, destination: `s3://${BUCKET}/output/rejects.tar`, rejects: `s3://${BUCKET}/output/rejects.csv` }, lambdaContext());
+    const summary = await handler(
+      { source, destination: `s3://${BUCKET}/output/rejects.tar`, rejects: `s3://${BUCKET}/output/rejects.csv` },
+      lambdaContext(),
+    );
     expect(summary.dropped.comments.invalid_field).toBe(1);
     const rejects = Buffer.from(await get('output/rejects.csv')).toString('utf8');
     expect(rejects).toContain('\n2,4,comment,invalid_field,COMMENT_PUBLIC,maybe\n');
@@ -187,15 +218,30 @@ describe('importTickets handler', () => {
     const dry = await handler({ source, rejects: `s3://${BUCKET}/output/dry-rejects.csv`, dry_run: true }, lambdaContext());
     expect(dry).toEqual(summary);
     expect(Buffer.from(await get('output/dry-rejects.csv')).toString('utf8')).toBe(rejects);
-    const started = logs.lines().filter((line) => line.message === 'import started').at(-1);
+    const started = logs
+      .lines()
+      .filter((line) => line.message === 'import started')
+      .at(-1);
     expect(started).toMatchObject({ dry_run: true, rejects: `s3://${BUCKET}/output/dry-rejects.csv` });
 
     for (const [event, message] of [
       [{ source, rejects: '/tmp/rejects.csv', destination: `s3://${BUCKET}/output/x.tar` }, /"rejects" must be an s3:\/\/bucket\/key URL/],
-      [{ source, destination: `s3://${BUCKET}/output/x.tar`, dry_run: 'yes' }, /^Invalid import event: "dry_run" must be true or false, got "yes"$/],
-      [{ source, destination: `s3://${BUCKET}/output/x.tar`, dry_run: null }, /^Invalid import event: "dry_run" must be true or false, got null$/],
-      [{ source, destination: `s3://${BUCKET}/output/x.tar`, dryRun: true }, /^Invalid import event: unknown key "dryRun" \(expected "source", "destination", "rejects", "dry_run", "encoding"\)$/],
-      [{ source, destination: `s3://${BUCKET}/output/x.tar`, reject: 'x', Encoding: 'latin1' }, /^Invalid import event: unknown keys "reject", "Encoding" /],
+      [
+        { source, destination: `s3://${BUCKET}/output/x.tar`, dry_run: 'yes' },
+        /^Invalid import event: "dry_run" must be true or false, got "yes"$/,
+      ],
+      [
+        { source, destination: `s3://${BUCKET}/output/x.tar`, dry_run: null },
+        /^Invalid import event: "dry_run" must be true or false, got null$/,
+      ],
+      [
+        { source, destination: `s3://${BUCKET}/output/x.tar`, dryRun: true },
+        /^Invalid import event: unknown key "dryRun" \(expected "source", "destination", "rejects", "dry_run", "encoding"\)$/,
+      ],
+      [
+        { source, destination: `s3://${BUCKET}/output/x.tar`, reject: 'x', Encoding: 'latin1' },
+        /^Invalid import event: unknown keys "reject", "Encoding" /,
+      ],
       [{ source }, /"destination" must be an s3:\/\/bucket\/key string/],
     ] as const) {
       const error = await failureOf(handler(event, lambdaContext()));
@@ -207,10 +253,16 @@ describe('importTickets handler', () => {
   });
 
   it.each([
-    ['the source request', (key: string) => (request: S3Request) => (request.method === 'GET' && request.path.endsWith(key) ? 'hang' : 'pass')],
+    [
+      'the source request',
+      (key: string) => (request: S3Request) => (request.method === 'GET' && request.path.endsWith(key) ? 'hang' : 'pass'),
+    ],
     ['an archive part', () => (request: S3Request) => (request.method === 'PUT' && request.query.has('partNumber') ? 'hang' : 'pass')],
     ['the start of an upload', () => (request: S3Request) => (request.method === 'POST' && request.query.has('uploads') ? 'hang' : 'pass')],
-    ['the completion of the upload', () => (request: S3Request) => (request.method === 'POST' && request.query.has('uploadId') ? 'hang' : 'pass')],
+    [
+      'the completion of the upload',
+      () => (request: S3Request) => (request.method === 'POST' && request.query.has('uploadId') ? 'hang' : 'pass'),
+    ],
   ] as const)('stops at its deadline while S3 does not answer %s, aborting the upload and leaving nothing', async (_label, stall) => {
     const key = `input/stalled-${_label.length}.csv`;
     await put(key, chatCsv(Array.from({ length: 30 }, (_unused, n) => chatRow(n))));
@@ -230,7 +282,10 @@ describe('importTickets handler', () => {
 
   it('fails naming the missing columns and leaves no object at the destination', async () => {
     const destination = `s3://${BUCKET}/output/missing-column.tar`;
-    await put('input/missing-column.csv', chatCsv([chatRow(0)], { columns: HEADER.filter((column) => column !== 'EMAIL' && column !== 'BODY') }));
+    await put(
+      'input/missing-column.csv',
+      chatCsv([chatRow(0)], { columns: HEADER.filter((column) => column !== 'EMAIL' && column !== 'BODY') }),
+    );
     const error = await failureOf(handler({ source: `s3://${BUCKET}/input/missing-column.csv`, destination }, lambdaContext()));
     expect(error).toBeInstanceOf(ImportInputError);
     expect(error?.message).toMatch(/BODY/);

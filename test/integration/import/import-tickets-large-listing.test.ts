@@ -45,11 +45,20 @@ afterAll(async () => {
 
 describe('importTickets handler: a listing past 10,000 users and a .tar.gz destination', () => {
   it('logs the switch to cursor paging once, resolves users from the cursor read and writes a gzip archive to S3', async () => {
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'input/chat.csv', Body: chatCsv(Array.from({ length: 30 }, (_unused, n) => chatRow(n))) }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'input/chat.csv',
+        Body: chatCsv(Array.from({ length: 30 }, (_unused, n) => chatRow(n))),
+      }),
+    );
     const logs = captureStdout();
     let summary;
     try {
-      summary = await handler({ source: `s3://${BUCKET}/input/chat.csv`, destination: `s3://${BUCKET}/output/tickets.tar.gz` }, lambdaContext());
+      summary = await handler(
+        { source: `s3://${BUCKET}/input/chat.csv`, destination: `s3://${BUCKET}/output/tickets.tar.gz` },
+        lambdaContext(),
+      );
     } finally {
       logs.restore();
     }

@@ -54,7 +54,10 @@ describe('the read side in a worker thread', () => {
   it.each([
     ['a row with more fields than the header', `${chatCsv([fullRow(1), fullRow(2)])}1,2,3,4,5,6,7,8,9,10,11\n`],
     ['a quote that never closes', `${chatCsv([fullRow(1)])}2024-05-01T10:00:00Z,1,2,3,true,"never closed,x\n`],
-    ['bytes that are not UTF-8', Buffer.concat([Buffer.from(chatCsv(Array.from({ length: 3000 }, (_unused, n) => fullRow(n + 1)))), Buffer.from([0xff, 0x0a])])],
+    [
+      'bytes that are not UTF-8',
+      Buffer.concat([Buffer.from(chatCsv(Array.from({ length: 3000 }, (_unused, n) => fullRow(n + 1)))), Buffer.from([0xff, 0x0a])]),
+    ],
     ['a missing column', chatCsv([fullRow(1)], { columns: HEADER.filter((column) => column !== 'EMAIL') })],
   ])('fails on %s with the same error as one thread, leaving nothing behind', async (_label, csv) => {
     const run = async (worker: boolean) => {
@@ -77,14 +80,16 @@ describe('the read side in a worker thread', () => {
     expect(threaded?.message).toBe(single?.message);
   });
 
-  it.each([1, 2])('fails with the source\'s own error when the source breaks, and stops its threads (%i of them)', async (readThreads) => {
+  it.each([1, 2])("fails with the source's own error when the source breaks, and stops its threads (%i of them)", async (readThreads) => {
     const input = new Readable({
       read() {
         this.push(chatCsv(Array.from({ length: 500 }, (_unused, n) => fullRow(n + 1))));
         this.destroy(new Error('source connection reset'));
       },
     });
-    const error = await failureOf(runImportPipeline({ input, output: new PassThrough(), tmpDir, worker: true, readThreads, segmentBytes: 4096 }));
+    const error = await failureOf(
+      runImportPipeline({ input, output: new PassThrough(), tmpDir, worker: true, readThreads, segmentBytes: 4096 }),
+    );
     expect(error?.message).toBe('source connection reset');
     expect(await readdir(tmpDir)).toEqual([]);
   });
@@ -159,8 +164,16 @@ describe('the read side in several worker threads, the source cut between rows',
   it.each([
     ['a row with more fields than the header', `${goodRows}1,2,3,4,5,6,7,8,9,10,11\n${chatCsv([fullRow(9999)]).split('\n')[1]}\n`],
     ['a quote that never closes', `${goodRows}2024-05-01T10:00:00Z,1,2,3,true,"never closed,x\n`],
-    ['a quoted field with text after its closing quote', `${goodRows}${chatCsv([fullRow(9999, { BODY: 'x' })]).split('\n')[1]!.replace(',x,', ',"Hello" she said,')}\n${chatCsv([fullRow(9998)]).split('\n')[1]}\n`],
-    ['bytes that are not UTF-8', Buffer.concat([Buffer.from(goodRows), Buffer.from('2024-05-01T10:00:00Z,1,2,3,true,caf'), Buffer.from([0xe9, 0x0a])])],
+    [
+      'a quoted field with text after its closing quote',
+      `${goodRows}${chatCsv([fullRow(9999, { BODY: 'x' })])
+        .split('\n')[1]!
+        .replace(',x,', ',"Hello" she said,')}\n${chatCsv([fullRow(9998)]).split('\n')[1]}\n`,
+    ],
+    [
+      'bytes that are not UTF-8',
+      Buffer.concat([Buffer.from(goodRows), Buffer.from('2024-05-01T10:00:00Z,1,2,3,true,caf'), Buffer.from([0xe9, 0x0a])]),
+    ],
   ])('fails on %s far into the file with the same error as one thread', async (_label, csv) => {
     const run = async (threads: Partial<ImportPipelineOptions>) => {
       const output = new PassThrough();
@@ -184,4 +197,3 @@ describe('the read side in several worker threads, the source cut between rows',
     expect(withoutMtimes(threaded.archive).equals(withoutMtimes(single.archive))).toBe(true);
   });
 });
-

@@ -104,8 +104,22 @@ describe('spill files', () => {
     const path = join(dir, 'comments.spill');
     const writer = new SpillWriter(path);
     appendAll(writer, (records) => {
-      writeComment(records, { id: '1', ticket_id: '2', author_id: '3', public: true, html_body: 'a\tb\nc', created_at: '2024-01-01T00:00:00Z' });
-      writeComment(records, { id: '4', ticket_id: '2', author_id: '30', public: false, html_body: 'ü', created_at: '2024-01-01T00:00:00Z' });
+      writeComment(records, {
+        id: '1',
+        ticket_id: '2',
+        author_id: '3',
+        public: true,
+        html_body: 'a\tb\nc',
+        created_at: '2024-01-01T00:00:00Z',
+      });
+      writeComment(records, {
+        id: '4',
+        ticket_id: '2',
+        author_id: '30',
+        public: false,
+        html_body: 'ü',
+        created_at: '2024-01-01T00:00:00Z',
+      });
     });
     await writer.close();
     const reader = new SpillReader(path);
@@ -119,7 +133,9 @@ describe('spill files', () => {
         '{"id":4,"ticket_id":2,"author_id":30,"public":false,"html_body":"ü","created_at":"2024-01-01T00:00:00Z"}' +
         '],"users":[],"organizations":[]}}}',
     );
-    expect((JSON.parse(entry) as { data: { tickets: { comments: { html_body: string }[] } } }).data.tickets.comments[0]!.html_body).toBe('a\tb\nc');
+    expect((JSON.parse(entry) as { data: { tickets: { comments: { html_body: string }[] } } }).data.tickets.comments[0]!.html_body).toBe(
+      'a\tb\nc',
+    );
   });
 
   it('spills a ticket as its final JSON and splices it with its requester remapped', async () => {

@@ -3,7 +3,14 @@ import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
 import { makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
-import { datedJamfComputer, DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type FakeJamfOptions } from '../../../demo/fake-jamf.ts';
+import {
+  datedJamfComputer,
+  DEMO_JAMF_CREDENTIALS,
+  generateJamfComputers,
+  startFakeJamf,
+  type FakeJamf,
+  type FakeJamfOptions,
+} from '../../../demo/fake-jamf.ts';
 
 const oauth: JamfAuth = {
   kind: 'oauth',
@@ -77,7 +84,12 @@ describe('Jamf client against a Jamf-compatible server', () => {
     );
     const records = await client.readInventory(longDeadline(), (record) => record);
     expect(records).toHaveLength(350);
-    expect(jamf!.stats().inventoryLog.map((entry) => entry.page).sort()).toEqual([0, 1, 2, 3]);
+    expect(
+      jamf!
+        .stats()
+        .inventoryLog.map((entry) => entry.page)
+        .sort(),
+    ).toEqual([0, 1, 2, 3]);
   });
 
   it('reads again when a device is removed during the read, so no other device is skipped by the shifted pages', async () => {
@@ -94,7 +106,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
     expect(jamf!.stats().inventoryLog.map((entry) => entry.page)).toEqual([0, 1, 0, 1]);
   });
 
-  it('cancels the lost read\'s pages in flight rather than waiting on them before it reads again', async () => {
+  it("cancels the lost read's pages in flight rather than waiting on them before it reads again", async () => {
     const fleet = generateJamfComputers(60, 14);
     const removed = fleet[5]!;
     // Page 1 is answered after a removal; page 3 of that read would never be answered.
@@ -163,7 +175,10 @@ describe('Jamf client against a Jamf-compatible server', () => {
 
   it('authenticates with basic credentials for a bearer token', async () => {
     jamf = await startFakeJamf({ devices: generateJamfComputers(5, 7), username: 'api-reader', password: 'p@ss:word' });
-    const client = makeJamfClient({ baseUrl: jamf.url, auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' } });
+    const client = makeJamfClient({
+      baseUrl: jamf.url,
+      auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' },
+    });
     expect(await client.readInventory(longDeadline(), (record) => record)).toHaveLength(5);
   });
 
@@ -195,7 +210,10 @@ describe('Jamf client against a Jamf-compatible server', () => {
   });
 
   it('stops the other pages as soon as one fails', async () => {
-    const client = await setUp({ devices: generateJamfComputers(500, 9), pageFaults: { 1: { kind: 'status', status: 500 }, 2: { kind: 'hang' } } }, { pageSize: 100 });
+    const client = await setUp(
+      { devices: generateJamfComputers(500, 9), pageFaults: { 1: { kind: 'status', status: 500 }, 2: { kind: 'hang' } } },
+      { pageSize: 100 },
+    );
     const started = performance.now();
     expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Unavailable);
     expect(performance.now() - started).toBeLessThan(5000);
@@ -207,7 +225,9 @@ describe('Jamf client against a Jamf-compatible server', () => {
   });
 
   it('refuses a token response without a token, without logging its body', async () => {
-    const client = await setUp({ tokenFault: { kind: 'status', status: 200, body: '{"token_type":"Bearer","leak":"fake-jamf-token-zzz"}' } });
+    const client = await setUp({
+      tokenFault: { kind: 'status', status: 200, body: '{"token_type":"Bearer","leak":"fake-jamf-token-zzz"}' },
+    });
     const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).not.toContain('fake-jamf-token-zzz');
@@ -248,7 +268,10 @@ describe('Jamf client against each Jamf Pro version', () => {
 
   it('renews expiring tokens at the remembered old OAuth path, never probing again', async () => {
     let failures = 0;
-    const client = await setUp({ personality: 'legacy', devices: generateJamfComputers(100, 26), tokenMaxUses: 2 }, { pageSize: 10, onAuthFailure: () => (failures += 1) });
+    const client = await setUp(
+      { personality: 'legacy', devices: generateJamfComputers(100, 26), tokenMaxUses: 2 },
+      { pageSize: 10, onAuthFailure: () => (failures += 1) },
+    );
     expect(await readAll(client)).toHaveLength(100);
     const { requests, tokenRequests } = jamf!.stats();
     expect(tokenRequests).toBeGreaterThanOrEqual(5);
@@ -261,18 +284,21 @@ describe('Jamf client against each Jamf Pro version', () => {
   it.each([
     ['current', V4, OAUTH_V1],
     ['legacy', V3, OAUTH_OLD],
-  ] as const)('fails as unavailable, trying no other path, when the inventory of a %s Jamf Pro answers 404 where it answered before', async (personality, known, tokenPath) => {
-    const client = await setUp({ personality, devices: generateJamfComputers(30, 27) });
-    await readAll(client);
-    jamf!.setPageFault(0, { kind: 'status', status: 404 });
-    const before = jamf!.stats().requests;
-    const error = await failureOf(readAll(client));
-    expect(error.failure).toBe(UpstreamFailure.Unavailable);
-    expect(error.message).toContain(`${known.slice(4)} page 0 (page-size 1000) answered 404`);
-    expect(error.message).toContain('this path answered before');
-    // One token and the one page at the remembered paths: nothing else.
-    expect(jamf!.stats().requests).toEqual({ ...before, [tokenPath]: before[tokenPath]! + 1, [known]: before[known]! + 1 });
-  });
+  ] as const)(
+    'fails as unavailable, trying no other path, when the inventory of a %s Jamf Pro answers 404 where it answered before',
+    async (personality, known, tokenPath) => {
+      const client = await setUp({ personality, devices: generateJamfComputers(30, 27) });
+      await readAll(client);
+      jamf!.setPageFault(0, { kind: 'status', status: 404 });
+      const before = jamf!.stats().requests;
+      const error = await failureOf(readAll(client));
+      expect(error.failure).toBe(UpstreamFailure.Unavailable);
+      expect(error.message).toContain(`${known.slice(4)} page 0 (page-size 1000) answered 404`);
+      expect(error.message).toContain('this path answered before');
+      // One token and the one page at the remembered paths: nothing else.
+      expect(jamf!.stats().requests).toEqual({ ...before, [tokenPath]: before[tokenPath]! + 1, [known]: before[known]! + 1 });
+    },
+  );
 
   it('fails as unavailable when the remembered OAuth path answers 404, trying no other', async () => {
     const client = await setUp({ personality: 'legacy', devices: generateJamfComputers(30, 28) });
@@ -285,24 +311,36 @@ describe('Jamf client against each Jamf Pro version', () => {
   });
 
   it('treats a 404 at both inventory paths, before either answered, as a misconfigured INVENTORY_URL, naming both', async () => {
-    const client = await setUp({ personality: 'current', devices: generateJamfComputers(30, 29), pageFaults: { 0: { kind: 'status', status: 404 } } });
+    const client = await setUp({
+      personality: 'current',
+      devices: generateJamfComputers(30, 29),
+      pageFaults: { 0: { kind: 'status', status: 404 } },
+    });
     for (let read = 1; read <= 2; read += 1) {
       const error = await failureOf(readAll(client));
       expect(error.failure).toBe(UpstreamFailure.Misconfigured);
-      expect(error.message).toContain('/api/v3/computers-inventory page 0 (page-size 1000) (after a 404 at /api/v4/computers-inventory) answered 404');
+      expect(error.message).toContain(
+        '/api/v3/computers-inventory page 0 (page-size 1000) (after a 404 at /api/v4/computers-inventory) answered 404',
+      );
       // Nothing was learnt from the failure: each read probes both.
       expect(jamf!.stats().requests).toMatchObject({ [V4]: read, [V3]: read });
     }
   });
 
-  it.each(['current', 'legacy'] as const)('authenticates with basic credentials at /api/v1/auth/token on a %s Jamf Pro', async (personality) => {
-    jamf = await startFakeJamf({ personality, devices: generateJamfComputers(5, 7), username: 'api-reader', password: 'p@ss:word' });
-    const client = makeJamfClient({ baseUrl: jamf.url, auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' } });
-    expect(await readAll(client)).toHaveLength(5);
-    expect(await readAll(client)).toHaveLength(5);
-    const inventory = personality === 'current' ? { [V4]: 2 } : { [V4]: 1, [V3]: 2 };
-    expect(jamf.stats().requests).toEqual({ 'POST /api/v1/auth/token': 2, ...inventory });
-  });
+  it.each(['current', 'legacy'] as const)(
+    'authenticates with basic credentials at /api/v1/auth/token on a %s Jamf Pro',
+    async (personality) => {
+      jamf = await startFakeJamf({ personality, devices: generateJamfComputers(5, 7), username: 'api-reader', password: 'p@ss:word' });
+      const client = makeJamfClient({
+        baseUrl: jamf.url,
+        auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' },
+      });
+      expect(await readAll(client)).toHaveLength(5);
+      expect(await readAll(client)).toHaveLength(5);
+      const inventory = personality === 'current' ? { [V4]: 2 } : { [V4]: 1, [V3]: 2 };
+      expect(jamf.stats().requests).toEqual({ 'POST /api/v1/auth/token': 2, ...inventory });
+    },
+  );
 });
 
 describe('Jamf client reading the changes since an instant', () => {
@@ -319,26 +357,34 @@ describe('Jamf client reading the changes since an instant', () => {
   it.each([
     ['current', 'general.lastContact', '/api/v4/computers-inventory'],
     ['legacy', 'general.lastContactTime', '/api/v3/computers-inventory'],
-  ] as const)('asks a %s Jamf Pro once for its size, then only the records dated since, filtering on %s, under one token', async (personality, field, path) => {
-    const client = await setUp({ personality, devices: changedFleet }, { pageSize: 100 });
-    const answer = await client.readChanges(longDeadline(), (record) => inventoryIdOf(record), SINCE);
-    expect(answer).toEqual({ kind: 'changes', changed: changedIds, totalCount: fleet.length });
-    const { inventoryLog, tokenRequests, requests } = jamf!.stats();
-    // The instant to the second below, and the filter sent encoded.
-    const filter = `${field}=ge=2026-11-25T12:00:00Z,general.reportDate=ge=2026-11-25T12:00:00Z`;
-    expect(inventoryLog[0]).toMatchObject({ page: 0, pageSize: 1, filter: null });
-    expect(inventoryLog.slice(1).every((entry) => entry.filter === filter && entry.pageSize === 100)).toBe(true);
-    expect(inventoryLog[1]!.query).toContain(`&filter=${encodeURIComponent(filter)}`);
-    expect(inventoryLog).toHaveLength(1 + Math.ceil(changedIds.length / 100));
-    expect(tokenRequests).toBe(1);
-    expect(requests[`GET ${path}`]).toBe(inventoryLog.length);
-  });
+  ] as const)(
+    'asks a %s Jamf Pro once for its size, then only the records dated since, filtering on %s, under one token',
+    async (personality, field, path) => {
+      const client = await setUp({ personality, devices: changedFleet }, { pageSize: 100 });
+      const answer = await client.readChanges(longDeadline(), (record) => inventoryIdOf(record), SINCE);
+      expect(answer).toEqual({ kind: 'changes', changed: changedIds, totalCount: fleet.length });
+      const { inventoryLog, tokenRequests, requests } = jamf!.stats();
+      // The instant to the second below, and the filter sent encoded.
+      const filter = `${field}=ge=2026-11-25T12:00:00Z,general.reportDate=ge=2026-11-25T12:00:00Z`;
+      expect(inventoryLog[0]).toMatchObject({ page: 0, pageSize: 1, filter: null });
+      expect(inventoryLog.slice(1).every((entry) => entry.filter === filter && entry.pageSize === 100)).toBe(true);
+      expect(inventoryLog[1]!.query).toContain(`&filter=${encodeURIComponent(filter)}`);
+      expect(inventoryLog).toHaveLength(1 + Math.ceil(changedIds.length / 100));
+      expect(tokenRequests).toBe(1);
+      expect(requests[`GET ${path}`]).toBe(inventoryLog.length);
+    },
+  );
 
   it('reports a filter Jamf refuses (400) as refused, after the probe and that one page', async () => {
     // A Jamf Pro that cannot filter on the last contact.
     const client = await setUp({ devices: changedFleet, filterFields: ['general.reportDate'] });
     const answer = await client.readChanges(longDeadline(), (record) => record, SINCE);
-    expect(answer).toEqual({ kind: 'filter-refused', detail: expect.stringMatching(/page 0 \(page-size 1000, changed since 2026-11-25T12:00:00Z\) answered 400: .*Cannot filter by field \[general.lastContact\]/) });
+    expect(answer).toEqual({
+      kind: 'filter-refused',
+      detail: expect.stringMatching(
+        /page 0 \(page-size 1000, changed since 2026-11-25T12:00:00Z\) answered 400: .*Cannot filter by field \[general.lastContact\]/,
+      ),
+    });
     expect(jamf!.stats().inventoryLog.map((entry) => entry.filter === null)).toEqual([true, false]);
   });
 

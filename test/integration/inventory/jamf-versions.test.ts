@@ -3,7 +3,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { lambdaContext, loadEvent } from '../../support/http-events.ts';
 import { clearEnvironment, saveEnvironment } from '../../support/environment.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer, type JamfPersonality } from '../../../demo/fake-jamf.ts';
+import {
+  DEMO_JAMF_CREDENTIALS,
+  generateJamfComputers,
+  startFakeJamf,
+  type FakeJamf,
+  type JamfComputer,
+  type JamfPersonality,
+} from '../../../demo/fake-jamf.ts';
 
 /**
  * GET /devices against each Jamf Pro the service reads: a current one (11.30 and later: `/api/v4`,
@@ -14,8 +21,15 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIG
 type DeviceJson = Record<string, unknown> & { id: string };
 
 const VARIABLES = [
-  'INVENTORY_URL', 'INVENTORY_CLIENT_ID', 'INVENTORY_CLIENT_SECRET', 'INVENTORY_USERNAME', 'INVENTORY_PASSWORD',
-  'LATEST_OS_VERSION', 'DEVICES_CACHE_TTL_SECONDS', 'DEVICES_CACHE_STALE_SECONDS', 'REDIS_URL',
+  'INVENTORY_URL',
+  'INVENTORY_CLIENT_ID',
+  'INVENTORY_CLIENT_SECRET',
+  'INVENTORY_USERNAME',
+  'INVENTORY_PASSWORD',
+  'LATEST_OS_VERSION',
+  'DEVICES_CACHE_TTL_SECONDS',
+  'DEVICES_CACHE_STALE_SECONDS',
+  'REDIS_URL',
 ];
 const V4 = 'GET /api/v4/computers-inventory';
 const V3 = 'GET /api/v3/computers-inventory';
@@ -90,7 +104,11 @@ describe('GET /devices on each Jamf Pro version', () => {
     const third = await getDevices(await freshContainer(oauthEnv(jamf.url)));
     expect(third.body).toBe(first.body);
     expect(jamf.stats().requests).toEqual(expectedRequests(personality, 3, 2));
-    expect(accessLines(logs).map((line) => [line.status_code, line.cache_tier])).toEqual([[200, 'upstream'], [200, 'upstream'], [200, 'upstream']]);
+    expect(accessLines(logs).map((line) => [line.status_code, line.cache_tier])).toEqual([
+      [200, 'upstream'],
+      [200, 'upstream'],
+      [200, 'upstream'],
+    ]);
   });
 
   it('serves the same list from either version: v4 lastContact is v3 lastContactTime', async () => {
@@ -110,25 +128,32 @@ describe('GET /devices on each Jamf Pro version', () => {
     ['current', 'inventory', (fake: FakeJamf) => fake.setPageFault(0, { kind: 'status', status: 404 }), [OAUTH_V1, V4]],
     ['legacy', 'inventory', (fake: FakeJamf) => fake.setPageFault(0, { kind: 'status', status: 404 }), [OAUTH_OLD, V3]],
     ['legacy', 'OAuth token endpoint', (fake: FakeJamf) => fake.setTokenFault({ kind: 'status', status: 404 }), [OAUTH_OLD]],
-  ] as const)('answers 502 when a %s Jamf Pro\'s %s answers 404 where it answered before, trying no other path', async (personality, _what, fault, asked) => {
-    jamf = await startFakeJamf({ personality, devices: generateJamfComputers(30, 32) });
-    const container = await freshContainer(oauthEnv(jamf.url));
-    expect((await getDevices(container)).statusCode).toBe(200);
-    fault(jamf);
-    await ttlOver();
-    const before = jamf.stats().requests;
-    const failed = await getDevices(container);
-    expect(failed.statusCode).toBe(502);
-    expect(errorOf(failed)).toEqual({ message: 'The device inventory is unavailable', status: 502, httpMessage: 'Bad Gateway' });
-    // Once each at the remembered paths, up to the 404: no newer path probed, no older one tried.
-    expect(jamf.stats().requests).toEqual({ ...before, ...Object.fromEntries(asked.map((route) => [route, before[route]! + 1])) });
-    const line = accessLines(logs)[1]!;
-    expect(line).toMatchObject({ status_code: 502, cache_tier: 'upstream' });
-    expect(JSON.stringify(line.error)).toMatch(/unavailable: .* answered 404: .*this path answered before/);
-  });
+  ] as const)(
+    "answers 502 when a %s Jamf Pro's %s answers 404 where it answered before, trying no other path",
+    async (personality, _what, fault, asked) => {
+      jamf = await startFakeJamf({ personality, devices: generateJamfComputers(30, 32) });
+      const container = await freshContainer(oauthEnv(jamf.url));
+      expect((await getDevices(container)).statusCode).toBe(200);
+      fault(jamf);
+      await ttlOver();
+      const before = jamf.stats().requests;
+      const failed = await getDevices(container);
+      expect(failed.statusCode).toBe(502);
+      expect(errorOf(failed)).toEqual({ message: 'The device inventory is unavailable', status: 502, httpMessage: 'Bad Gateway' });
+      // Once each at the remembered paths, up to the 404: no newer path probed, no older one tried.
+      expect(jamf.stats().requests).toEqual({ ...before, ...Object.fromEntries(asked.map((route) => [route, before[route]! + 1])) });
+      const line = accessLines(logs)[1]!;
+      expect(line).toMatchObject({ status_code: 502, cache_tier: 'upstream' });
+      expect(JSON.stringify(line.error)).toMatch(/unavailable: .* answered 404: .*this path answered before/);
+    },
+  );
 
   it('answers 500 "Service misconfigured" when both inventory paths answer 404 before either answered, and learns nothing from it', async () => {
-    jamf = await startFakeJamf({ personality: 'current', devices: generateJamfComputers(30, 33), pageFaults: { 0: { kind: 'status', status: 404 } } });
+    jamf = await startFakeJamf({
+      personality: 'current',
+      devices: generateJamfComputers(30, 33),
+      pageFaults: { 0: { kind: 'status', status: 404 } },
+    });
     const container = await freshContainer(oauthEnv(jamf.url));
     for (let request = 1; request <= 2; request += 1) {
       const result = await getDevices(container);
@@ -136,23 +161,33 @@ describe('GET /devices on each Jamf Pro version', () => {
       expect(errorOf(result)).toEqual({ message: 'Service misconfigured', status: 500, httpMessage: 'Internal Server Error' });
       expect(jamf.stats().requests).toEqual({ [OAUTH_V1]: request, [V4]: request, [V3]: request });
     }
-    expect(JSON.stringify(accessLines(logs)[0]!.error)).toContain('/api/v3/computers-inventory page 0 (page-size 1000) (after a 404 at /api/v4/computers-inventory) answered 404');
+    expect(JSON.stringify(accessLines(logs)[0]!.error)).toContain(
+      '/api/v3/computers-inventory page 0 (page-size 1000) (after a 404 at /api/v4/computers-inventory) answered 404',
+    );
   });
 
-  it.each(['current', 'legacy'] as const)('authenticates with INVENTORY_USERNAME at /api/v1/auth/token on a %s Jamf Pro, never at an OAuth path', async (personality) => {
-    jamf = await startFakeJamf({ personality, devices: generateJamfComputers(30, 34), username: 'jamf-api-reader', password: 'basic-password' });
-    const container = await freshContainer({
-      INVENTORY_URL: jamf.url,
-      INVENTORY_USERNAME: 'jamf-api-reader',
-      INVENTORY_PASSWORD: 'basic-password',
-      LATEST_OS_VERSION: '26.6.2',
-      DEVICES_CACHE_TTL_SECONDS: '1',
-    });
-    expect(devicesOf(await getDevices(container))).toHaveLength(30);
-    await ttlOver();
-    expect(devicesOf(await getDevices(container))).toHaveLength(30);
-    expect(jamf.stats().requests).toEqual(personality === 'current' ? { [BASIC]: 2, [V4]: 2 } : { [BASIC]: 2, [V4]: 1, [V3]: 2 });
-  });
+  it.each(['current', 'legacy'] as const)(
+    'authenticates with INVENTORY_USERNAME at /api/v1/auth/token on a %s Jamf Pro, never at an OAuth path',
+    async (personality) => {
+      jamf = await startFakeJamf({
+        personality,
+        devices: generateJamfComputers(30, 34),
+        username: 'jamf-api-reader',
+        password: 'basic-password',
+      });
+      const container = await freshContainer({
+        INVENTORY_URL: jamf.url,
+        INVENTORY_USERNAME: 'jamf-api-reader',
+        INVENTORY_PASSWORD: 'basic-password',
+        LATEST_OS_VERSION: '26.6.2',
+        DEVICES_CACHE_TTL_SECONDS: '1',
+      });
+      expect(devicesOf(await getDevices(container))).toHaveLength(30);
+      await ttlOver();
+      expect(devicesOf(await getDevices(container))).toHaveLength(30);
+      expect(jamf.stats().requests).toEqual(personality === 'current' ? { [BASIC]: 2, [V4]: 2 } : { [BASIC]: 2, [V4]: 1, [V3]: 2 });
+    },
+  );
 
   it('renews a token refused mid-read on an older Jamf Pro at the old OAuth path, counting one UpstreamAuthFailures', async () => {
     jamf = await startFakeJamf({ personality: 'legacy', devices: FLEET, latencyMs: 10 });
@@ -214,7 +249,15 @@ const v4Records: JamfComputer[] = [
       lastLoggedInUsernameMdm: 'ada',
       lastLoggedInUsernameMdmTimestamp: '2026-11-20T09:15:00Z',
     },
-    hardware: { make: 'Apple', model: 'Mac mini (2024) M4', modelIdentifier: 'Mac16,10', serialNumber: 'KX5SJ51LGT', processorArchitecture: 'arm64', appleSilicon: true, extensionAttributes: [] },
+    hardware: {
+      make: 'Apple',
+      model: 'Mac mini (2024) M4',
+      modelIdentifier: 'Mac16,10',
+      serialNumber: 'KX5SJ51LGT',
+      processorArchitecture: 'arm64',
+      appleSilicon: true,
+      extensionAttributes: [],
+    },
     operatingSystem: {
       name: 'macOS',
       version: '26.6.2',
@@ -226,13 +269,31 @@ const v4Records: JamfComputer[] = [
       softwareUpdateDeviceId: 'J773gAP',
       extensionAttributes: [],
     },
-    userAndLocation: { username: 'ada.lovelace', realname: 'Ada Lovelace', email: 'ada.lovelace@example.com', position: null, phone: '', departmentId: '-1', buildingId: null, room: null, extensionAttributes: [] },
+    userAndLocation: {
+      username: 'ada.lovelace',
+      realname: 'Ada Lovelace',
+      email: 'ada.lovelace@example.com',
+      position: null,
+      phone: '',
+      departmentId: '-1',
+      buildingId: null,
+      room: null,
+      extensionAttributes: [],
+    },
   },
   {
     // Checked in through the binary, no contact recorded: lastCheckIn is no contact time.
     id: '2',
     udid: 'A1B2C3D4-0000-4000-8000-0000000000A2',
-    general: { name: 'binary-only', platform: 'Mac', supervised: false, reportDate: '2026-11-18T10:00:00Z', lastCheckIn: '2026-11-18T10:00:00Z', lastContact: null, remoteManagement: { managed: false } },
+    general: {
+      name: 'binary-only',
+      platform: 'Mac',
+      supervised: false,
+      reportDate: '2026-11-18T10:00:00Z',
+      lastCheckIn: '2026-11-18T10:00:00Z',
+      lastContact: null,
+      remoteManagement: { managed: false },
+    },
     operatingSystem: { name: 'macOS', version: '15.7.9', build: '24G830', rapidSecurityResponse: null, softwareUpdateDeviceId: 'J413AP' },
   },
 ];
@@ -261,7 +322,13 @@ describe('GET /devices on v4 records', () => {
       supervised: true,
       managed: true,
     });
-    expect(binaryOnly).toMatchObject({ id: '2', name: 'binary-only', last_inventory_at: '2026-11-18T10:00:00Z', supervised: false, managed: false });
+    expect(binaryOnly).toMatchObject({
+      id: '2',
+      name: 'binary-only',
+      last_inventory_at: '2026-11-18T10:00:00Z',
+      supervised: false,
+      managed: false,
+    });
     expect(binaryOnly).not.toHaveProperty('last_contact_at');
     expect(result.body).not.toContain('2026-11-20T08:55:00.456Z');
     expect(jamf.stats().requests).toEqual({ [OAUTH_V1]: 1, [V4]: 1 });

@@ -38,7 +38,11 @@ const source = (options: Partial<LatestOsSourceOptions> = {}) =>
 /** What the reference says of Macs on Sequoia's latest, on Tahoe's previous release, and on Ventura. */
 const decisions = async (reference: ReturnType<typeof source>) => {
   const current = await reference();
-  return { sequoiaLatest: isLatest(current, '15.7.9', undefined), tahoePrevious: isLatest(current, '26.6.1', undefined), ventura: isLatest(current, '13.7.8', undefined) };
+  return {
+    sequoiaLatest: isLatest(current, '15.7.9', undefined),
+    tahoePrevious: isLatest(current, '26.6.1', undefined),
+    ventura: isLatest(current, '13.7.8', undefined),
+  };
 };
 const FROM_FEED = { sequoiaLatest: true, tahoePrevious: false, ventura: false };
 const FROM_FALLBACK = { sequoiaLatest: false, tahoePrevious: false, ventura: false };

@@ -35,7 +35,14 @@ const defaultsFor = async (env: Env, needs: ReadonlySet<LocalService>) => {
     if (running) for (const name of SERVER_VARIABLES[server]) delete values[name];
     return running;
   };
-  return { inventory: started('inventory'), users: started('users'), storage: started('storage'), feed: started('feed'), iosFeed: started('iosFeed'), values };
+  return {
+    inventory: started('inventory'),
+    users: started('users'),
+    storage: started('storage'),
+    feed: started('feed'),
+    iosFeed: started('iosFeed'),
+    values,
+  };
 };
 
 describe('startEmbeddedDefaults (each embedded server only where its variable is unset)', () => {
@@ -63,7 +70,11 @@ describe('startEmbeddedDefaults (each embedded server only where its variable is
     const plan = await defaultsFor({ USERS_TABLE: 'prod-users', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9000' }, ALL_SERVICES);
     expect(plan.users).toBe(false);
     expect(plan.storage).toBe(false);
-    expect(plan.values).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION, LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION, IDEMPOTENCY_TABLE: 'idempotency-local' });
+    expect(plan.values).toEqual({
+      LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION,
+      LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION,
+      IDEMPOTENCY_TABLE: 'idempotency-local',
+    });
   });
 
   it('treats IDEMPOTENCY_TABLE without an endpoint as a real table too', async () => {
@@ -90,7 +101,14 @@ describe('startEmbeddedDefaults (each embedded server only where its variable is
   });
 
   it('starts only what the invoked function needs', async () => {
-    expect(await defaultsFor({}, only())).toEqual({ inventory: false, users: false, storage: false, feed: false, iosFeed: false, values: {} });
+    expect(await defaultsFor({}, only())).toEqual({
+      inventory: false,
+      users: false,
+      storage: false,
+      feed: false,
+      iosFeed: false,
+      values: {},
+    });
     expect(await defaultsFor({}, only('inventory'))).toEqual({
       inventory: true,
       users: false,
@@ -141,7 +159,8 @@ describe('startEmbeddedDefaults with LATEST_OS_FEED_URL=demo', () => {
         expect(feedUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v2\/ios_data_feed\.json$/);
         expect(defaults.env.LATEST_IOS_VERSION).toBe(DOCUMENTED_LATEST_IOS_VERSION);
         expect(defaults.env.LATEST_OS_FEED_URL === undefined).toBe(env.LATEST_OS_FEED_URL === undefined);
-        if (defaults.env.LATEST_OS_FEED_URL !== undefined) expect(new URL(defaults.env.LATEST_OS_FEED_URL).origin).toBe(new URL(feedUrl!).origin);
+        if (defaults.env.LATEST_OS_FEED_URL !== undefined)
+          expect(new URL(defaults.env.LATEST_OS_FEED_URL).origin).toBe(new URL(feedUrl!).origin);
         const response = await fetch(feedUrl!);
         expect(response.status).toBe(200);
         expect(await response.json()).toEqual(await readSofaFeed('ios-v2'));
@@ -152,11 +171,16 @@ describe('startEmbeddedDefaults with LATEST_OS_FEED_URL=demo', () => {
       await expect(fetch(feedUrl!)).rejects.toThrow();
     }
     expect((await defaultsFor({ LATEST_IOS_FEED_URL: 'demo' }, only('users'))).iosFeed).toBe(false);
-    expect((await defaultsFor({ LATEST_IOS_FEED_URL: 'https://sofa.example.com/v2/ios_data_feed.json' }, ALL_SERVICES)).iosFeed).toBe(false);
+    expect((await defaultsFor({ LATEST_IOS_FEED_URL: 'https://sofa.example.com/v2/ios_data_feed.json' }, ALL_SERVICES)).iosFeed).toBe(
+      false,
+    );
   });
 
   it('leaves a real feed URL alone', async () => {
-    const defaults = await startEmbeddedDefaults({ INVENTORY_URL: 'https://jamf.example.com', LATEST_OS_FEED_URL: 'https://sofa.example.com/feed.json' }, new Set(['inventory']));
+    const defaults = await startEmbeddedDefaults(
+      { INVENTORY_URL: 'https://jamf.example.com', LATEST_OS_FEED_URL: 'https://sofa.example.com/feed.json' },
+      new Set(['inventory']),
+    );
     try {
       expect(defaults.env).not.toHaveProperty('LATEST_OS_FEED_URL');
       expect(defaults.notes.join('\n')).not.toContain('LATEST_OS_FEED_URL');
@@ -195,17 +219,25 @@ describe('startEmbeddedDefaults with DEMO_JAMF_VERSION', () => {
   });
 
   it('is ignored, saying so, when INVENTORY_URL is set, and refuses an unknown value', async () => {
-    const configured = await startEmbeddedDefaults({ DEMO_JAMF_VERSION: 'legacy', INVENTORY_URL: 'https://jamf.example.com' }, only('inventory'));
+    const configured = await startEmbeddedDefaults(
+      { DEMO_JAMF_VERSION: 'legacy', INVENTORY_URL: 'https://jamf.example.com' },
+      only('inventory'),
+    );
     await configured.stop();
     expect(configured.env).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION, LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION });
     expect(configured.notes.join('\n')).toMatch(/DEMO_JAMF_VERSION +legacy ignored: INVENTORY_URL is set/);
-    await expect(startEmbeddedDefaults({ DEMO_JAMF_VERSION: '11.29' }, only())).rejects.toThrow(/DEMO_JAMF_VERSION must be "current" .* or "legacy" .*, got "11.29"/);
+    await expect(startEmbeddedDefaults({ DEMO_JAMF_VERSION: '11.29' }, only())).rejects.toThrow(
+      /DEMO_JAMF_VERSION must be "current" .* or "legacy" .*, got "11.29"/,
+    );
   });
 });
 
 describe('startEmbeddedDefaults with LOCAL_REDIS', () => {
   it('=cluster starts a local TLS Redis Cluster for the devices, hands the handlers its URL, CA and REDIS_CLUSTER, never shows the password, and stops it', async () => {
-    const defaults = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', REDIS_TLS_CA_FILE: '/elsewhere/ca.pem' }, new Set(['inventory']));
+    const defaults = await startEmbeddedDefaults(
+      { LOCAL_REDIS: 'cluster', REDIS_TLS_CA_FILE: '/elsewhere/ca.pem' },
+      new Set(['inventory']),
+    );
     let caFile: string | undefined;
     try {
       const url = new URL(defaults.env.REDIS_URL!);
@@ -223,7 +255,11 @@ describe('startEmbeddedDefaults with LOCAL_REDIS', () => {
       // What a handler does with those three: a cluster client, each node checked against the URL's host name.
       const client = new Cluster([{ host: url.hostname, port: Number(url.port) }], {
         dnsLookup: (address, callback) => callback(null, address),
-        redisOptions: { tls: { ca: await readFile(caFile!), servername: url.hostname }, username: url.username, password: decodeURIComponent(url.password) },
+        redisOptions: {
+          tls: { ca: await readFile(caFile!), servername: url.hostname },
+          username: url.username,
+          password: decodeURIComponent(url.password),
+        },
       });
       client.on('error', () => undefined);
       try {
@@ -239,7 +275,10 @@ describe('startEmbeddedDefaults with LOCAL_REDIS', () => {
   });
 
   it('=cluster keeps a REDIS_CLUSTER of the environment', async () => {
-    const defaults = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', REDIS_CLUSTER: 'on', INVENTORY_URL: 'https://jamf.example.com' }, new Set(['inventory']));
+    const defaults = await startEmbeddedDefaults(
+      { LOCAL_REDIS: 'cluster', REDIS_CLUSTER: 'on', INVENTORY_URL: 'https://jamf.example.com' },
+      new Set(['inventory']),
+    );
     try {
       expect(defaults.env).not.toHaveProperty('REDIS_CLUSTER');
       expect(defaults.env.REDIS_URL).toMatch(/^rediss:/);
@@ -249,7 +288,10 @@ describe('startEmbeddedDefaults with LOCAL_REDIS', () => {
   });
 
   it('=node starts one plain redis-server', async () => {
-    const defaults = await startEmbeddedDefaults({ LOCAL_REDIS: 'node', INVENTORY_URL: 'https://jamf.example.com' }, new Set(['inventory']));
+    const defaults = await startEmbeddedDefaults(
+      { LOCAL_REDIS: 'node', INVENTORY_URL: 'https://jamf.example.com' },
+      new Set(['inventory']),
+    );
     try {
       expect(defaults.env.REDIS_URL).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
       expect(defaults.env).not.toHaveProperty('REDIS_TLS_CA_FILE');
@@ -265,13 +307,18 @@ describe('startEmbeddedDefaults with LOCAL_REDIS', () => {
   });
 
   it('starts nothing when REDIS_URL is set (it wins) or the devices do not run, and refuses an unknown value', async () => {
-    const configured = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', REDIS_URL: 'rediss://cache.example.com:6379', INVENTORY_URL: 'https://jamf.example.com' }, new Set(['inventory']));
+    const configured = await startEmbeddedDefaults(
+      { LOCAL_REDIS: 'cluster', REDIS_URL: 'rediss://cache.example.com:6379', INVENTORY_URL: 'https://jamf.example.com' },
+      new Set(['inventory']),
+    );
     await configured.stop();
     expect(configured.env).toEqual({ LATEST_OS_VERSION: DOCUMENTED_LATEST_OS_VERSION, LATEST_IOS_VERSION: DOCUMENTED_LATEST_IOS_VERSION });
     expect(configured.notes.join('\n')).toMatch(/LOCAL_REDIS +cluster ignored: REDIS_URL is set/);
     const users = await startEmbeddedDefaults({ LOCAL_REDIS: 'cluster', USERS_TABLE: 'prod-users' }, only('users'));
     await users.stop();
     expect(users.env).not.toHaveProperty('REDIS_URL');
-    await expect(startEmbeddedDefaults({ LOCAL_REDIS: 'valkey' }, only())).rejects.toThrow(/LOCAL_REDIS must be "cluster" .* or "node" .*, got "valkey"/);
+    await expect(startEmbeddedDefaults({ LOCAL_REDIS: 'valkey' }, only())).rejects.toThrow(
+      /LOCAL_REDIS must be "cluster" .* or "node" .*, got "valkey"/,
+    );
   });
 });

@@ -9,7 +9,15 @@ const template = readFileSync(join(root, 'serverless.yml'), 'utf8');
 
 describe('invokeTarget', () => {
   it('resolves each function of serverless.yml to its TypeScript handler module', () => {
-    expect(functionNames(template)).toEqual(['credentials', 'devices', 'mobileDevices', 'refreshDevices', 'createUser', 'getUser', 'importTickets']);
+    expect(functionNames(template)).toEqual([
+      'credentials',
+      'devices',
+      'mobileDevices',
+      'refreshDevices',
+      'createUser',
+      'getUser',
+      'importTickets',
+    ]);
     expect(invokeTarget(root, template, 'createUser')).toMatchObject({
       modulePath: join(root, 'functions/create-user.ts'),
       exportName: 'handler',
@@ -18,9 +26,15 @@ describe('invokeTarget', () => {
     expect(invokeTarget(root, template, 'importTickets')?.timeoutSeconds).toBe(900);
   });
 
-  it('takes each function\'s memory size from the template (the provider\'s where it sets none, a stage parameter\'s default where it names one)', () => {
+  it("takes each function's memory size from the template (the provider's where it sets none, a stage parameter's default where it names one)", () => {
     expect(invokeTarget(root, template, 'importTickets')?.memoryMb).toBe(3008);
-    expect(invokeTarget(root, 'params:\n  default:\n    mb: 2048\nfunctions:\n  f:\n    handler: functions/f.handler\n    memorySize: ${param:mb}\n', 'f')?.memoryMb).toBe(2048);
+    expect(
+      invokeTarget(
+        root,
+        'params:\n  default:\n    mb: 2048\nfunctions:\n  f:\n    handler: functions/f.handler\n    memorySize: ${param:mb}\n',
+        'f',
+      )?.memoryMb,
+    ).toBe(2048);
     expect(invokeTarget(root, template, 'refreshDevices')?.memoryMb).toBe(1024);
     expect(invokeTarget(root, template, 'credentials')?.memoryMb).toBe(512);
   });

@@ -37,8 +37,13 @@ const invoke = async (...args: string[]): Promise<Outcome> => {
 };
 
 /** The pretty-printed result follows the handler's one-line JSON log lines. */
-const resultOf = (stdout: string): Record<string, unknown> => JSON.parse(stdout.slice(stdout.indexOf('\n{\n') + 1)) as Record<string, unknown>;
-const logLines = (stdout: string) => stdout.split('\n').filter((line) => line.startsWith('{"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+const resultOf = (stdout: string): Record<string, unknown> =>
+  JSON.parse(stdout.slice(stdout.indexOf('\n{\n') + 1)) as Record<string, unknown>;
+const logLines = (stdout: string) =>
+  stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('npm run invoke -- <function> <event.json>', () => {
   let scratch: string;
@@ -87,12 +92,16 @@ describe('npm run invoke -- <function> <event.json>', () => {
   it('writes the whole result into a pipe before it exits', async () => {
     // A pipe takes 64 KiB at a time: the demo inventory's result is twice that, and exiting at once cut it there.
     const env = embeddedDefaultsOnly();
-    const { stdout } = await run('bash', ['-c', `"$0" scripts/invoke.ts devices devices/success.json 2>/dev/null | cat`, process.execPath], {
-      cwd: ROOT,
-      env,
-      timeout: 60_000,
-      maxBuffer: 16 << 20,
-    });
+    const { stdout } = await run(
+      'bash',
+      ['-c', `"$0" scripts/invoke.ts devices devices/success.json 2>/dev/null | cat`, process.execPath],
+      {
+        cwd: ROOT,
+        env,
+        timeout: 60_000,
+        maxBuffer: 16 << 20,
+      },
+    );
     expect(stdout.length).toBeGreaterThan(128 * 1024);
     const result = resultOf(stdout) as { statusCode: number; body: string };
     expect((JSON.parse(result.body) as unknown[]).length).toBeGreaterThan(100);
@@ -100,11 +109,19 @@ describe('npm run invoke -- <function> <event.json>', () => {
 
   it('exits 0 when the reader of its output leaves early (| head)', async () => {
     const env = embeddedDefaultsOnly();
-    const { stdout } = await run('bash', ['-c', `"$0" scripts/invoke.ts devices devices/success.json 2>/dev/null | head -c 10 >/dev/null; echo "exit \${PIPESTATUS[0]}"`, process.execPath], {
-      cwd: ROOT,
-      env,
-      timeout: 60_000,
-    });
+    const { stdout } = await run(
+      'bash',
+      [
+        '-c',
+        `"$0" scripts/invoke.ts devices devices/success.json 2>/dev/null | head -c 10 >/dev/null; echo "exit \${PIPESTATUS[0]}"`,
+        process.execPath,
+      ],
+      {
+        cwd: ROOT,
+        env,
+        timeout: 60_000,
+      },
+    );
     expect(stdout.trim()).toBe('exit 0');
   });
 
@@ -119,11 +136,13 @@ describe('npm run invoke -- <function> <event.json>', () => {
     ]);
   });
 
-  it('puts the handler\'s ERROR lines on stdout with its other log lines, and exits 1 when it throws', async () => {
+  it("puts the handler's ERROR lines on stdout with its other log lines, and exits 1 when it throws", async () => {
     // refreshDevices without a cluster: a configuration error, logged at start and thrown.
     const { code, stdout, stderr } = await invoke('refreshDevices', 'success');
     expect(code).toBe(1);
-    expect(logLines(stdout)).toContainEqual(expect.objectContaining({ level: 'ERROR', message: 'configuration error at startup', variable: 'REDIS_URL' }));
+    expect(logLines(stdout)).toContainEqual(
+      expect.objectContaining({ level: 'ERROR', message: 'configuration error at startup', variable: 'REDIS_URL' }),
+    );
     expect(stderr).not.toContain('{"level"');
     expect(stderr).toContain('invoke: refreshDevices failed');
   });
@@ -131,27 +150,37 @@ describe('npm run invoke -- <function> <event.json>', () => {
   it('exits 2 and lists the functions for an unknown function', async () => {
     const { code, stderr, stdout } = await invoke('deleteEverything', 'events/credentials/success.json');
     expect(code).toBe(2);
-    expect(stderr).toContain('unknown function "deleteEverything" (known: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets)');
+    expect(stderr).toContain(
+      'unknown function "deleteEverything" (known: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets)',
+    );
     expect(stdout).toBe('');
   });
 
   it('exits 2 for a missing event file, a directory, or a missing argument, naming the sample events', async () => {
     const missing = await invoke('credentials', 'no-such-event.json');
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('event file "no-such-event.json" not found (looked as given, in events/ and in events/credentials/); events/credentials/ holds invalid-extra-property, success\n');
+    expect(missing.stderr).toContain(
+      'event file "no-such-event.json" not found (looked as given, in events/ and in events/credentials/); events/credentials/ holds invalid-extra-property, success\n',
+    );
     expect((await invoke('credentials', 'events')).code).toBe(2);
     const noEvent = await invoke('devices');
     expect(noEvent.code).toBe(2);
-    expect(noEvent.stderr).toMatch(/^invoke: an event is required; events\/devices\/ holds invalid-query, page, success, wrong-method\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events\/<function>\/>\n$/);
+    expect(noEvent.stderr).toMatch(
+      /^invoke: an event is required; events\/devices\/ holds invalid-query, page, success, wrong-method\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events\/<function>\/>\n$/,
+    );
     const nothing = await invoke();
     expect(nothing.code).toBe(2);
-    expect(nothing.stderr).toContain('invoke: a function and an event are required (functions: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets)');
+    expect(nothing.stderr).toContain(
+      'invoke: a function and an event are required (functions: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets)',
+    );
   });
 
   it('suggests the function a name differs from only in case', async () => {
     const { code, stderr } = await invoke('createuser', 'success');
     expect(code).toBe(2);
-    expect(stderr).toContain('unknown function "createuser" (known: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets); did you mean "createUser"?');
+    expect(stderr).toContain(
+      'unknown function "createuser" (known: credentials, devices, mobileDevices, refreshDevices, createUser, getUser, importTickets); did you mean "createUser"?',
+    );
   });
 
   it('exits 2 for an event file that is not JSON', async () => {

@@ -53,7 +53,7 @@ describe('templateWithParams (the private copy of serverless.yml the local stack
   const paramsOf = (text: string): Params => (parse(text, { logLevel: 'silent' }) as { params: Params }).params;
 
   it('writes each set variable as its stage parameter, exactly as given, and changes nothing else', () => {
-    const awkward = "redis://:p#a'ss: w\"rd=@127.0.0.1:6379/0?x=1&y= 2";
+    const awkward = 'redis://:p#a\'ss: w"rd=@127.0.0.1:6379/0?x=1&y= 2';
     const copy = templateWithParams(template, mapping, { REDIS_URL: awkward, USERS_TABLE: 'users-local' });
     expect(paramsOf(copy).default).toEqual({ ...paramsOf(template).default, redisUrl: awkward, usersTable: 'users-local' });
     const { params: _copied, ...restOfCopy } = parse(copy, { logLevel: 'silent' }) as Record<string, unknown>;
@@ -84,8 +84,12 @@ describe('templateWithParams (the private copy of serverless.yml the local stack
 
   it('refuses, naming the block, a params or stage that is no block of parameters', () => {
     const env = { REDIS_URL: 'redis://127.0.0.1:6390' };
-    expect(() => templateWithParams('params: ${file(./params.yml)}\n', mapping, env)).toThrow('serverless.yml: `params` is not a block of stage parameters');
-    expect(() => templateWithParams('params:\n  default: &d\n    redisUrl: a\n  prod: *d\n', mapping, env)).toThrow('serverless.yml: params.prod is not a block');
+    expect(() => templateWithParams('params: ${file(./params.yml)}\n', mapping, env)).toThrow(
+      'serverless.yml: `params` is not a block of stage parameters',
+    );
+    expect(() => templateWithParams('params:\n  default: &d\n    redisUrl: a\n  prod: *d\n', mapping, env)).toThrow(
+      'serverless.yml: params.prod is not a block',
+    );
     // Nothing to set: the template is used as it is.
     expect(templateWithParams('params: ${file(./params.yml)}\n', mapping, {})).toBe('params: ${file(./params.yml)}\n');
   });

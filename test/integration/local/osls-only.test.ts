@@ -5,7 +5,9 @@ const ROOT = new URL('../../../', import.meta.url);
 
 describe('the local stack runs the open-source osls CLI only', () => {
   it('never installs the commercial Serverless Framework that serverless-offline names as a peer', async () => {
-    const lock = JSON.parse(await readFile(new URL('package-lock.json', ROOT), 'utf8')) as { packages: Record<string, { version?: string }> };
+    const lock = JSON.parse(await readFile(new URL('package-lock.json', ROOT), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
     const installed = Object.keys(lock.packages);
     expect(installed).toContain('node_modules/osls');
     expect(installed).toContain('node_modules/serverless-offline');

@@ -5,7 +5,12 @@ import { dirname, join } from 'node:path';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPortFree } from '../../../scripts/local/ports.ts';
-import { makeThrowawayCa, startLocalRedisCluster, startLocalRedisNode, type LocalRedisCluster } from '../../../scripts/local/redis-cluster.ts';
+import {
+  makeThrowawayCa,
+  startLocalRedisCluster,
+  startLocalRedisNode,
+  type LocalRedisCluster,
+} from '../../../scripts/local/redis-cluster.ts';
 
 /** How long a failover may take with `cluster-node-timeout 1000` (it takes 2–3 s here). */
 const FAILOVER_TIMEOUT_MS = 15_000;
@@ -108,7 +113,11 @@ describe('startLocalRedisCluster (a TLS Redis Cluster with an ACL user, as Elast
     await expect(attempt).rejects.toMatchObject({ code: 'ERR_TLS_CERT_ALTNAME_INVALID' });
     await expect(attempt).rejects.toThrow(/IP: 127\.0\.0\.1 is not in the cert's list/);
     // The same with the host name it names passes.
-    const named = await connectNode(node!.port, { tls: { ca, servername: 'localhost' }, username: cluster.user, password: cluster.password });
+    const named = await connectNode(node!.port, {
+      tls: { ca, servername: 'localhost' },
+      username: cluster.user,
+      password: cluster.password,
+    });
     clients.push(named);
     expect(await named.ping()).toBe('PONG');
   });
@@ -118,7 +127,11 @@ describe('startLocalRedisCluster (a TLS Redis Cluster with an ACL user, as Elast
     try {
       const other = await makeThrowawayCa(otherDir);
       const [node] = await cluster.nodes();
-      const attempt = connectNode(node!.port, { tls: { ca: await readFile(other.caFile), servername: 'localhost' }, username: cluster.user, password: cluster.password });
+      const attempt = connectNode(node!.port, {
+        tls: { ca: await readFile(other.caFile), servername: 'localhost' },
+        username: cluster.user,
+        password: cluster.password,
+      });
       await expect(attempt).rejects.toThrow(/unable to verify|self[- ]signed|certificate/i);
     } finally {
       await rm(otherDir, { recursive: true, force: true });
@@ -146,7 +159,11 @@ describe('startLocalRedisCluster (a TLS Redis Cluster with an ACL user, as Elast
     const key = 'failover:{device-list}';
     const oldMaster = await cluster.masterPortFor(key);
     // Written on the master and acknowledged by its replica, so the promoted replica has it.
-    const direct = await connectNode(oldMaster, { tls: { ca, servername: 'localhost' }, username: cluster.user, password: cluster.password });
+    const direct = await connectNode(oldMaster, {
+      tls: { ca, servername: 'localhost' },
+      username: cluster.user,
+      password: cluster.password,
+    });
     clients.push(direct);
     await direct.set(key, 'before the failover');
     expect(await direct.call('WAIT', '1', '5000')).toBe(1);
@@ -174,7 +191,12 @@ describe('startLocalRedisCluster (a TLS Redis Cluster with an ACL user, as Elast
 
     await cluster.restartNode(oldMaster);
     await cluster.waitUntilHealthy(FAILOVER_TIMEOUT_MS);
-    expect((await cluster.nodes()).find((node) => node.port === oldMaster)).toEqual({ port: oldMaster, role: 'replica', slots: [], running: true });
+    expect((await cluster.nodes()).find((node) => node.port === oldMaster)).toEqual({
+      port: oldMaster,
+      role: 'replica',
+      slots: [],
+      running: true,
+    });
     expect(await cluster.masterPortFor(key)).toBe(newMaster);
     expect(await client.get(key)).toBe('after the failover');
   });

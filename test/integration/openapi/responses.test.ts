@@ -34,7 +34,8 @@ const loadHandlers = async (modules: readonly string[], env: Record<string, stri
   vi.resetModules();
   return Promise.all(modules.map(async (module) => (await import(`../../../functions/${module}.ts`)).handler as Handler));
 };
-const loadHandler = async (module: string, env: Record<string, string | undefined>): Promise<Handler> => (await loadHandlers([module], env))[0]!;
+const loadHandler = async (module: string, env: Record<string, string | undefined>): Promise<Handler> =>
+  (await loadHandlers([module], env))[0]!;
 
 describe('openapi.yaml', () => {
   let document: OpenApiDocument;
@@ -43,7 +44,10 @@ describe('openapi.yaml', () => {
 
   /** Fails with every problem listed, so a mismatch reads as the reason. */
   const expectDocumented = (request: { method: string; path: string | undefined }, result: APIGatewayProxyStructuredResultV2) =>
-    expect(responseProblems(document, compile, request, result), `${request.method} ${request.path} → ${result.statusCode} ${result.body?.slice(0, 300)}`).toEqual([]);
+    expect(
+      responseProblems(document, compile, request, result),
+      `${request.method} ${request.path} → ${result.statusCode} ${result.body?.slice(0, 300)}`,
+    ).toEqual([]);
 
   beforeAll(async () => {
     document = await loadOpenApi();
@@ -97,17 +101,30 @@ describe('openapi.yaml', () => {
 
     it('flags responses that break it: an undocumented status, a null device field, a wrong envelope status', () => {
       const ok = { statusCode: 200, headers: { 'Content-Type': 'application/json' } };
-      expect(responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, statusCode: 418, body: '[]' })).not.toEqual([]);
-      expect(
-        responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, body: JSON.stringify([{ id: '1', os_is_latest: true, name: null }]) }),
-      ).not.toEqual([]);
-      expect(responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, body: JSON.stringify([{ id: '1' }]) })).not.toEqual([]);
-      const envelope = (status: number) => JSON.stringify({ error: { message: 'x', status, httpMessage: 'Bad Gateway' } });
-      expect(responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, statusCode: 502, body: envelope(500) })).not.toEqual([]);
-      expect(responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, statusCode: 502, body: envelope(502) })).toEqual([]);
-      expect(responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, statusCode: 503, body: envelope(503) })).toContain(
-        'header Retry-After is missing',
+      expect(responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, statusCode: 418, body: '[]' })).not.toEqual(
+        [],
       );
+      expect(
+        responseProblems(
+          document,
+          compile,
+          { method: 'GET', path: '/devices' },
+          { ...ok, body: JSON.stringify([{ id: '1', os_is_latest: true, name: null }]) },
+        ),
+      ).not.toEqual([]);
+      expect(
+        responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, body: JSON.stringify([{ id: '1' }]) }),
+      ).not.toEqual([]);
+      const envelope = (status: number) => JSON.stringify({ error: { message: 'x', status, httpMessage: 'Bad Gateway' } });
+      expect(
+        responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, statusCode: 502, body: envelope(500) }),
+      ).not.toEqual([]);
+      expect(
+        responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, statusCode: 502, body: envelope(502) }),
+      ).toEqual([]);
+      expect(
+        responseProblems(document, compile, { method: 'GET', path: '/devices' }, { ...ok, statusCode: 503, body: envelope(503) }),
+      ).toContain('header Retry-After is missing');
     });
   });
 
@@ -194,7 +211,10 @@ describe('openapi.yaml', () => {
       expect(page.statusCode).toBe(200);
       expect(page.headers?.Link).toBeDefined();
       expectDocumented(request, page);
-      const again = await devices({ ...(await loadEvent('devices/page.json')), headers: { 'if-none-match': String(page.headers?.ETag) } }, lambdaContext());
+      const again = await devices(
+        { ...(await loadEvent('devices/page.json')), headers: { 'if-none-match': String(page.headers?.ETag) } },
+        lambdaContext(),
+      );
       expect(again.statusCode).toBe(304);
       expectDocumented(request, again);
       const refused = await devices(await loadEvent('devices/invalid-query.json'), lambdaContext());
@@ -237,7 +257,10 @@ describe('openapi.yaml', () => {
     let createUser: Handler;
     let getUser: Handler;
     const create = (body: unknown, headers: Record<string, string> = JSON_HEADERS) =>
-      createUser(httpEvent('POST', '/api/users', { body: typeof body === 'string' ? body : JSON.stringify(body), headers }), lambdaContext());
+      createUser(
+        httpEvent('POST', '/api/users', { body: typeof body === 'string' ? body : JSON.stringify(body), headers }),
+        lambdaContext(),
+      );
     const get = (id: string, headers: Record<string, string> = { accept: 'application/json' }) =>
       getUser(httpEvent('GET', `/api/users/${id}`, { pathParameters: { id }, headers, routeKey: 'GET /api/users/{id}' }), lambdaContext());
     const postRequest = { method: 'POST', path: '/api/users' };
@@ -283,7 +306,11 @@ describe('openapi.yaml', () => {
       ['conflicting alias values', 422, () => create({ email: 'x@example.com', firstName: 'A', first_name: 'B', lastName: 'C' })],
       ['a body that is not JSON', 400, () => create('{"email":')],
       ['another content type', 415, () => create('{}', { 'content-type': 'text/plain', accept: 'application/json' })],
-      ['an Accept header without JSON', 406, () => create({ email: 'y@example.com', firstName: 'A', lastName: 'B' }, { ...JSON_HEADERS, accept: 'text/html' })],
+      [
+        'an Accept header without JSON',
+        406,
+        () => create({ email: 'y@example.com', firstName: 'A', lastName: 'B' }, { ...JSON_HEADERS, accept: 'text/html' }),
+      ],
     ] as const)('answers %s with %i as documented', async (_label, status, send) => {
       const result = await send();
       expect(result.statusCode).toBe(status);

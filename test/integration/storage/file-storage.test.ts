@@ -21,7 +21,7 @@ const write = (stream: NodeJS.WritableStream, chunk: string) =>
   new Promise<void>((resolve, reject) => stream.write(chunk, (error) => (error ? reject(error) : resolve())));
 
 describe('openFileSource', () => {
-  it('streams a regular file\'s contents unchanged', async () => {
+  it("streams a regular file's contents unchanged", async () => {
     await writeFile(join(directory, 'in.csv'), 'a,b\n1,2\n');
     expect(await text((await openFileSource(join(directory, 'in.csv'))).stream)).toBe('a,b\n1,2\n');
   });

@@ -11,7 +11,14 @@ import { StorageError } from '../../../lib/storage/storage.ts';
 import { createBucket, localS3Client, startS3Server, type S3Server } from '../../../scripts/local/s3-server.ts';
 import { freePort } from '../../support/free-port.ts';
 import { recordCommands } from '../../support/s3-commands.ts';
-import { crc32Base64, isCompleteMultipartUpload, isUploadPart, S3_INTERNAL_ERROR, startS3FaultProxy, type S3FaultProxy } from '../../support/s3-fault-proxy.ts';
+import {
+  crc32Base64,
+  isCompleteMultipartUpload,
+  isUploadPart,
+  S3_INTERNAL_ERROR,
+  startS3FaultProxy,
+  type S3FaultProxy,
+} from '../../support/s3-fault-proxy.ts';
 
 const BUCKET = 'storage-test';
 const MiB = 1024 * 1024;
@@ -89,10 +96,16 @@ describe('openS3Source', () => {
     const unreachable = localS3Client(`http://127.0.0.1:${await freePort()}`);
     clients.push(unreachable);
     await expect(openS3Source(unreachable, { bucket: BUCKET, key: 'a.csv' })).rejects.toThrow(
-      expect.objectContaining({ name: 'StorageError', message: expect.stringMatching(new RegExp(`^Could not read source object s3://${BUCKET}/a\\.csv \\(.*ECONNREFUSED`)) }),
+      expect.objectContaining({
+        name: 'StorageError',
+        message: expect.stringMatching(new RegExp(`^Could not read source object s3://${BUCKET}/a\\.csv \\(.*ECONNREFUSED`)),
+      }),
     );
     await expect(openS3Sink(unreachable, { bucket: BUCKET, key: 'out.tar' }, TAR)).rejects.toThrow(
-      expect.objectContaining({ name: 'StorageError', message: expect.stringMatching(new RegExp(`^Could not start the upload to s3://${BUCKET}/out\\.tar \\(.*ECONNREFUSED`)) }),
+      expect.objectContaining({
+        name: 'StorageError',
+        message: expect.stringMatching(new RegExp(`^Could not start the upload to s3://${BUCKET}/out\\.tar \\(.*ECONNREFUSED`)),
+      }),
     );
   });
 
@@ -135,7 +148,9 @@ describe('openS3Source', () => {
     it('gives up a request that does not answer as soon as the signal aborts, with its reason', async () => {
       proxy.decide(() => 'hang');
       const deadline = new AbortController();
-      const opening = openS3Source(throughProxy(), { bucket: BUCKET, key: 'network/source.csv' }, deadline.signal).catch((error: unknown) => error);
+      const opening = openS3Source(throughProxy(), { bucket: BUCKET, key: 'network/source.csv' }, deadline.signal).catch(
+        (error: unknown) => error,
+      );
       await delay(200);
       const reason = new Error('deadline');
       deadline.abort(reason);
@@ -144,7 +159,10 @@ describe('openS3Source', () => {
 
     it('aborts an upload whose part never answers, cancelling it, without waiting for it', async () => {
       proxy.decide((request) => (request.method === 'PUT' && request.query.has('partNumber') ? 'hang' : 'pass'));
-      const sink = await openS3Sink(throughProxy(), { bucket: BUCKET, key: 'network/hung.tar' }, TAR, { partSizeBytes: PART, queueSize: 1 });
+      const sink = await openS3Sink(throughProxy(), { bucket: BUCKET, key: 'network/hung.tar' }, TAR, {
+        partSizeBytes: PART,
+        queueSize: 1,
+      });
       const writing = pipeline(megabytes(30), sink.stream).catch((error: unknown) => error);
       for (let wait = 0; wait < 100 && !proxy.requests.some((request) => request.query.has('partNumber')); wait += 1) await delay(20);
       const started = performance.now();
@@ -164,10 +182,13 @@ describe('openS3Sink', () => {
     await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kept.tar', Body: 'the archive of an earlier run' }));
     const sink = await openS3Sink(client, { bucket: BUCKET, key: 'kept.tar' }, TAR, { partSizeBytes: PART });
     await pipeline(megabytes(7), sink.stream);
-    const read = async () => (await buffer((await openS3Source(client, { bucket: BUCKET, key: 'kept.tar' })).stream)).toString('latin1', 0, 29);
+    const read = async () =>
+      (await buffer((await openS3Source(client, { bucket: BUCKET, key: 'kept.tar' })).stream)).toString('latin1', 0, 29);
     expect(await read()).toBe('the archive of an earlier run');
     await sink.commit();
-    expect((await buffer((await openS3Source(client, { bucket: BUCKET, key: 'kept.tar' })).stream)).equals(await buffer(megabytes(7)))).toBe(true);
+    expect(
+      (await buffer((await openS3Source(client, { bucket: BUCKET, key: 'kept.tar' })).stream)).equals(await buffer(megabytes(7))),
+    ).toBe(true);
   });
 
   it('leaves the object an earlier run wrote when a run fails after its stream ended', async () => {
@@ -176,14 +197,19 @@ describe('openS3Sink', () => {
     const sink = await openS3Sink(client, { bucket: BUCKET, key: 'earlier.tar' }, TAR, { partSizeBytes: PART });
     await pipeline(megabytes(1), sink.stream);
     await sink.abort(new Error('the rejects file failed'));
-    expect((await buffer((await openS3Source(client, { bucket: BUCKET, key: 'earlier.tar' })).stream)).toString()).toBe('the archive of an earlier run');
+    expect((await buffer((await openS3Source(client, { bucket: BUCKET, key: 'earlier.tar' })).stream)).toString()).toBe(
+      'the archive of an earlier run',
+    );
     expect(sent).toContain('AbortMultipartUploadCommand');
     expect(sent).not.toContain('CompleteMultipartUploadCommand');
   });
 
   it('writes a small object, and an empty one, with its content type', async () => {
     freshClient();
-    for (const [key, bytes] of [['small.csv', 'row,line\n'], ['empty.csv', '']] as const) {
+    for (const [key, bytes] of [
+      ['small.csv', 'row,line\n'],
+      ['empty.csv', ''],
+    ] as const) {
       const sink = await openS3Sink(client, { bucket: BUCKET, key }, 'text/csv; charset=utf-8', { partSizeBytes: PART });
       sink.stream.end(Buffer.from(bytes));
       await sink.commit();
@@ -222,7 +248,7 @@ describe('openS3Sink', () => {
     expect(await exists('early.tar')).toBe(false);
   });
 
-  it('deletes the object again when aborted after commit (the run\'s other file failed)', async () => {
+  it("deletes the object again when aborted after commit (the run's other file failed)", async () => {
     freshClient();
     const sink = await openS3Sink(client, { bucket: BUCKET, key: 'late.tar' }, TAR, { partSizeBytes: PART });
     await pipeline(megabytes(1), sink.stream);
@@ -264,10 +290,12 @@ describe('openS3Sink', () => {
     /** The parts a CompleteMultipartUpload body lists, each with the fields it gives. */
     const partsListed = (xml: string | undefined) =>
       [...(xml ?? '').matchAll(/<Part>(.*?)<\/Part>/gs)].map(([, part]) =>
-        Object.fromEntries([...part!.matchAll(/<(\w+)>([^<]*)<\/\1>/g)].map(([, name, value]) => [name, name === 'PartNumber' ? Number(value) : value])),
+        Object.fromEntries(
+          [...part!.matchAll(/<(\w+)>([^<]*)<\/\1>/g)].map(([, name, value]) => [name, name === 'PartNumber' ? Number(value) : value]),
+        ),
       );
 
-    it('creates the upload for CRC32 part checksums and completes it listing each part\'s, as S3 requires', async () => {
+    it("creates the upload for CRC32 part checksums and completes it listing each part's, as S3 requires", async () => {
       freshClient();
       // S3 answers each part's CRC32 and refuses a completion that leaves them out: the completion
       // must list, for each part, the checksum S3 answered for it.
@@ -288,7 +316,10 @@ describe('openS3Sink', () => {
       freshClient();
       // S3 fails the second part with its 500 InternalError, every attempt (the SDK retries it, then gives up).
       proxy.decide((request) => (isUploadPart(request) && request.query.get('partNumber') === '2' ? { error: S3_INTERNAL_ERROR } : 'pass'));
-      const sink = await openS3Sink(throughProxy(), { bucket: BUCKET, key: 'part-failure.tar' }, TAR, { partSizeBytes: PART, queueSize: 1 });
+      const sink = await openS3Sink(throughProxy(), { bucket: BUCKET, key: 'part-failure.tar' }, TAR, {
+        partSizeBytes: PART,
+        queueSize: 1,
+      });
       let produced = 0;
       const source = Readable.from(
         (function* () {

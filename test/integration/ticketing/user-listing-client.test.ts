@@ -119,7 +119,9 @@ describe('fetchDestinationUsers', () => {
       },
     });
     const error = await failure(fetchFrom(server));
-    expect(error.message).toBe('User listing kept losing users while it was read (3 reads; the last went from 248 to 247 users); run the import again when it is quiet');
+    expect(error.message).toBe(
+      'User listing kept losing users while it was read (3 reads; the last went from 248 to 247 users); run the import again when it is quiet',
+    );
     expect(server.requests.filter((page) => page === 1)).toHaveLength(3);
   });
 
@@ -189,7 +191,10 @@ describe('fetchDestinationUsers', () => {
       ],
     });
     const map = await fetchFrom(server);
-    expect([...map.entries()]).toEqual([['jane.doe@example.com', '11'], ['strasse@x.de', '14']]);
+    expect([...map.entries()]).toEqual([
+      ['jane.doe@example.com', '11'],
+      ['strasse@x.de', '14'],
+    ]);
   });
 
   it('waits for Retry-After on a 429 and then reads the page', async () => {
@@ -386,7 +391,10 @@ const pauseBreaches = (log: readonly FakeTicketingRequest[]): string[] =>
       const resumesAt = pause.answeredAt + pause.resetSeconds! * 1000;
       return log
         .filter((later) => later.arrivedAt > pause.answeredAt + IN_FLIGHT_MS && later.arrivedAt < resumesAt - TIMER_SLACK_MS)
-        .map((later) => `${later.pagination} ${later.page} arrived ${later.arrivedAt - pause.answeredAt} ms after a pause of ${pause.resetSeconds} s began`);
+        .map(
+          (later) =>
+            `${later.pagination} ${later.page} arrived ${later.arrivedAt - pause.answeredAt} ms after a pause of ${pause.resetSeconds} s began`,
+        );
     });
 
 describe('fetchDestinationUsers: listings beyond 10,000 users, stale counts and rate limits', () => {
@@ -541,7 +549,8 @@ describe('fetchDestinationUsers: listings beyond 10,000 users, stale counts and 
     expect(pauseBreaches(server.log)).toEqual([]);
     // The request after each pause came a reset later (generous bounds: the reset is a whole second).
     for (const [index, request] of server.log.entries()) {
-      if (request.remaining === 0 && index + 1 < server.log.length) expect(server.log[index + 1]!.arrivedAt - request.answeredAt).toBeGreaterThanOrEqual(900);
+      if (request.remaining === 0 && index + 1 < server.log.length)
+        expect(server.log[index + 1]!.arrivedAt - request.answeredAt).toBeGreaterThanOrEqual(900);
     }
   });
 
@@ -580,9 +589,10 @@ describe('fetchDestinationUsers: listings beyond 10,000 users, stale counts and 
     const server = await start({ users: generateTicketingUsers(300), rateLimit: { limit: 1, windowMs: 200_000 } });
     const { waits, sleep, now } = recordingSleep();
     const error = await failure(fetchFrom(server, { sleep, now }));
-    expect(error.message).toMatch(/page=\d is rate limited \(X-Rate-Limit-Remaining 0\): its reset in \d+ (s|ms) exceeds the remaining 120 s of the 120 s wait budget$/);
+    expect(error.message).toMatch(
+      /page=\d is rate limited \(X-Rate-Limit-Remaining 0\): its reset in \d+ (s|ms) exceeds the remaining 120 s of the 120 s wait budget$/,
+    );
     expect(waits).toEqual([]);
     expect(server.requests).toEqual([1]);
   });
-
 });

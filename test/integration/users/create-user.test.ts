@@ -24,7 +24,10 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
   const post = (body: string, headers: Record<string, string> = JSON_HEADERS) =>
     handlers.createUser(httpEvent('POST', '/api/users', { body, headers }), lambdaContext());
   const get = (id: string, headers: Record<string, string> = { accept: 'application/json' }) =>
-    handlers.getUser(httpEvent('GET', `/api/users/${id}`, { pathParameters: { id }, headers, routeKey: 'GET /api/users/{id}' }), lambdaContext());
+    handlers.getUser(
+      httpEvent('GET', `/api/users/${id}`, { pathParameters: { id }, headers, routeKey: 'GET /api/users/{id}' }),
+      lambdaContext(),
+    );
   const items = async () => (await scanner.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))).Items ?? [];
   const envelopeOf = (result: { body?: string }) => JSON.parse(result.body!) as { error: Record<string, unknown> };
 
@@ -66,11 +69,18 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
   });
 
   it('reads a created user back with 200', async () => {
-    const created = JSON.parse((await post(JSON.stringify({ email: 'Read.Back@Example.com', first_name: 'Read', last_name: 'Back' }))).body!);
+    const created = JSON.parse(
+      (await post(JSON.stringify({ email: 'Read.Back@Example.com', first_name: 'Read', last_name: 'Back' }))).body!,
+    );
     const result = await get(created.id);
     expect(result.statusCode).toBe(200);
     expect(JSON.parse(result.body!)).toEqual(created);
-    expect(created).toMatchObject({ email: 'Read.Back@Example.com', username: 'Read.Back@Example.com', firstName: 'Read', lastName: 'Back' });
+    expect(created).toMatchObject({
+      email: 'Read.Back@Example.com',
+      username: 'Read.Back@Example.com',
+      firstName: 'Read',
+      lastName: 'Back',
+    });
   });
 
   it('creates a user from the alias sample event', async () => {
@@ -84,7 +94,11 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
     const before = await items();
     const result = await post(JSON.stringify({ email: 'DUP@Example.COM', firstName: 'Second', lastName: 'Two' }));
     expect(result.statusCode).toBe(409);
-    expect(envelopeOf(result).error).toMatchObject({ status: 409, httpMessage: 'Conflict', message: 'A user with this email already exists' });
+    expect(envelopeOf(result).error).toMatchObject({
+      status: 409,
+      httpMessage: 'Conflict',
+      message: 'A user with this email already exists',
+    });
     expect(await items()).toEqual(before);
   });
 
@@ -143,7 +157,11 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
   ])('answers 422 in the envelope when the body is %s', async (_label, body) => {
     const result = await post(body);
     expect(result.statusCode).toBe(422);
-    expect(envelopeOf(result).error).toMatchObject({ message: VALIDATION_MESSAGE, status: 422, details: [{ path: '/', message: 'must be object' }] });
+    expect(envelopeOf(result).error).toMatchObject({
+      message: VALIDATION_MESSAGE,
+      status: 422,
+      details: [{ path: '/', message: 'must be object' }],
+    });
   });
 
   it('answers 400 in the envelope to a body that is not JSON', async () => {
@@ -179,7 +197,9 @@ describe('POST /api/users and GET /api/users/{id} (handlers against dynalite)', 
     const event = { ...httpEvent('POST', '/api/users', { body: latin1.toString('base64'), headers: JSON_HEADERS }), isBase64Encoded: true };
     const result = await handlers.createUser(event, lambdaContext());
     expect(result.statusCode).toBe(400);
-    expect(envelopeOf(result)).toEqual({ error: { message: 'Request body is not valid JSON: it is not UTF-8', status: 400, httpMessage: 'Bad Request' } });
+    expect(envelopeOf(result)).toEqual({
+      error: { message: 'Request body is not valid JSON: it is not UTF-8', status: 400, httpMessage: 'Bad Request' },
+    });
     expect(await items()).toEqual([]);
     // The same text as UTF-8 bytes is taken, the ë intact.
     const utf8 = Buffer.from('{"email":"zoe@example.com","firstName":"Zo\u00eb","lastName":"B"}', 'utf8');
@@ -278,7 +298,11 @@ describe('users handlers under other configurations', () => {
   });
 
   it('creates jdoe@intranet with USER_EMAIL_PATTERN=off, and still refuses an address without a domain', async () => {
-    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), ...(await createUserTables(dynalite.endpoint)), USER_EMAIL_PATTERN: 'off' });
+    handlers = await loadUserHandlers({
+      ...localDynamoEnv(dynalite.endpoint),
+      ...(await createUserTables(dynalite.endpoint)),
+      USER_EMAIL_PATTERN: 'off',
+    });
     logs = captureStdout();
     const created = await handlers.createUser(await loadEvent('createUser/invalid-email.json'), lambdaContext());
     expect(created.statusCode).toBe(201);
@@ -292,7 +316,12 @@ describe('users handlers under other configurations', () => {
 
   it('answers a generic 500 when USERS_TABLE is missing and names the variable in the log only', async () => {
     const startup = captureStdout();
-    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: undefined, IDEMPOTENCY_TABLE: 'keys', USER_EMAIL_PATTERN: undefined });
+    handlers = await loadUserHandlers({
+      ...localDynamoEnv(dynalite.endpoint),
+      USERS_TABLE: undefined,
+      IDEMPOTENCY_TABLE: 'keys',
+      USER_EMAIL_PATTERN: undefined,
+    });
     startup.restore();
     // Reported when each container starts, before any request (Powertools writes errors to stderr).
     expect(startup.raw().match(/configuration error at startup.*USERS_TABLE/g)).toHaveLength(2);
@@ -301,7 +330,9 @@ describe('users handlers under other configurations', () => {
     const read = await handlers.getUser(await loadEvent('getUser/invalid-id.json'), lambdaContext());
     for (const result of [created, read]) {
       expect(result.statusCode).toBe(500);
-      expect(JSON.parse(result.body!)).toEqual({ error: { message: 'Service misconfigured', status: 500, httpMessage: 'Internal Server Error' } });
+      expect(JSON.parse(result.body!)).toEqual({
+        error: { message: 'Service misconfigured', status: 500, httpMessage: 'Internal Server Error' },
+      });
       expect(result.body).not.toContain('USERS_TABLE');
     }
     const lines = accessLines(logs);
@@ -312,7 +343,12 @@ describe('users handlers under other configurations', () => {
   it('answers a generic 503 with nothing leaked when the storage endpoint is down', async () => {
     const tableName = `secret-table-${randomUUID()}`;
     const endpoint = `http://127.0.0.1:${await freePort()}`;
-    handlers = await loadUserHandlers({ ...localDynamoEnv(endpoint), USERS_TABLE: tableName, IDEMPOTENCY_TABLE: 'keys', USER_EMAIL_PATTERN: undefined });
+    handlers = await loadUserHandlers({
+      ...localDynamoEnv(endpoint),
+      USERS_TABLE: tableName,
+      IDEMPOTENCY_TABLE: 'keys',
+      USER_EMAIL_PATTERN: undefined,
+    });
     logs = captureStdout();
     const created = await handlers.createUser(await loadEvent('createUser/success.json'), lambdaContext());
     const read = await handlers.getUser(
@@ -321,8 +357,11 @@ describe('users handlers under other configurations', () => {
     );
     for (const result of [created, read]) {
       expect(result.statusCode).toBe(503);
-      expect(JSON.parse(result.body!)).toEqual({ error: { message: 'Service Unavailable', status: 503, httpMessage: 'Service Unavailable' } });
-      for (const leak of [tableName, endpoint, '127.0.0.1', 'ECONNREFUSED', 'dynamo']) expect(result.body!.toLowerCase()).not.toContain(leak.toLowerCase());
+      expect(JSON.parse(result.body!)).toEqual({
+        error: { message: 'Service Unavailable', status: 503, httpMessage: 'Service Unavailable' },
+      });
+      for (const leak of [tableName, endpoint, '127.0.0.1', 'ECONNREFUSED', 'dynamo'])
+        expect(result.body!.toLowerCase()).not.toContain(leak.toLowerCase());
     }
     const lines = accessLines(logs);
     expect(lines.map((line) => line.status_code)).toEqual([503, 503]);
@@ -338,7 +377,12 @@ describe('users handlers under other configurations', () => {
   });
 
   it('answers a generic 500 to an unknown USER_EMAIL_PATTERN and names the variable in the log only', async () => {
-    handlers = await loadUserHandlers({ ...localDynamoEnv(dynalite.endpoint), USERS_TABLE: 'users', IDEMPOTENCY_TABLE: 'keys', USER_EMAIL_PATTERN: 'loose' });
+    handlers = await loadUserHandlers({
+      ...localDynamoEnv(dynalite.endpoint),
+      USERS_TABLE: 'users',
+      IDEMPOTENCY_TABLE: 'keys',
+      USER_EMAIL_PATTERN: 'loose',
+    });
     logs = captureStdout();
     const result = await handlers.createUser(await loadEvent('createUser/success.json'), lambdaContext());
     expect(result.statusCode).toBe(500);
@@ -348,12 +392,19 @@ describe('users handlers under other configurations', () => {
 
   it('answers 503 once a running store is stopped', async () => {
     const local = await startDynalite();
-    handlers = await loadUserHandlers({ ...localDynamoEnv(local.endpoint), ...(await createUserTables(local.endpoint)), USER_EMAIL_PATTERN: undefined });
+    handlers = await loadUserHandlers({
+      ...localDynamoEnv(local.endpoint),
+      ...(await createUserTables(local.endpoint)),
+      USER_EMAIL_PATTERN: undefined,
+    });
     logs = captureStdout();
     expect((await handlers.createUser(await loadEvent('createUser/success.json'), lambdaContext())).statusCode).toBe(201);
     await local.stop();
     const result = await handlers.createUser(
-      httpEvent('POST', '/api/users', { body: JSON.stringify({ email: 'after@example.com', firstName: 'A', lastName: 'B' }), headers: JSON_HEADERS }),
+      httpEvent('POST', '/api/users', {
+        body: JSON.stringify({ email: 'after@example.com', firstName: 'A', lastName: 'B' }),
+        headers: JSON_HEADERS,
+      }),
       lambdaContext(),
     );
     expect(result.statusCode).toBe(503);

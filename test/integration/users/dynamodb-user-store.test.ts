@@ -14,8 +14,7 @@ import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.ts';
 /** Any create of an email reclaims a lock left without its user once it is older than 60 s (docs/architecture.md, docs/operations.md). */
 const STALE_LOCK_MS = 60_000;
 
-const documentClient = (endpoint: string) =>
-  DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint, maxAttempts: 1 }));
+const documentClient = (endpoint: string) => DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint, maxAttempts: 1 }));
 
 const newUser = (email: string): User => ({
   id: randomUUID(),
@@ -44,9 +43,7 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     proxy = await startFaultProxy(dynalite.endpoint);
     direct = documentClient(dynalite.endpoint);
     viaProxy = documentClient(proxy.endpoint);
-    retryingClient = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ ...LOCAL_AWS, endpoint: proxy.endpoint, maxAttempts: 3 }),
-    );
+    retryingClient = DynamoDBDocumentClient.from(new DynamoDBClient({ ...LOCAL_AWS, endpoint: proxy.endpoint, maxAttempts: 3 }));
   });
   afterAll(async () => {
     direct.destroy();
@@ -140,13 +137,19 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
 
   it('refuses an address an older lock holds under its merely lower-cased form (before the email key), with a 409', async () => {
     const earlier = newUser('Straße@example.de');
-    await direct.send(new PutCommand({ TableName: tableName, Item: { pk: `USER#${earlier.id}`, ...earlier, emailKey: 'straße@example.de' } }));
-    await direct.send(new PutCommand({ TableName: tableName, Item: { pk: 'EMAIL#straße@example.de', userId: earlier.id, created: earlier.created } }));
+    await direct.send(
+      new PutCommand({ TableName: tableName, Item: { pk: `USER#${earlier.id}`, ...earlier, emailKey: 'straße@example.de' } }),
+    );
+    await direct.send(
+      new PutCommand({ TableName: tableName, Item: { pk: 'EMAIL#straße@example.de', userId: earlier.id, created: earlier.created } }),
+    );
     const before = await items();
     await expect(store.insert(newUser('straße@example.de'))).rejects.toBeInstanceOf(ConflictError);
     expect(await items()).toEqual(before);
     // An older lock whose user never landed holds nothing.
-    await direct.send(new PutCommand({ TableName: tableName, Item: { pk: 'EMAIL#ﬀ@example.de', userId: randomUUID(), created: earlier.created } }));
+    await direct.send(
+      new PutCommand({ TableName: tableName, Item: { pk: 'EMAIL#ﬀ@example.de', userId: randomUUID(), created: earlier.created } }),
+    );
     const user = newUser('ﬀ@example.de');
     expect(await store.insert(user)).toEqual(user);
   });
@@ -175,13 +178,24 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     await store.insert(newUser('jane@example.com')).catch(() => undefined);
     // Only a refused lock write is followed by reads: is the lock a stale one whose user never landed?
     expect(proxy.calls.map((call) => call.operation)).toEqual(['PutItem', 'PutItem', 'PutItem', 'GetItem', 'GetItem']);
-    expect(proxy.calls.filter((call) => call.operation === 'PutItem').every((call) => call.body.includes('attribute_not_exists(pk)'))).toBe(true);
+    expect(proxy.calls.filter((call) => call.operation === 'PutItem').every((call) => call.body.includes('attribute_not_exists(pk)'))).toBe(
+      true,
+    );
   });
 
   it('reclaims a stale email lock whose user never landed (a create cut off mid-way) and creates the user', async () => {
     const lockedBy = randomUUID();
-    await direct.send(new PutCommand({ TableName: tableName, Item: { pk: 'EMAIL#stale@example.com', userId: lockedBy, created: '2026-11-22T10:00:00.000Z' } }));
-    const later = makeDynamoDbUserStore({ client: viaProxy, tableName, now: () => Date.parse('2026-11-22T10:00:00.000Z') + STALE_LOCK_MS + 1 });
+    await direct.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { pk: 'EMAIL#stale@example.com', userId: lockedBy, created: '2026-11-22T10:00:00.000Z' },
+      }),
+    );
+    const later = makeDynamoDbUserStore({
+      client: viaProxy,
+      tableName,
+      now: () => Date.parse('2026-11-22T10:00:00.000Z') + STALE_LOCK_MS + 1,
+    });
     const user = newUser('Stale@Example.com');
     await later.insert(user);
     expect(await later.getById(user.id)).toEqual(user);
@@ -247,7 +261,9 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
     const user = newUser('stuck@example.com');
     const failure = await store.insert(user).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(UserStoreError);
-    expect(String((failure as Error).message)).toContain(`compensation failed, user ${user.id} left its user item (if its write landed) and its email lock in place (`);
+    expect(String((failure as Error).message)).toContain(
+      `compensation failed, user ${user.id} left its user item (if its write landed) and its email lock in place (`,
+    );
     const stored = await items();
     expect(stored.map((item) => String(item.pk)).sort()).toEqual(['EMAIL#stuck@example.com', `USER#${user.id}`]);
     proxy.decide(() => 'pass');
@@ -279,7 +295,9 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
   ])('completes when the answer to a landed write of %s is lost and the SDK retries it', async (_label, marker) => {
     const retrying = makeDynamoDbUserStore({ client: retryingClient, tableName });
     let failed = 0;
-    proxy.decide((call) => (call.operation === 'PutItem' && call.body.includes(marker) && failed++ === 0 ? 'fail-after-forwarding' : 'pass'));
+    proxy.decide((call) =>
+      call.operation === 'PutItem' && call.body.includes(marker) && failed++ === 0 ? 'fail-after-forwarding' : 'pass',
+    );
     const user = newUser('retry@example.com');
     await retrying.insert(user);
     expect(failed).toBeGreaterThan(1);
@@ -288,12 +306,16 @@ describe('DynamoDB user store (dynalite on 127.0.0.1)', () => {
   });
 
   it('says only that the lock may be left when its own write failed and so did the clean-up', async () => {
-    proxy.decide((call) => (call.body.includes('"EMAIL#') && (call.operation === 'PutItem' || call.operation === 'DeleteItem') ? 'fail' : 'pass'));
+    proxy.decide((call) =>
+      call.body.includes('"EMAIL#') && (call.operation === 'PutItem' || call.operation === 'DeleteItem') ? 'fail' : 'pass',
+    );
     const user = newUser('unsure@example.com');
     const failure = await store.insert(user).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(UserStoreError);
     expect(String((failure as Error).message)).toMatch(
-      new RegExp(`^User storage failed: write email lock; compensation failed, user ${user.id} left its email lock in place if its write landed \\(`),
+      new RegExp(
+        `^User storage failed: write email lock; compensation failed, user ${user.id} left its email lock in place if its write landed \\(`,
+      ),
     );
     expect(await items()).toEqual([]);
   });

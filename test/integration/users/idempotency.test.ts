@@ -28,18 +28,26 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
   let handlers: UserHandlers;
   let logs: CapturedLogs;
 
-  const event = (body: unknown, key: string | undefined, options: { headers?: Record<string, string>; subject?: string } = {}): APIGatewayProxyEventV2 => {
+  const event = (
+    body: unknown,
+    key: string | undefined,
+    options: { headers?: Record<string, string>; subject?: string } = {},
+  ): APIGatewayProxyEventV2 => {
     const headers = { ...JSON_HEADERS, ...(key === undefined ? {} : { 'idempotency-key': key }), ...options.headers };
     const built = httpEvent('POST', '/api/users', { body: typeof body === 'string' ? body : JSON.stringify(body), headers });
     // API Gateway's JWT authorizer puts the token's claims here.
-    if (options.subject !== undefined) Object.assign(built.requestContext, { authorizer: { jwt: { claims: { sub: options.subject }, scopes: [] } } });
+    if (options.subject !== undefined)
+      Object.assign(built.requestContext, { authorizer: { jwt: { claims: { sub: options.subject }, scopes: [] } } });
     return built;
   };
   const post = (body: unknown, key?: string, options?: { headers?: Record<string, string>; subject?: string }) =>
     handlers.createUser(event(body, key, options), lambdaContext());
   const users = async () =>
-    ((await scanner.send(new ScanCommand({ TableName: tables.USERS_TABLE, ConsistentRead: true }))).Items ?? []).filter((item) => String(item.pk).startsWith('USER#'));
-  const records = async () => (await scanner.send(new ScanCommand({ TableName: tables.IDEMPOTENCY_TABLE, ConsistentRead: true }))).Items ?? [];
+    ((await scanner.send(new ScanCommand({ TableName: tables.USERS_TABLE, ConsistentRead: true }))).Items ?? []).filter((item) =>
+      String(item.pk).startsWith('USER#'),
+    );
+  const records = async () =>
+    (await scanner.send(new ScanCommand({ TableName: tables.IDEMPOTENCY_TABLE, ConsistentRead: true }))).Items ?? [];
   /** Fails (or holds) the calls to one table, passing everything else. */
   const onTable = (table: string, decision: (call: DynamoCall) => FaultDecision | Promise<FaultDecision>) =>
     proxy.decide((call) => (tableOf(call) === table ? decision(call) : 'pass'));
@@ -162,7 +170,7 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     expect(await users()).toHaveLength(2);
   });
 
-  it('keeps an outcome with its expiry on `expiration`, in seconds since the epoch, 24 hours ahead: what the table\'s TTL reads (docs/operations.md)', async () => {
+  it("keeps an outcome with its expiry on `expiration`, in seconds since the epoch, 24 hours ahead: what the table's TTL reads (docs/operations.md)", async () => {
     const before = Math.floor(Date.now() / 1000);
     expect((await post({ email: 'ttl@example.com', firstName: 'Tee', lastName: 'Tee' }, 'key-ttl')).statusCode).toBe(201);
     const after = Math.ceil(Date.now() / 1000);
@@ -204,7 +212,10 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     const body = { email: 'jdoe@intranet', firstName: 'John', lastName: 'Doe' };
     const first = await post(body, 'key-422');
     expect(first.statusCode).toBe(422);
-    expect(envelopeOf(first)).toMatchObject({ message: VALIDATION_MESSAGE, details: [{ path: '/email', message: 'must be a valid email address' }] });
+    expect(envelopeOf(first)).toMatchObject({
+      message: VALIDATION_MESSAGE,
+      details: [{ path: '/email', message: 'must be a valid email address' }],
+    });
     expect(replayedOf(await post(body, 'key-422'))).toBe('true');
     // The same tables behind a function whose email rule admits the address: the kept 422 still answers.
     handlers.restore();
@@ -277,7 +288,9 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     onTable(tables.IDEMPOTENCY_TABLE, () => 'fail');
     const result = await post({ email: 'down@example.com', firstName: 'Down', lastName: 'Time' }, 'key-down');
     expect(result.statusCode).toBe(503);
-    expect(JSON.parse(result.body!)).toEqual({ error: { message: 'Service Unavailable', status: 503, httpMessage: 'Service Unavailable' } });
+    expect(JSON.parse(result.body!)).toEqual({
+      error: { message: 'Service Unavailable', status: 503, httpMessage: 'Service Unavailable' },
+    });
     expect(proxy.calls.filter((call) => tableOf(call) === tables.USERS_TABLE)).toEqual([]);
     expect(await users()).toEqual([]);
     const [line] = accessLines(logs);
@@ -287,7 +300,12 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
   it('logs an AWS refusal by name and status only: its text quotes the signed request, session token included', async () => {
     const session = 'SESSION-TOKEN-MARKER-7';
     handlers.restore();
-    handlers = await loadUserHandlers({ ...localDynamoEnv(proxy.endpoint), ...tables, USER_EMAIL_PATTERN: undefined, AWS_SESSION_TOKEN: session });
+    handlers = await loadUserHandlers({
+      ...localDynamoEnv(proxy.endpoint),
+      ...tables,
+      USER_EMAIL_PATTERN: undefined,
+      AWS_SESSION_TOKEN: session,
+    });
     onTable(tables.USERS_TABLE, () => 'refuse-signature');
     const refusedUsers = await post({ email: 'signed@example.com', firstName: 'Sig', lastName: 'Ned' }, 'key-signed');
     onTable(tables.IDEMPOTENCY_TABLE, () => 'refuse-signature');
@@ -333,7 +351,9 @@ describe('POST /api/users with Idempotency-Key (handlers against dynalite, throu
     const theirs = await post({ email: 'theirs@example.com', firstName: 'Theirs', lastName: 'Own' }, 'shared-key', { subject: 'client-b' });
     expect([mine.statusCode, theirs.statusCode]).toEqual([201, 201]);
     expect(replayedOf(theirs)).toBeUndefined();
-    expect(replayedOf(await post({ email: 'mine@example.com', firstName: 'Mine', lastName: 'Own' }, 'shared-key', { subject: 'client-a' }))).toBe('true');
+    expect(
+      replayedOf(await post({ email: 'mine@example.com', firstName: 'Mine', lastName: 'Own' }, 'shared-key', { subject: 'client-a' })),
+    ).toBe('true');
   });
 
   it('behaves as without the feature when the header is absent: no replay, no call to the idempotency table', async () => {

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { abandonOnAbort } from '../../../lib/async/abandon-on-abort.ts';
 
-const failureOf = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (caught: unknown) => caught);
+const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
 
 describe('abandonOnAbort', () => {
   it('settles as the work does while the signal has not aborted, or without a signal', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { singleFlight } from '../../../lib/async/single-flight.ts';
 
 describe('singleFlight', () => {
-  it('runs the work once for callers that come while it runs, with the first caller\'s arguments', async () => {
+  it("runs the work once for callers that come while it runs, with the first caller's arguments", async () => {
     const calls: number[] = [];
     let release!: (value: string) => void;
     const flight = singleFlight((n: number) => {

@@ -12,7 +12,8 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 const PENDING = Symbol('pending');
 /** The promise's value if it has settled once queued callbacks ran, else PENDING. */
-const settledValue = <T>(promise: Promise<T>): Promise<T | typeof PENDING> => Promise.race([promise, settle().then((): typeof PENDING => PENDING)]);
+const settledValue = <T>(promise: Promise<T>): Promise<T | typeof PENDING> =>
+  Promise.race([promise, settle().then((): typeof PENDING => PENDING)]);
 
 /**
  * An in-process ClusterTier honouring the interface's promise (never rejects; undecodable bytes are
@@ -88,7 +89,8 @@ const mapCluster = (now: () => number) => {
 /** A header line (the stamp) and the numbers, like the real codec's header + payload. */
 const codec: ClusterCodec<Listing> = {
   stampBytes: 64,
-  encode: (listing) => Buffer.from(`${JSON.stringify({ readAt: listing.readAt, id: listing.id })}\n${JSON.stringify(listing.numbers)}`, 'utf8'),
+  encode: (listing) =>
+    Buffer.from(`${JSON.stringify({ readAt: listing.readAt, id: listing.id })}\n${JSON.stringify(listing.numbers)}`, 'utf8'),
   stampOf: (prefix) => {
     const line = prefix.toString('utf8').split('\n')[0]!;
     try {
@@ -152,7 +154,7 @@ describe('tiered cache', () => {
     expect(loads()).toBe(0);
   });
 
-  it('counts freshness from the data\'s read time in every tier, so a cluster hit is not fresher than its data', async () => {
+  it("counts freshness from the data's read time in every tier, so a cluster hit is not fresher than its data", async () => {
     const { get, cluster, time } = setup({ staleMs: 0 });
     cluster.put(KEY, { readAt: time.now() - (TTL - 1_000), id: 'old', numbers: [7] });
     expect((await get()).tier).toBe(CacheTier.Cluster);

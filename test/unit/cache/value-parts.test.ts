@@ -32,7 +32,13 @@ describe('values in parts', () => {
         if (found === undefined || found === 'malformed') throw new Error('no manifest in a head of several parts');
         expect(found.manifest.parts).toBe(Math.ceil(value.length / partBytes));
         expect(split.rest.map((part) => part.index)).toEqual(Array.from({ length: found.manifest.parts - 1 }, (_, offset) => offset + 1));
-        expect(joinParts(split.head, found, split.rest.map((part) => part.bytes))?.equals(value)).toBe(true);
+        expect(
+          joinParts(
+            split.head,
+            found,
+            split.rest.map((part) => part.bytes),
+          )?.equals(value),
+        ).toBe(true);
         // A peek sees the first part alone: it is for a value's header, far shorter than a part.
         expect(valuePrefix(split.head, 5)?.equals(value.subarray(0, Math.min(5, partBytes)))).toBe(true);
       }),

@@ -44,7 +44,9 @@ describe('generated Jamf Pro records', () => {
   });
 
   it('write timestamps with milliseconds mostly, whole seconds sometimes', () => {
-    const reportDates = records.map((record) => section(record, 'general')?.reportDate).filter((date): date is string => typeof date === 'string');
+    const reportDates = records
+      .map((record) => section(record, 'general')?.reportDate)
+      .filter((date): date is string => typeof date === 'string');
     const withMs = share(records, (record) => /\.\d{3}Z$/.test(String(section(record, 'general')?.reportDate)));
     expect(withMs).toBeGreaterThan(0.6);
     expect(reportDates.some((date) => /T\d{2}:\d{2}:\d{2}Z$/.test(date))).toBe(true);
@@ -70,8 +72,14 @@ describe('generated Jamf Pro records', () => {
     expect(records.some((record) => record.general === null)).toBe(true);
     expect(share(records, (record) => record.general === null)).toBeLessThan(0.03);
     for (const name of ['hardware', 'userAndLocation', 'operatingSystem']) {
-      expect(records.some((record) => record[name] === null), `${name} null`).toBe(true);
-      expect(records.some((record) => !(name in record)), `${name} absent`).toBe(true);
+      expect(
+        records.some((record) => record[name] === null),
+        `${name} null`,
+      ).toBe(true);
+      expect(
+        records.some((record) => !(name in record)),
+        `${name} absent`,
+      ).toBe(true);
     }
   });
 
@@ -79,7 +87,9 @@ describe('generated Jamf Pro records', () => {
     const uuid = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
     expect(share(records, (record) => typeof record.udid === 'string' && uuid.test(record.udid))).toBeGreaterThan(0.9);
     expect(records.some((record) => typeof record.udid === 'string' && /^\d+$/.test(record.udid))).toBe(true);
-    expect(records.some((record) => typeof record.udid === 'string' && /^[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}$/.test(record.udid))).toBe(true);
+    expect(records.some((record) => typeof record.udid === 'string' && /^[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}$/.test(record.udid))).toBe(
+      true,
+    );
     expect(records.some((record) => record.udid === null)).toBe(true);
   });
 

@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validate } from '../../../lib/devices/device-query.generated.ts';
-import { deviceListEtag, filterMatches, isInstant, nextPageLink, selectPage, typeDeviceQuery, type DeviceQuery } from '../../../lib/devices/device-query.ts';
+import {
+  deviceListEtag,
+  filterMatches,
+  isInstant,
+  nextPageLink,
+  selectPage,
+  typeDeviceQuery,
+  type DeviceQuery,
+} from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { buildSnapshot, decideLatest } from '../../../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord } from '../../../lib/devices/map-inventory-record.ts';
@@ -14,7 +22,8 @@ const snapshot = buildSnapshot(devices, 0);
 const { flags } = decideLatest(snapshot, fixedReference('26.1'));
 
 /** A page the way device-list.ts selects it: the filter's matches, then the page. */
-const selectDevices = (from: DeviceSnapshot, flagged: Uint8Array, query: DeviceQuery) => selectPage(from, filterMatches(from, flagged, query), query);
+const selectDevices = (from: DeviceSnapshot, flagged: Uint8Array, query: DeviceQuery) =>
+  selectPage(from, filterMatches(from, flagged, query), query);
 
 /** What a query selects, decided device by device from the devices themselves. */
 const matching = (query: DeviceQuery) =>
@@ -23,7 +32,8 @@ const matching = (query: DeviceQuery) =>
     if (query.managed !== undefined && device.managed !== query.managed) return false;
     if (query.supervised !== undefined && device.supervised !== query.supervised) return false;
     if (query.os_name !== undefined && device.os_name?.toLowerCase() !== query.os_name.toLowerCase()) return false;
-    if (query.model_identifier !== undefined && device.model_identifier?.toLowerCase() !== query.model_identifier.toLowerCase()) return false;
+    if (query.model_identifier !== undefined && device.model_identifier?.toLowerCase() !== query.model_identifier.toLowerCase())
+      return false;
     if (query.last_contact_before !== undefined) {
       const contact = device.last_contact_at === undefined ? Number.NaN : Date.parse(device.last_contact_at);
       if (!Number.isNaN(contact) && contact >= Date.parse(query.last_contact_before)) return false;
@@ -90,7 +100,10 @@ describe('selecting devices', () => {
   });
 
   it('counts devices without a last contact among those not heard from before the instant', () => {
-    const sparse = buildSnapshot([{ id: '1', last_contact_at: '2026-11-01T00:00:00Z' }, { id: '2' }, { id: '3', last_contact_at: '2026-12-01T00:00:00Z' }], 0);
+    const sparse = buildSnapshot(
+      [{ id: '1', last_contact_at: '2026-11-01T00:00:00Z' }, { id: '2' }, { id: '3', last_contact_at: '2026-12-01T00:00:00Z' }],
+      0,
+    );
     expect(selectDevices(sparse, new Uint8Array(3), { last_contact_before: '2026-11-15T00:00:00Z' }).indexes).toEqual([0, 1]);
   });
 });
@@ -138,12 +151,18 @@ describe('instants in last_contact_before', () => {
     expect(heardFromBefore(text, expected)).toEqual(['1']);
   });
 
-  it.each(['2026-11-01', '2026-11-01T00:00:00', '2026-02-30T00:00:00Z', '2026-11-01T24:00:00Z', '2026-11-01T10:60:00Z', '2026-11-01T00:00:00+24:00', 'yesterday', ''])(
-    'refuses %j',
-    (text) => {
-      expect(isInstant(text)).toBe(false);
-    },
-  );
+  it.each([
+    '2026-11-01',
+    '2026-11-01T00:00:00',
+    '2026-02-30T00:00:00Z',
+    '2026-11-01T24:00:00Z',
+    '2026-11-01T10:60:00Z',
+    '2026-11-01T00:00:00+24:00',
+    'yesterday',
+    '',
+  ])('refuses %j', (text) => {
+    expect(isInstant(text)).toBe(false);
+  });
 });
 
 describe('the query schema (generated validator)', () => {
@@ -154,17 +173,41 @@ describe('the query schema (generated validator)', () => {
 
   it('accepts every parameter at its bounds, typed', () => {
     expect(
-      check({ limit: '5000', after: '0', os_is_latest: 'false', managed: 'true', supervised: 'false', os_name: 'macOS', model_identifier: 'Mac14,2', last_contact_before: '2026-11-01T00:00:00Z' }),
+      check({
+        limit: '5000',
+        after: '0',
+        os_is_latest: 'false',
+        managed: 'true',
+        supervised: 'false',
+        os_name: 'macOS',
+        model_identifier: 'Mac14,2',
+        last_contact_before: '2026-11-01T00:00:00Z',
+      }),
     ).toEqual({
       valid: true,
-      typed: { limit: 5000, after: '0', os_is_latest: false, managed: true, supervised: false, os_name: 'macOS', model_identifier: 'Mac14,2', last_contact_before: '2026-11-01T00:00:00Z' },
+      typed: {
+        limit: 5000,
+        after: '0',
+        os_is_latest: false,
+        managed: true,
+        supervised: false,
+        os_name: 'macOS',
+        model_identifier: 'Mac14,2',
+        last_contact_before: '2026-11-01T00:00:00Z',
+      },
     });
     expect(check({ limit: '1' }).valid).toBe(true);
   });
 
   it('reads the space a bare + offset became in the URL as that +, and no other space', () => {
-    expect(check({ last_contact_before: '2026-11-01T10:00:00 01:00' })).toEqual({ valid: true, typed: { last_contact_before: '2026-11-01T10:00:00+01:00' } });
-    expect(check({ last_contact_before: '2026-11-01T10:00:00.25 01:00' })).toEqual({ valid: true, typed: { last_contact_before: '2026-11-01T10:00:00.25+01:00' } });
+    expect(check({ last_contact_before: '2026-11-01T10:00:00 01:00' })).toEqual({
+      valid: true,
+      typed: { last_contact_before: '2026-11-01T10:00:00+01:00' },
+    });
+    expect(check({ last_contact_before: '2026-11-01T10:00:00.25 01:00' })).toEqual({
+      valid: true,
+      typed: { last_contact_before: '2026-11-01T10:00:00.25+01:00' },
+    });
     expect(check({ last_contact_before: '2026-11-01 10:00:00Z' }).valid).toBe(false);
     expect(check({ last_contact_before: '2026-11-01T10:00:00  01:00' }).valid).toBe(false);
   });

@@ -1,51 +1,80 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
-import { buildSnapshot, decideLatest, deviceText, renderDevices, snapshotDevices, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
+import {
+  buildSnapshot,
+  decideLatest,
+  deviceText,
+  renderDevices,
+  snapshotDevices,
+  type DeviceSnapshot,
+} from '../../../lib/devices/device-snapshot.ts';
 import { mapInventoryRecord, type InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 
 const RESPONSE_ORDER = [
-  'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build', 'os_rapid_security_response', 'os_is_latest',
-  'os_latest_version', 'last_contact_at', 'last_inventory_at', 'username', 'email', 'supervised', 'managed',
+  'id',
+  'udid',
+  'name',
+  'serial_number',
+  'model',
+  'model_identifier',
+  'os_name',
+  'os_version',
+  'os_build',
+  'os_rapid_security_response',
+  'os_is_latest',
+  'os_latest_version',
+  'last_contact_at',
+  'last_inventory_at',
+  'username',
+  'email',
+  'supervised',
+  'managed',
 ] as const;
 
 /** The response JSON of one device, written independently of the code under test: ASCII, the rest escaped. */
 const expectedJson = (device: InventoryDevice, reference: string): string => {
-  const decision = fixedReference(reference).decide({ osVersion: device.os_version, response: device.os_rapid_security_response, boardId: device.board_id, modelIdentifier: device.model_identifier });
+  const decision = fixedReference(reference).decide({
+    osVersion: device.os_version,
+    response: device.os_rapid_security_response,
+    boardId: device.board_id,
+    modelIdentifier: device.model_identifier,
+  });
   const withFlag: Record<string, unknown> = { ...device, os_is_latest: decision.latest, os_latest_version: decision.reference };
-  return JSON.stringify(Object.fromEntries(RESPONSE_ORDER.filter((key) => withFlag[key] !== undefined).map((key) => [key, withFlag[key]]))).replace(
-    /[\u0080-\uffff]/g,
-    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return JSON.stringify(
+    Object.fromEntries(RESPONSE_ORDER.filter((key) => withFlag[key] !== undefined).map((key) => [key, withFlag[key]])),
+  ).replace(/[\u0080-\uffff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
 };
 
 const all = (snapshot: DeviceSnapshot): number[] => Array.from({ length: snapshot.count }, (_, index) => index);
 
 const text = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('macOS', 'Mac OS X', 'Mac14,2', 'é"\\\u2028🎉'));
 const device = (id: number): fc.Arbitrary<InventoryDevice> =>
-  fc.record(
-    {
-      udid: text,
-      name: text,
-      serial_number: text,
-      model: text,
-      model_identifier: text,
-      os_name: text,
-      os_version: fc.constantFrom('26.1', '15.7.2', '15.2.0', '26.0 (25A354)', '26.3.1', '26.3.1 (a)', '15.10', '1', 'x'),
-      os_build: text,
-      os_rapid_security_response: fc.constantFrom('(a)', '(c)', 'x'),
-      last_contact_at: fc.constantFrom('2026-11-01T10:00:00Z', '2026-11-20T09:15:00.123Z', 'garbage'),
-      last_inventory_at: fc.constantFrom('2026-11-01T09:00:00Z', 'garbage'),
-      username: text,
-      email: text,
-      supervised: fc.boolean(),
-      managed: fc.boolean(),
-      board_id: fc.oneof(text, fc.constantFrom('J413AP', 'J700AP')),
-    },
-    { requiredKeys: [] },
-  ).map((fields) => ({ id: String(id), ...fields }));
+  fc
+    .record(
+      {
+        udid: text,
+        name: text,
+        serial_number: text,
+        model: text,
+        model_identifier: text,
+        os_name: text,
+        os_version: fc.constantFrom('26.1', '15.7.2', '15.2.0', '26.0 (25A354)', '26.3.1', '26.3.1 (a)', '15.10', '1', 'x'),
+        os_build: text,
+        os_rapid_security_response: fc.constantFrom('(a)', '(c)', 'x'),
+        last_contact_at: fc.constantFrom('2026-11-01T10:00:00Z', '2026-11-20T09:15:00.123Z', 'garbage'),
+        last_inventory_at: fc.constantFrom('2026-11-01T09:00:00Z', 'garbage'),
+        username: text,
+        email: text,
+        supervised: fc.boolean(),
+        managed: fc.boolean(),
+        board_id: fc.oneof(text, fc.constantFrom('J413AP', 'J700AP')),
+      },
+      { requiredKeys: [] },
+    )
+    .map((fields) => ({ id: String(id), ...fields }));
 const fleets = fc.array(fc.nat(40), { maxLength: 25 }).chain((gaps) => {
   let id = 0;
   return fc.tuple(...gaps.map((gap) => device((id += gap + 1))));
@@ -114,7 +143,14 @@ describe('device snapshot', () => {
   it('keeps the filter columns: booleans, lower-cased names, contact times', () => {
     const snapshot = buildSnapshot(
       [
-        { id: '1', os_name: 'macOS', model_identifier: 'Mac14,2', managed: true, supervised: false, last_contact_at: '2026-11-01T00:00:00Z' },
+        {
+          id: '1',
+          os_name: 'macOS',
+          model_identifier: 'Mac14,2',
+          managed: true,
+          supervised: false,
+          last_contact_at: '2026-11-01T00:00:00Z',
+        },
         { id: '2', os_name: 'Mac OS X', last_contact_at: 'yesterday' },
       ],
       0,
@@ -130,7 +166,10 @@ describe('device snapshot', () => {
 });
 
 describe('device snapshot codec', () => {
-  const snapshot = buildSnapshot(generateJamfComputers(300, 5).map((record) => mapInventoryRecord(record)!), 1_795_000_000_000);
+  const snapshot = buildSnapshot(
+    generateJamfComputers(300, 5).map((record) => mapInventoryRecord(record)!),
+    1_795_000_000_000,
+  );
   const encoded = deviceSnapshotCodec.encode(snapshot);
 
   it('round-trips any snapshot unchanged', async () => {
@@ -148,7 +187,10 @@ describe('device snapshot codec', () => {
   });
 
   it('renders any page of a decoded snapshot as the original renders it, across its chunks of 1,000 devices', async () => {
-    const original = buildSnapshot(generateJamfComputers(2_500, 9).map((record) => mapInventoryRecord(record)!), 1_795_000_000_000);
+    const original = buildSnapshot(
+      generateJamfComputers(2_500, 9).map((record) => mapInventoryRecord(record)!),
+      1_795_000_000_000,
+    );
     const decoded = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original)))!;
     expect(decoded.text.chunkDevices).toBe(1_000);
     const flags = decideLatest(original, fixedReference('26.1'));
@@ -160,7 +202,11 @@ describe('device snapshot codec', () => {
       { numRuns: 100 },
     );
     // A page across a chunk's edge, and the last devices.
-    for (const indexes of [[998, 999, 1000, 1001], [2_497, 2_498, 2_499]]) expect(renderDevices(decoded, flags, indexes)).toBe(renderDevices(original, flags, indexes));
+    for (const indexes of [
+      [998, 999, 1000, 1001],
+      [2_497, 2_498, 2_499],
+    ])
+      expect(renderDevices(decoded, flags, indexes)).toBe(renderDevices(original, flags, indexes));
   });
 
   it('keeps the JSON ASCII: other characters travel as escapes and read back as themselves', () => {
@@ -168,7 +214,10 @@ describe('device snapshot codec', () => {
     const snapshot = buildSnapshot(fleet, 0);
     // JSON escapes control characters itself: what is left is printable ASCII.
     expect(deviceText(snapshot, 0, snapshot.count)).toMatch(/^[ -~]*$/);
-    expect(JSON.parse(renderDevices(snapshot, decideLatest(snapshot, fixedReference('26.1')), [0]))[0]).toMatchObject({ name: 'Zoë’s MacBook 🎉', username: 'zoë' });
+    expect(JSON.parse(renderDevices(snapshot, decideLatest(snapshot, fixedReference('26.1')), [0]))[0]).toMatchObject({
+      name: 'Zoë’s MacBook 🎉',
+      username: 'zoë',
+    });
   });
 
   it('stores the rendered devices compressed, well below their own size', () => {
@@ -185,11 +234,16 @@ describe('device snapshot codec', () => {
     expect(devices).toEqual(fleet);
     expect(devices.filter((entry) => entry.board_id !== undefined).length).toBeGreaterThan(2_000);
     expectRebuilt(decoded);
-    expect(deviceSnapshotCodec.encode(buildSnapshot(devices, decoded.readAt, decoded.fullReadAt)).equals(deviceSnapshotCodec.encode(original))).toBe(true);
+    expect(
+      deviceSnapshotCodec.encode(buildSnapshot(devices, decoded.readAt, decoded.fullReadAt)).equals(deviceSnapshotCodec.encode(original)),
+    ).toBe(true);
   });
 
-  it('tells a value\'s stamp from its first bytes alone', () => {
-    expect(deviceSnapshotCodec.stampOf(encoded.subarray(0, deviceSnapshotCodec.stampBytes))).toEqual({ readAt: snapshot.readAt, id: snapshot.id });
+  it("tells a value's stamp from its first bytes alone", () => {
+    expect(deviceSnapshotCodec.stampOf(encoded.subarray(0, deviceSnapshotCodec.stampBytes))).toEqual({
+      readAt: snapshot.readAt,
+      id: snapshot.id,
+    });
     expect(deviceSnapshotCodec.stampOf(Buffer.from('not a header'))).toBeUndefined();
   });
 
@@ -209,10 +263,22 @@ describe('device snapshot codec', () => {
   });
 
   it.each([
-    ['a flag offset outside its device', (value: DeviceSnapshot) => ({ ...value, flagAt: value.flagAt.map((at, index) => (index === 3 ? at + 10_000 : at)) })],
-    ['device offsets that do not cover the JSON', (value: DeviceSnapshot) => ({ ...value, starts: value.starts.map((at, index) => (index === value.count ? at - 1 : at)) })],
-    ['a key outside its dictionary', (value: DeviceSnapshot) => ({ ...value, osVersionKey: value.osVersionKey.map((key, index) => (index === 0 ? 999 : key)) })],
-    ['a response key outside its dictionary', (value: DeviceSnapshot) => ({ ...value, responseKey: value.responseKey.map((key, index) => (index === 1 ? 999 : key)) })],
+    [
+      'a flag offset outside its device',
+      (value: DeviceSnapshot) => ({ ...value, flagAt: value.flagAt.map((at, index) => (index === 3 ? at + 10_000 : at)) }),
+    ],
+    [
+      'device offsets that do not cover the JSON',
+      (value: DeviceSnapshot) => ({ ...value, starts: value.starts.map((at, index) => (index === value.count ? at - 1 : at)) }),
+    ],
+    [
+      'a key outside its dictionary',
+      (value: DeviceSnapshot) => ({ ...value, osVersionKey: value.osVersionKey.map((key, index) => (index === 0 ? 999 : key)) }),
+    ],
+    [
+      'a response key outside its dictionary',
+      (value: DeviceSnapshot) => ({ ...value, responseKey: value.responseKey.map((key, index) => (index === 1 ? 999 : key)) }),
+    ],
   ])('refuses a value whose checksum holds but whose structure does not: %s', async (_label, tamper) => {
     await expect(deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(tamper(snapshot)))).rejects.toThrow(/malformed/);
   });

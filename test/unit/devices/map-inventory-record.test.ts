@@ -4,8 +4,22 @@ import { mapInventoryRecord } from '../../../lib/devices/map-inventory-record.ts
 import { generalAs, generateJamfComputers } from '../../../demo/fake-jamf.ts';
 
 const FIELD_ORDER = [
-  'id', 'udid', 'name', 'serial_number', 'model', 'model_identifier', 'os_name', 'os_version', 'os_build',
-  'os_rapid_security_response', 'last_contact_at', 'last_inventory_at', 'username', 'email', 'supervised', 'managed',
+  'id',
+  'udid',
+  'name',
+  'serial_number',
+  'model',
+  'model_identifier',
+  'os_name',
+  'os_version',
+  'os_build',
+  'os_rapid_security_response',
+  'last_contact_at',
+  'last_inventory_at',
+  'username',
+  'email',
+  'supervised',
+  'managed',
   // Read for the latest-OS decision, never served.
   'board_id',
 ];
@@ -22,7 +36,14 @@ const fullRecord = {
     platform: 'Mac',
   },
   hardware: { make: 'Apple', model: 'MacBook Pro (14-inch, 2023)', modelIdentifier: 'Mac14,5', serialNumber: 'C02XYZ123' },
-  operatingSystem: { name: 'macOS', version: '26.3.1', build: '25D2128', supplementalBuildVersion: '25D771280a', rapidSecurityResponse: '(a)', softwareUpdateDeviceId: 'J414sAP' },
+  operatingSystem: {
+    name: 'macOS',
+    version: '26.3.1',
+    build: '25D2128',
+    supplementalBuildVersion: '25D771280a',
+    rapidSecurityResponse: '(a)',
+    softwareUpdateDeviceId: 'J414sAP',
+  },
   userAndLocation: { username: 'ada', email: 'ada@example.com', realname: 'Ada' },
   diskEncryption: null,
 };
@@ -162,7 +183,13 @@ describe('mapInventoryRecord on real record shapes', () => {
         lastContactTime: '2018-10-31T18:04:13Z',
         initialEntryDate: '2018-10-31',
       },
-      hardware: { make: 'Apple', model: '13-inch MacBook Pro (Mid 2012)', modelIdentifier: 'MacBookPro9,2', serialNumber: 'C02ZC2QYLVDL', appleSilicon: false },
+      hardware: {
+        make: 'Apple',
+        model: '13-inch MacBook Pro (Mid 2012)',
+        modelIdentifier: 'MacBookPro9,2',
+        serialNumber: 'C02ZC2QYLVDL',
+        appleSilicon: false,
+      },
       operatingSystem: {
         name: 'Mac OS X',
         version: '10.9.5',
@@ -216,8 +243,24 @@ describe('mapInventoryRecord on real record shapes', () => {
     udid: 'A1B2C3D4-0000-4000-8000-0000000000A3',
     general: { ...v4General, remoteManagement: { managed: true, managementUsername: null } },
     hardware: { make: 'Apple', model: 'Mac mini (2024) M4', modelIdentifier: 'Mac16,10', serialNumber: 'LOONMINI0M4', appleSilicon: true },
-    operatingSystem: { name: 'macOS', version: '27.0', build: '26A5378n', supplementalBuildVersion: '26A5378n', rapidSecurityResponse: null },
-    userAndLocation: { username: null, realname: null, email: null, position: null, phone: null, departmentId: null, buildingId: null, room: null, extensionAttributes: [] },
+    operatingSystem: {
+      name: 'macOS',
+      version: '27.0',
+      build: '26A5378n',
+      supplementalBuildVersion: '26A5378n',
+      rapidSecurityResponse: null,
+    },
+    userAndLocation: {
+      username: null,
+      realname: null,
+      email: null,
+      position: null,
+      phone: null,
+      departmentId: null,
+      buildingId: null,
+      room: null,
+      extensionAttributes: [],
+    },
   };
 
   it('maps a v4 record: lastContact (not lastCheckIn) with milliseconds, a null response, a user section of nulls', () => {
@@ -249,7 +292,8 @@ describe('mapInventoryRecord on real record shapes', () => {
 
   it('maps a record the same whichever version served it (v4 lastContact, v3 lastContactTime)', () => {
     for (const record of generateJamfComputers(500, 8)) {
-      const servedBy = (personality: 'current' | 'legacy') => mapInventoryRecord({ ...record, general: generalAs(personality, record.general) });
+      const servedBy = (personality: 'current' | 'legacy') =>
+        mapInventoryRecord({ ...record, general: generalAs(personality, record.general) });
       expect(servedBy('current')).toEqual(servedBy('legacy'));
     }
   });
@@ -273,7 +317,14 @@ describe('mapInventoryRecord on real record shapes', () => {
         lastEnrolledDate: '2025-12-16T15:50:57Z',
       },
       hardware: { make: 'Apple', model: 'Mac Studio', modelIdentifier: 'Mac13,2', serialNumber: 'LYFGQ7J7JQ' },
-      operatingSystem: { name: 'macOS', version: '15.2.0', build: '24C101', supplementalBuildVersion: '24C101', rapidSecurityResponse: null, activeDirectoryStatus: 'example.org' },
+      operatingSystem: {
+        name: 'macOS',
+        version: '15.2.0',
+        build: '24C101',
+        supplementalBuildVersion: '24C101',
+        rapidSecurityResponse: null,
+        activeDirectoryStatus: 'example.org',
+      },
       userAndLocation: { username: 'testuser', realname: 'Test User', email: 'testuser@example.org' },
     };
     expect(mapInventoryRecord(record)).toMatchObject({
@@ -293,16 +344,32 @@ describe('mapInventoryRecord on real record shapes', () => {
       general: null,
       hardware: null,
       operatingSystem: null,
-      userAndLocation: { username: 'jane.doe', realname: 'Jane Doe', email: 'jane.doe@jamf.com', position: 'Contractor', departmentId: '1' },
+      userAndLocation: {
+        username: 'jane.doe',
+        realname: 'Jane Doe',
+        email: 'jane.doe@jamf.com',
+        position: 'Contractor',
+        departmentId: '1',
+      },
     };
-    expect(mapInventoryRecord(record)).toEqual({ id: '4', udid: 'DBAEF5A6-82D5-5327-A480-A904F42F3F98', username: 'jane.doe', email: 'jane.doe@jamf.com' });
+    expect(mapInventoryRecord(record)).toEqual({
+      id: '4',
+      udid: 'DBAEF5A6-82D5-5327-A480-A904F42F3F98',
+      username: 'jane.doe',
+      email: 'jane.doe@jamf.com',
+    });
   });
 
   it('maps a record with sections absent altogether, as with null ones', () => {
     const record = {
       id: '42',
       udid: 'AAAA-BBBB-CCCC',
-      general: { name: 'Test Mac', platform: 'Mac', remoteManagement: { managed: true, managementUsername: 'admin' }, site: { id: '1', name: 'Main Site' } },
+      general: {
+        name: 'Test Mac',
+        platform: 'Mac',
+        remoteManagement: { managed: true, managementUsername: 'admin' },
+        site: { id: '1', name: 'Main Site' },
+      },
       hardware: { make: 'Apple', model: 'MacBook Pro', serialNumber: 'C02XYZ123456', appleSilicon: true },
     };
     expect(mapInventoryRecord(record)).toEqual({

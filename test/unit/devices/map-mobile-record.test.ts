@@ -6,8 +6,22 @@ import { mapMobileRecord } from '../../../lib/devices/map-mobile-record.ts';
 const EXAMPLE = {
   mobileDeviceId: '1',
   deviceType: 'iOS',
-  hardware: { capacityMb: 100, serialNumber: '5c28fdae', model: 'iPad 7th Generation (Wi-Fi)', modelIdentifier: 'iPad7,11', modelNumber: 'MW742LL', extensionAttributes: [] },
-  userAndLocation: { username: 'admin', realName: 'IT Bob', emailAddress: 'ITBob@jamf.com', position: 'IT Team Lead', phoneNumber: '555-555-5555', extensionAttributes: [] },
+  hardware: {
+    capacityMb: 100,
+    serialNumber: '5c28fdae',
+    model: 'iPad 7th Generation (Wi-Fi)',
+    modelIdentifier: 'iPad7,11',
+    modelNumber: 'MW742LL',
+    extensionAttributes: [],
+  },
+  userAndLocation: {
+    username: 'admin',
+    realName: 'IT Bob',
+    emailAddress: 'ITBob@jamf.com',
+    position: 'IT Team Lead',
+    phoneNumber: '555-555-5555',
+    extensionAttributes: [],
+  },
   general: {
     udid: '0dad565fb40b010a9e490440188063a378721069',
     displayName: 'Banezicron',
@@ -26,7 +40,7 @@ const EXAMPLE = {
 };
 
 describe('mapMobileRecord', () => {
-  it('maps Jamf\'s example record in the documented order: displayName, emailAddress, lastInventoryUpdateDate', () => {
+  it("maps Jamf's example record in the documented order: displayName, emailAddress, lastInventoryUpdateDate", () => {
     const device = mapMobileRecord(EXAMPLE);
     expect(device).toEqual({
       id: '1',
@@ -45,7 +59,9 @@ describe('mapMobileRecord', () => {
       managed: true,
       supervised: true,
     });
-    expect(Object.keys(device!)).toEqual(Object.keys(device!).sort((a, b) => Object.keys(EXPECTED_ORDER).indexOf(a) - Object.keys(EXPECTED_ORDER).indexOf(b)));
+    expect(Object.keys(device!)).toEqual(
+      Object.keys(device!).sort((a, b) => Object.keys(EXPECTED_ORDER).indexOf(a) - Object.keys(EXPECTED_ORDER).indexOf(b)),
+    );
   });
 
   it('keeps what a device Jamf could not type has: no general section, so none of its fields', () => {
@@ -61,18 +77,25 @@ describe('mapMobileRecord', () => {
     });
   });
 
-  it('leaves out empty, blank, null and mistyped values and null sections, and never reads a computer\'s field names', () => {
+  it("leaves out empty, blank, null and mistyped values and null sections, and never reads a computer's field names", () => {
     const record = {
       mobileDeviceId: 42,
       deviceType: '',
       hardware: null,
       userAndLocation: { username: ' ', realname: 'IT Bob', email: 'bob@example.com', emailAddress: null },
-      general: { displayName: null, name: 'not-the-mobile-field', osVersion: 26, managed: 'true', supervised: false, reportDate: '2026-01-01T00:00:00Z' },
+      general: {
+        displayName: null,
+        name: 'not-the-mobile-field',
+        osVersion: 26,
+        managed: 'true',
+        supervised: false,
+        reportDate: '2026-01-01T00:00:00Z',
+      },
     };
     expect(mapMobileRecord(record)).toEqual({ id: '42', supervised: false });
   });
 
-  it('refuses a record without a usable mobileDeviceId (a computer\'s `id` is not one)', () => {
+  it("refuses a record without a usable mobileDeviceId (a computer's `id` is not one)", () => {
     expect(mapMobileRecord({ ...EXAMPLE, mobileDeviceId: undefined, id: '1' })).toBeUndefined();
     expect(mapMobileRecord({ ...EXAMPLE, mobileDeviceId: '-1' })).toBeUndefined();
     expect(mapMobileRecord(null)).toBeUndefined();
@@ -88,6 +111,19 @@ describe('mapMobileRecord', () => {
 });
 
 const EXPECTED_ORDER = {
-  id: 0, device_type: 0, udid: 0, name: 0, serial_number: 0, model: 0, model_identifier: 0, os_version: 0, os_build: 0,
-  os_rapid_security_response: 0, last_inventory_at: 0, username: 0, email: 0, managed: 0, supervised: 0,
+  id: 0,
+  device_type: 0,
+  udid: 0,
+  name: 0,
+  serial_number: 0,
+  model: 0,
+  model_identifier: 0,
+  os_version: 0,
+  os_build: 0,
+  os_rapid_security_response: 0,
+  last_inventory_at: 0,
+  username: 0,
+  email: 0,
+  managed: 0,
+  supervised: 0,
 };

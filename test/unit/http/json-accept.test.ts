@@ -52,7 +52,10 @@ describe('Accept header admitting JSON', () => {
 
   it('finds the Accept header whatever its case and answers 406 when it excludes JSON', () => {
     expect(refusalOf({ Accept: 'text/html' })).toBeInstanceOf(NotAcceptableError);
-    expect(refusalOf({ accept: 'text/html' })).toMatchObject({ status: 406, publicMessage: 'This endpoint only produces application/json' });
+    expect(refusalOf({ accept: 'text/html' })).toMatchObject({
+      status: 406,
+      publicMessage: 'This endpoint only produces application/json',
+    });
     expect(refusalOf({ accept: 'application/json' })).toBeUndefined();
     expect(refusalOf({})).toBeUndefined();
   });

@@ -12,7 +12,9 @@ const COMPRESS_MIN_BYTES = 256 * 1024;
 const jsonResult = (body: string) => ({ statusCode: 200, headers: { 'Content-Type': 'application/json' }, body });
 /** A JSON array of at least `bytes` bytes that compresses well, like a device list. */
 const bigJson = (bytes: number) => {
-  const json = JSON.stringify(Array.from({ length: Math.ceil(bytes / 40) }, (_, id) => ({ id: String(id), os_version: '26.1', managed: true })));
+  const json = JSON.stringify(
+    Array.from({ length: Math.ceil(bytes / 40) }, (_, id) => ({ id: String(id), os_version: '26.1', managed: true })),
+  );
   expect(json.length).toBeGreaterThanOrEqual(bytes);
   return json;
 };
@@ -72,7 +74,7 @@ describe('makeResponseEncoder', () => {
     expect(compressed).toBe(18);
   });
 
-  it('gives a large body\'s gzip form a tag of its own, and leaves a plain body\'s tag as it is', () => {
+  it("gives a large body's gzip form a tag of its own, and leaves a plain body's tag as it is", () => {
     const body = bigJson(COMPRESS_MIN_BYTES);
     const tagged = { ...jsonResult(body), headers: { 'Content-Type': 'application/json', ETag: '"abc"' } };
     const encode = makeResponseEncoder();
@@ -93,7 +95,11 @@ describe('makeResponseEncoder', () => {
     const body = bigJson(LAMBDA_RESPONSE_LIMIT_BYTES + 1024);
     const encode = makeResponseEncoder();
     expect(() => encode(jsonResult(body), 'identity')).toThrow(ResponseTooLargeError);
-    expect(() => encode(jsonResult(body), 'identity')).toThrow(expect.objectContaining({ publicMessage: expect.stringMatching(/page through it with the limit parameter, or request it with Accept-Encoding: gzip/) }));
+    expect(() => encode(jsonResult(body), 'identity')).toThrow(
+      expect.objectContaining({
+        publicMessage: expect.stringMatching(/page through it with the limit parameter, or request it with Accept-Encoding: gzip/),
+      }),
+    );
     // The same body fits compressed.
     expect(encode(jsonResult(body), 'gzip').isBase64Encoded).toBe(true);
   });

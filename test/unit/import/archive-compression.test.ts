@@ -22,8 +22,10 @@ const slowSink = (): { stream: Writable; bytes: () => Buffer } => {
 
 describe('archiveCompression', () => {
   it('compresses for a .tar.gz or .tgz destination in any letter case, file or S3, and nothing else', () => {
-    for (const name of ['/out/a.tar.gz', '/out/a.TGZ', 's3://bucket/exports/a.Tar.Gz', 's3://bucket/a.tgz']) expect(archiveCompression(parseLocation(name)), name).toBe('gzip');
-    for (const name of ['/out/a.tar', '/out/a.gz', '/out/a.tar.gz.tmp', 's3://bucket/a.tgz/b', 's3://bucket/tar.gz.tar']) expect(archiveCompression(parseLocation(name)), name).toBe('none');
+    for (const name of ['/out/a.tar.gz', '/out/a.TGZ', 's3://bucket/exports/a.Tar.Gz', 's3://bucket/a.tgz'])
+      expect(archiveCompression(parseLocation(name)), name).toBe('gzip');
+    for (const name of ['/out/a.tar', '/out/a.gz', '/out/a.tar.gz.tmp', 's3://bucket/a.tgz/b', 's3://bucket/tar.gz.tar'])
+      expect(archiveCompression(parseLocation(name)), name).toBe('none');
     expect(archiveCompression(undefined)).toBe('none');
   });
 });
@@ -40,7 +42,10 @@ describe('gzipInto', () => {
     for (let index = 0; index < 40; index += 1) {
       // Half random (barely compressible), half repetitive: several megabytes through a 16 KiB sink.
       const content = Buffer.concat([randomBytes(40 * 1024), Buffer.alloc(40 * 1024, index)]);
-      await Promise.all([gzipped.addFile(`backup_tickets_${(index + 1) * 100}.json`, content), tar.addFile(`backup_tickets_${(index + 1) * 100}.json`, content)]);
+      await Promise.all([
+        gzipped.addFile(`backup_tickets_${(index + 1) * 100}.json`, content),
+        tar.addFile(`backup_tickets_${(index + 1) * 100}.json`, content),
+      ]);
     }
     await Promise.all([gzipped.finish(), tar.finish()]);
     expect(sink.stream.writableFinished).toBe(true);

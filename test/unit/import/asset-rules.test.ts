@@ -101,20 +101,30 @@ describe('building assets from one row', () => {
     });
   });
 
-  it('names the first column at fault in the asset\'s field order when several share the reason', () => {
-    expect(decide('comment', row({ ...complete, BODY: '', COMMENT_PUBLIC: '' }))).toMatchObject({ reason: 'missing_field', column: 'COMMENT_PUBLIC' });
+  it("names the first column at fault in the asset's field order when several share the reason", () => {
+    expect(decide('comment', row({ ...complete, BODY: '', COMMENT_PUBLIC: '' }))).toMatchObject({
+      reason: 'missing_field',
+      column: 'COMMENT_PUBLIC',
+    });
     expect(decide('comment', row({ ...complete, COMMENT_CREATED_AT: 'x', COMMENT_PART_ID: 'y' }))).toMatchObject({
       reason: 'invalid_field',
       column: 'COMMENT_PART_ID',
     });
     expect(decide('user', row({ ...complete, AUTHOR_ID: 'x', EMAIL: 'broken' }))).toMatchObject({ reason: 'bad_email', column: 'EMAIL' });
-    expect(decide('user', row({ ...complete, AUTHOR_ID: '', EMAIL: 'broken' }))).toMatchObject({ reason: 'missing_field', column: 'AUTHOR_ID' });
+    expect(decide('user', row({ ...complete, AUTHOR_ID: '', EMAIL: 'broken' }))).toMatchObject({
+      reason: 'missing_field',
+      column: 'AUTHOR_ID',
+    });
   });
 
   it('does not need AUTHOR_ID for a user whose email the destination holds', () => {
     const holds = (email: string) => email === 'ann@example.com';
     expect(decide('user', row({ ...complete, AUTHOR_ID: '' }), holds)).toMatchObject({ ok: true });
-    expect(decide('user', row({ ...complete, AUTHOR_ID: '', NAME: '' }), holds)).toEqual({ ok: false, reason: 'missing_field', column: 'NAME' });
+    expect(decide('user', row({ ...complete, AUTHOR_ID: '', NAME: '' }), holds)).toEqual({
+      ok: false,
+      reason: 'missing_field',
+      column: 'NAME',
+    });
     expect(decide('user', row({ ...complete, AUTHOR_ID: '', EMAIL: 'other@example.com' }), holds)).toEqual({
       ok: false,
       reason: 'missing_field',

@@ -22,12 +22,13 @@ describe('batch slicing', () => {
       'backup_tickets_1000.json',
     ]);
   });
-
 });
 
 describe('entry JSON', () => {
   it('writes the envelope with empty arrays and an empty organizations list', () => {
     const empty = { data: Buffer.alloc(0), start: 0, end: 0, count: 0 };
-    expect(entryBytes(empty, empty, empty, undefined).toString()).toBe('{"data":{"tickets":{"data":[],"comments":[],"users":[],"organizations":[]}}}');
+    expect(entryBytes(empty, empty, empty, undefined).toString()).toBe(
+      '{"data":{"tickets":{"data":[],"comments":[],"users":[],"organizations":[]}}}',
+    );
   });
 });

@@ -10,8 +10,7 @@ const append = (queue: BlockQueue, piece: Buffer): void => {
   queue.used += piece.copy(block, queue.used);
 };
 
-const pieces = (count: number): Buffer[] =>
-  Array.from({ length: count }, (_, index) => Buffer.from(`${index}:${'x'.repeat(index % 23)}|`));
+const pieces = (count: number): Buffer[] => Array.from({ length: count }, (_, index) => Buffer.from(`${index}:${'x'.repeat(index % 23)}|`));
 
 /**
  * A file-like output: done with a chunk only when it calls back, which it does when the test says

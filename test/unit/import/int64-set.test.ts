@@ -13,7 +13,21 @@ const add = (set: Int64Set, id: string): boolean => {
 describe('Int64Set', () => {
   it('tells new ids from repeated ones, across the whole int64 range and signs', () => {
     const set = new Int64Set(4);
-    const ids = ['0', '1', '-1', '4294967296', '-4294967296', '4294967295', '9223372036854775807', '-9223372036854775808', '9223372036854775806', '999999999999999', '1000000000000000', '9007199254740993', '9007199254740992'];
+    const ids = [
+      '0',
+      '1',
+      '-1',
+      '4294967296',
+      '-4294967296',
+      '4294967295',
+      '9223372036854775807',
+      '-9223372036854775808',
+      '9223372036854775806',
+      '999999999999999',
+      '1000000000000000',
+      '9007199254740993',
+      '9007199254740992',
+    ];
     expect(ids.map((id) => add(set, id))).toEqual(ids.map(() => true));
     expect(ids.map((id) => add(set, id))).toEqual(ids.map(() => false));
     expect(set.size).toBe(ids.length);
@@ -48,7 +62,7 @@ describe('Int64Set', () => {
 });
 
 describe('int64Halves', () => {
-  it('gives the two\'s-complement halves of the value', () => {
+  it("gives the two's-complement halves of the value", () => {
     for (const value of [0n, 1n, -1n, 2n ** 32n, -(2n ** 32n), 2n ** 63n - 1n, -(2n ** 63n), 9007199254740993n, -123456789012345678n]) {
       int64Halves(value.toString(), scratch);
       const bits = BigInt.asUintN(64, value);
@@ -68,7 +82,7 @@ describe('ownedCopy', () => {
     // The control shows the measure sees a pinned parent: 32 substrings hold 32 MB.
     expect(retainedMb((parent) => Array.from({ length: 32 }, (_, n) => email(parent(n))))).toBeGreaterThan(24);
     const copies: string[] = [];
-    expect(retainedMb((parent) => Array.from({ length: 32 }, (_, n) => copies[n] = ownedCopy(email(parent(n)))))).toBeLessThan(8);
+    expect(retainedMb((parent) => Array.from({ length: 32 }, (_, n) => (copies[n] = ownedCopy(email(parent(n))))))).toBeLessThan(8);
     expect(copies[7]).toBe('00000007@example.com');
   });
 });

@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  isBlank,
-  parseBody,
-  parseBoolean,
-  parseEmail,
-  parseInt64,
-  parseName,
-  parseTimestamp,
-} from '../../../lib/import/parse-fields.ts';
+import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from '../../../lib/import/parse-fields.ts';
 
 describe('parseInt64', () => {
   it.each([

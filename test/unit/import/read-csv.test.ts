@@ -62,23 +62,37 @@ describe('columnMapFromHeader', () => {
 
   it('names every missing column in the error', () => {
     const header = REQUIRED_COLUMNS.filter((column) => column !== 'BODY' && column !== 'EMAIL');
-    expect(() => columnMapFromHeader(header)).toThrowError(
-      new ImportInputError('CSV header is missing required column(s): BODY, EMAIL'),
-    );
+    expect(() => columnMapFromHeader(header)).toThrowError(new ImportInputError('CSV header is missing required column(s): BODY, EMAIL'));
   });
 
   it.each([
-    ['a spreadsheet\'s sep= line before the header', ['sep=', ''], '; the first line is a spreadsheet\'s "sep=," line, not the header: remove it'],
-    ['names separated by semicolons', [REQUIRED_COLUMNS.join(';')], '; the header\'s names are separated by ";": the import reads comma-separated values'],
-    ['names separated by tabs', [REQUIRED_COLUMNS.join('\t')], '; the header\'s names are separated by tabs: the import reads comma-separated values'],
+    [
+      "a spreadsheet's sep= line before the header",
+      ['sep=', ''],
+      '; the first line is a spreadsheet\'s "sep=," line, not the header: remove it',
+    ],
+    [
+      'names separated by semicolons',
+      [REQUIRED_COLUMNS.join(';')],
+      '; the header\'s names are separated by ";": the import reads comma-separated values',
+    ],
+    [
+      'names separated by tabs',
+      [REQUIRED_COLUMNS.join('\t')],
+      "; the header's names are separated by tabs: the import reads comma-separated values",
+    ],
   ])('says why a header matches nothing when it is %s', (_case, header, hint) => {
-    expect(() => columnMapFromHeader(header)).toThrowError(new ImportInputError(`CSV header is missing required column(s): ${REQUIRED_COLUMNS.join(', ')}${hint}`));
+    expect(() => columnMapFromHeader(header)).toThrowError(
+      new ImportInputError(`CSV header is missing required column(s): ${REQUIRED_COLUMNS.join(', ')}${hint}`),
+    );
   });
 
   it('says which missing columns the header has in another case (names match case-sensitively)', () => {
     const header = REQUIRED_COLUMNS.map((column) => (column === 'BODY' ? 'body' : column === 'EMAIL' ? ' Email ' : column));
     expect(() => columnMapFromHeader(header)).toThrowError(
-      new ImportInputError('CSV header is missing required column(s): BODY, EMAIL; the header has "body", "Email": column names must be upper case as listed'),
+      new ImportInputError(
+        'CSV header is missing required column(s): BODY, EMAIL; the header has "body", "Email": column names must be upper case as listed',
+      ),
     );
   });
 
@@ -103,7 +117,9 @@ describe('columnMapFromHeader', () => {
   });
 
   it('says a header read with NUL characters is probably UTF-16, naming the option', () => {
-    const header = Buffer.from(`${REQUIRED_COLUMNS.join(',')}`, 'utf16le').toString('utf8').split(',');
+    const header = Buffer.from(`${REQUIRED_COLUMNS.join(',')}`, 'utf16le')
+      .toString('utf8')
+      .split(',');
     expect(() => columnMapFromHeader(header)).toThrowError(
       `CSV header is missing required column(s): ${REQUIRED_COLUMNS.join(', ')}; the header holds NUL characters, as UTF-16 text read as UTF-8 does: name its encoding with --encoding (command line) or "encoding" (event): utf-16le or utf-16be`,
     );
@@ -178,12 +194,17 @@ describe('readCsv', () => {
     );
   });
 
-  it.each([1, 9, 4096])('names the line of a row with too many fields after quoted newlines and blank lines (pieces of %i bytes)', async (size) => {
-    // Data row 3 starts on line 7: row 1's BODY spans two lines, a blank line follows it, row 2's BODY spans two more.
-    const text = `${HEADER}\n1,2,3,4,5,"two\nlines",7,8,9,10\n\n1,2,3,4,5,"x\ny",7,8,9,10\n1,2,3,4,5,6,7,8,9,10,11,12\n1,2,3\n`;
-    const error = await failureOf(readCsv(chunksOf(byteChunks(text, size)), { onRows: () => undefined, chunkChars: 16 }));
-    expect(error).toEqual(new CsvRowError(3, 7, 'has 12 fields but the header has 10 (rows with mixed line endings, or a comma in an unquoted field?)'));
-  });
+  it.each([1, 9, 4096])(
+    'names the line of a row with too many fields after quoted newlines and blank lines (pieces of %i bytes)',
+    async (size) => {
+      // Data row 3 starts on line 7: row 1's BODY spans two lines, a blank line follows it, row 2's BODY spans two more.
+      const text = `${HEADER}\n1,2,3,4,5,"two\nlines",7,8,9,10\n\n1,2,3,4,5,"x\ny",7,8,9,10\n1,2,3,4,5,6,7,8,9,10,11,12\n1,2,3\n`;
+      const error = await failureOf(readCsv(chunksOf(byteChunks(text, size)), { onRows: () => undefined, chunkChars: 16 }));
+      expect(error).toEqual(
+        new CsvRowError(3, 7, 'has 12 fields but the header has 10 (rows with mixed line endings, or a comma in an unquoted field?)'),
+      );
+    },
+  );
 
   it('names mixed line endings when an LF row under a CRLF header ends in a quoted field', async () => {
     const rows = Array.from({ length: 3 }, (_, index) => `${index},2,3,4,5,6,7,8,9,"ten"`).join('\n');
@@ -202,7 +223,9 @@ describe('readCsv', () => {
     const delivered: CsvRow[] = [];
     const error = await failureOf(readCsv(chunksOf(byteChunks(text, size)), { onRows: (rows) => void delivered.push(...rows) }));
     expect(error).toBeInstanceOf(ImportInputError);
-    expect(error?.message).toBe('CSV lines end in CR alone (classic Mac OS line endings): save or convert the file with LF or CRLF line endings');
+    expect(error?.message).toBe(
+      'CSV lines end in CR alone (classic Mac OS line endings): save or convert the file with LF or CRLF line endings',
+    );
     expect(delivered).toEqual([]);
   });
 
@@ -237,23 +260,37 @@ describe('readCsv', () => {
     expect(delivered).toEqual([]);
   });
 
-  it.each([1, 9, 4096])('fails a file that ends inside a quoted field, naming the row and line where it opens (pieces of %i bytes)', async (size) => {
-    const text = `${HEADER}\n1,2,3,4,5,"two\nlines",7,8,9,10\n1,2,3,4,5,"never closed,7,8,9,10\n1,2,3\n`;
-    await expect(read(byteChunks(text, size))).rejects.toThrowError(
-      new CsvRowError(2, 4, 'starts a quoted field that never closes: the file ends inside it'),
-    );
-  });
+  it.each([1, 9, 4096])(
+    'fails a file that ends inside a quoted field, naming the row and line where it opens (pieces of %i bytes)',
+    async (size) => {
+      const text = `${HEADER}\n1,2,3,4,5,"two\nlines",7,8,9,10\n1,2,3,4,5,"never closed,7,8,9,10\n1,2,3\n`;
+      await expect(read(byteChunks(text, size))).rejects.toThrowError(
+        new CsvRowError(2, 4, 'starts a quoted field that never closes: the file ends inside it'),
+      );
+    },
+  );
 
   describe('a quoted field with more text after its closing quote', () => {
     // The third data row starts on line 6: the first row's BODY holds a quoted newline, a blank line follows it.
-    const rows = [`1,2,3,4,5,"two\nlines",7,8,9,10`, '', '1,2,3,4,5,ok,7,8,9,10', `1,2,3,4,5,"Hello" she said,7,8,9,10`, '1,2,3,4,5,"Bye",7,8,9,10', '1,2,3,4,5,ok,7,8,9,10'];
+    const rows = [
+      `1,2,3,4,5,"two\nlines",7,8,9,10`,
+      '',
+      '1,2,3,4,5,ok,7,8,9,10',
+      `1,2,3,4,5,"Hello" she said,7,8,9,10`,
+      '1,2,3,4,5,"Bye",7,8,9,10',
+      '1,2,3,4,5,ok,7,8,9,10',
+    ];
     const text = `${HEADER}\n${rows.join('\n')}\n`;
 
     it.each([1, 7, 64, text.length])('fails naming its data row and line, never merging rows (pieces of %i bytes)', async (size) => {
       const delivered: CsvRow[] = [];
-      const error = await failureOf(readCsv(chunksOf(byteChunks(text, size)), { onRows: (batch) => void delivered.push(...batch), chunkChars: 16 }));
+      const error = await failureOf(
+        readCsv(chunksOf(byteChunks(text, size)), { onRows: (batch) => void delivered.push(...batch), chunkChars: 16 }),
+      );
       expect(error).toBeInstanceOf(CsvRowError);
-      expect(error?.message).toBe('CSV data row 3 (line 6) has a quoted field with more text after its closing quote (a quote inside a quoted field is written twice: "")');
+      expect(error?.message).toBe(
+        'CSV data row 3 (line 6) has a quoted field with more text after its closing quote (a quote inside a quoted field is written twice: "")',
+      );
       expect(delivered.every((row) => row.length === 10 && !row[5]!.includes('Hello'))).toBe(true);
     });
 
@@ -262,11 +299,15 @@ describe('readCsv', () => {
     });
 
     it('fails in the header, naming it', async () => {
-      await expect(read([`"TICKET_CREATED_AT"x,${HEADER}\n`])).rejects.toThrowError('CSV header (line 1) has a quoted field with more text after its closing quote');
+      await expect(read([`"TICKET_CREATED_AT"x,${HEADER}\n`])).rejects.toThrowError(
+        'CSV header (line 1) has a quoted field with more text after its closing quote',
+      );
     });
 
     it('leaves the first fault to the field-count check when a row before it has too many fields', async () => {
-      await expect(read([`${HEADER}\n1,2,3,4,5,6,7,8,9,10,11\n1,2,3,4,5,"a"b,7,8,9,10\n`])).rejects.toThrowError(/^CSV data row 1 \(line 2\) has 11 fields/);
+      await expect(read([`${HEADER}\n1,2,3,4,5,6,7,8,9,10,11\n1,2,3,4,5,"a"b,7,8,9,10\n`])).rejects.toThrowError(
+        /^CSV data row 1 \(line 2\) has 11 fields/,
+      );
     });
 
     it('keeps doubled quotes and spaces inside quotes as data', async () => {
@@ -277,9 +318,9 @@ describe('readCsv', () => {
 
   it('fails a quoted field growing past the row limit instead of buffering the whole file', async () => {
     const parts = [`${HEADER}\n1,2,3,4,5,"a\nb",7,8,9,10\n\n1,2,3,4,5,"`, ...Array.from({ length: 20 }, () => 'x'.repeat(100))];
-    await expect(
-      readCsv(chunksOf(parts), { onRows: () => {}, chunkChars: 10, maxRowChars: 1000 }),
-    ).rejects.toThrowError('CSV data row 2 (line 5) is longer than 1000 characters, the most one row may hold (a quote that never closes?)');
+    await expect(readCsv(chunksOf(parts), { onRows: () => {}, chunkChars: 10, maxRowChars: 1000 })).rejects.toThrowError(
+      'CSV data row 2 (line 5) is longer than 1000 characters, the most one row may hold (a quote that never closes?)',
+    );
   });
 
   it('waits for an asynchronous consumer before reading on', async () => {
@@ -328,7 +369,7 @@ describe('readCsv', () => {
 
 describe('readCsv with long quoted fields', () => {
   it('reads a 4 MB quoted body arriving in 32 KB pieces, among ordinary rows', async () => {
-    const body = `<p>${'a "quoted", line\n'.repeat(4 * 1024 * 1024 / 18)}</p>`;
+    const body = `<p>${'a "quoted", line\n'.repeat((4 * 1024 * 1024) / 18)}</p>`;
     const rows = [`1,2,3,4,5,"${body.replaceAll('"', '""')}",7,8,9,10`, '1,2,3,4,5,short,7,8,9,10'];
     const text = `${HEADER}\n${rows.join('\n')}\n`;
     const parsed = await read(byteChunks(text, 32 * 1024));
@@ -354,7 +395,13 @@ describe('readCsv line numbers', () => {
 
 describe('readCsv encodings', () => {
   const HEADER_BYTES = Buffer.byteLength(`${HEADER}\n`);
-  const windows1252 = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,"<p>caf`), Buffer.from([0xe9, 0x20, 0x80]), Buffer.from(`</p>",7,8,Ren`), Buffer.from([0xe9]), Buffer.from(',x\n')]);
+  const windows1252 = Buffer.concat([
+    Buffer.from(`${HEADER}\n1,2,3,4,5,"<p>caf`),
+    Buffer.from([0xe9, 0x20, 0x80]),
+    Buffer.from(`</p>",7,8,Ren`),
+    Buffer.from([0xe9]),
+    Buffer.from(',x\n'),
+  ]);
 
   it('fails bytes that are not UTF-8, naming the line and byte offset and the --encoding option', async () => {
     const error = await failureOf(read([windows1252]));
@@ -373,7 +420,10 @@ describe('readCsv encodings', () => {
   });
 
   it('reads UTF-16LE with its byte-order mark, split at odd byte counts', async () => {
-    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`${HEADER}\r\n1,2,3,4,5,"Zoë ✓ 🎉\r\nx",7,8,Zoë,z@x\r\n`, 'utf16le')]);
+    const bytes = Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(`${HEADER}\r\n1,2,3,4,5,"Zoë ✓ 🎉\r\nx",7,8,Zoë,z@x\r\n`, 'utf16le'),
+    ]);
     const { rows, columns } = await read(byteChunks(bytes, 1), undefined, {
       encoding: 'utf-16le',
     });
@@ -409,7 +459,7 @@ describe('readCsv encodings', () => {
     expect(error?.message).toContain(`on line 5, at byte offset ${bytes.length - 2} (from 0)`);
   });
 
-  it('locates a bad end of the file when the caller refills each chunk\'s memory once the next is asked for', async () => {
+  it("locates a bad end of the file when the caller refills each chunk's memory once the next is asked for", async () => {
     const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,6,7,8,9,x\n1,2,3,4,5,6,7,8,9,`), Buffer.from([0xe2, 0x82])]);
     const memory = Buffer.alloc(bytes.length);
     async function* refilled(): AsyncGenerator<Buffer> {
@@ -425,7 +475,11 @@ describe('readCsv encodings', () => {
   });
 
   it('names an overlong or surrogate UTF-8 sequence at its first byte', async () => {
-    for (const bad of [[0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
+    for (const bad of [
+      [0xc0, 0xaf],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+    ]) {
       const bytes = Buffer.concat([Buffer.from(`${HEADER}\n1,2,3,4,5,é`), Buffer.from(bad), Buffer.from(',7,8,9,10\n')]);
       const error = await failureOf(read([bytes]));
       expect(error?.message).toContain(`at byte offset ${HEADER_BYTES + '1,2,3,4,5,é'.length + 1} (from 0)`);

@@ -23,14 +23,17 @@ describe('RecentIds', () => {
 
   it('never calls an unseen id a repeat, however small its table (it may forget a seen one)', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -20n, max: 20n })), { maxLength: 300 }), (ids) => {
-        const recent = new RecentIds(3);
-        const seen = new Set<bigint>();
-        for (const id of ids) {
-          if (seenId(recent, id)) expect(seen.has(id)).toBe(true);
-          seen.add(id);
-        }
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -20n, max: 20n })), { maxLength: 300 }),
+        (ids) => {
+          const recent = new RecentIds(3);
+          const seen = new Set<bigint>();
+          for (const id of ids) {
+            if (seenId(recent, id)) expect(seen.has(id)).toBe(true);
+            seen.add(id);
+          }
+        },
+      ),
     );
   });
 });

@@ -47,7 +47,10 @@ describe('cutting a CSV between rows by its bytes', () => {
 
   it('cuts any well-formed CSV, fed in any pieces, after every row and nowhere else', () => {
     const cell = fc.stringMatching(/^[a-z",\n ]{0,6}$/).map((value) => (/[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value));
-    const rows = fc.array(fc.array(cell, { minLength: 1, maxLength: 3 }).map((cells) => `${cells.join(',')}\n`), { minLength: 1, maxLength: 20 });
+    const rows = fc.array(
+      fc.array(cell, { minLength: 1, maxLength: 3 }).map((cells) => `${cells.join(',')}\n`),
+      { minLength: 1, maxLength: 20 },
+    );
     fc.assert(
       fc.property(rows, fc.integer({ min: 1, max: 40 }), (lines, pieceBytes) => {
         const text = lines.join('');
@@ -64,24 +67,29 @@ describe('cutting a CSV between rows by its bytes', () => {
   it('follows quote parity over any bytes, however they are split and aligned', () => {
     const text = fc.array(fc.constantFrom('"', 'a', ',', '\n', 'é'), { maxLength: 200 }).map((chars) => chars.join(''));
     fc.assert(
-      fc.property(text, fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 6 }), fc.integer({ min: 0, max: 3 }), (content, splits, shift) => {
-        // A buffer starting `shift` bytes into its memory, so words fall anywhere.
-        const memory = Buffer.alloc(shift + Buffer.byteLength(content));
-        memory.write(content, shift);
-        const all = memory.subarray(shift);
-        const cuts = new RowCuts();
-        let from = 0;
-        for (const split of [...splits].sort((a, b) => a - b)) {
-          const to = Math.min(split, all.length);
-          if (to > from) cuts.follow(all.subarray(from, to));
-          from = Math.max(from, to);
-        }
-        cuts.follow(all.subarray(from));
-        const quotes = content.split('"').length - 1;
-        // Outside quotes, a newline is a cut at once; inside, there is none.
-        expect(cuts.cut(bytes('\n'), '\n')).toBe(quotes % 2 === 0 ? 1 : -1);
-        expect(cuts.lineFeeds).toBe(content.split('\n').length);
-      }),
+      fc.property(
+        text,
+        fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 6 }),
+        fc.integer({ min: 0, max: 3 }),
+        (content, splits, shift) => {
+          // A buffer starting `shift` bytes into its memory, so words fall anywhere.
+          const memory = Buffer.alloc(shift + Buffer.byteLength(content));
+          memory.write(content, shift);
+          const all = memory.subarray(shift);
+          const cuts = new RowCuts();
+          let from = 0;
+          for (const split of [...splits].sort((a, b) => a - b)) {
+            const to = Math.min(split, all.length);
+            if (to > from) cuts.follow(all.subarray(from, to));
+            from = Math.max(from, to);
+          }
+          cuts.follow(all.subarray(from));
+          const quotes = content.split('"').length - 1;
+          // Outside quotes, a newline is a cut at once; inside, there is none.
+          expect(cuts.cut(bytes('\n'), '\n')).toBe(quotes % 2 === 0 ? 1 : -1);
+          expect(cuts.lineFeeds).toBe(content.split('\n').length);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -5,7 +5,18 @@ import { TextSet } from '../../../lib/import/text-set.ts';
 describe('TextSet', () => {
   it('tells new texts from repeated ones: empty, multi-byte, astral, and texts that differ in one byte', () => {
     const set = new TextSet(2);
-    const texts = ['', 'ann@x.io', 'ann@x.iO', 'ann@x.io ', 'fatima.müller@example.net', 'fatima.muller@example.net', '😀@x.io', '\u0000', 'a\u0000b', 'ab'];
+    const texts = [
+      '',
+      'ann@x.io',
+      'ann@x.iO',
+      'ann@x.io ',
+      'fatima.müller@example.net',
+      'fatima.muller@example.net',
+      '😀@x.io',
+      '\u0000',
+      'a\u0000b',
+      'ab',
+    ];
     expect(texts.map((text) => set.add(text))).toEqual(texts.map(() => true));
     expect(texts.map((text) => set.add(text))).toEqual(texts.map(() => false));
     expect(set.size).toBe(texts.length);
@@ -33,8 +44,20 @@ describe('TextSet', () => {
     const set = new TextSet();
     const long = `${'x'.repeat(9 << 20)}@x.io`;
     const longer = `${'é'.repeat(5 << 20)}@x.io`; // 10 MiB of UTF-8
-    expect([set.add('before@x.io'), set.add(long), set.add('after@x.io'), set.add(longer), set.add('last@x.io')]).toEqual([true, true, true, true, true]);
-    expect([set.add(long), set.add(longer), set.add('before@x.io'), set.add('after@x.io'), set.add('last@x.io')]).toEqual([false, false, false, false, false]);
+    expect([set.add('before@x.io'), set.add(long), set.add('after@x.io'), set.add(longer), set.add('last@x.io')]).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect([set.add(long), set.add(longer), set.add('before@x.io'), set.add('after@x.io'), set.add('last@x.io')]).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(set.add(`${'x'.repeat(9 << 20)}@x.iO`)).toBe(true);
   });
 

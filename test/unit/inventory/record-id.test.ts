@@ -4,10 +4,12 @@ import { inventoryIdOf, sortedUniqueById } from '../../../lib/inventory/record-i
 
 /** Records keyed as the inventory client keys them: by their usable id, the others left out. */
 const dedupeAndSortById = <T>(records: readonly T[]): T[] =>
-  sortedUniqueById(records.flatMap((record) => {
-    const id = inventoryIdOf(record);
-    return id === undefined ? [] : [{ id, value: record }];
-  }));
+  sortedUniqueById(
+    records.flatMap((record) => {
+      const id = inventoryIdOf(record);
+      return id === undefined ? [] : [{ id, value: record }];
+    }),
+  );
 
 describe('sortedUniqueById', () => {
   it('orders ids numerically, not as text', () => {

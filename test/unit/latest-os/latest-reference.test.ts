@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { feedReference as referenceOf, fixedReference, type DeviceFacts, type LatestReference } from '../../../lib/latest-os/latest-reference.ts';
+import {
+  feedReference as referenceOf,
+  fixedReference,
+  type DeviceFacts,
+  type LatestReference,
+} from '../../../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../../../lib/latest-os/sofa-feed.ts';
 import { isLatest } from '../../support/latest-decision.ts';
 import feedV1 from '../../../demo/sofa/macos-data-feed-v1.json' with { type: 'json' };
@@ -123,7 +128,10 @@ describe('the reference key', () => {
 
 describe('feedReference per device, on the real v2 feed (docs/api.md#os_is_latest)', () => {
   type Improvement = { Version: string; VersionExtra: string; SupportedDevices: string[] | null; DeviceScope: string };
-  type V2 = { OSVersions: (OsEntry & { Latest: Release & { SupportedDevices?: string[] } })[]; BackgroundSecurityImprovements: Record<string, Improvement[]> };
+  type V2 = {
+    OSVersions: (OsEntry & { Latest: Release & { SupportedDevices?: string[] } })[];
+    BackgroundSecurityImprovements: Record<string, Improvement[]>;
+  };
 
   /** Tahoe as it stood on 17 March 2026: 26.3.2 the newest release, 26.3.2 (a) a BSI for board J700AP alone. */
   const tahoeOnBsiDay = (): V2 => {
@@ -140,7 +148,10 @@ describe('feedReference per device, on the real v2 feed (docs/api.md#os_is_lates
     const reference = feedReference(tahoeOnBsiDay(), '26.6.2');
     expect(decide(reference, { osVersion: '26.3.2', boardId: 'J413AP' })).toEqual({ latest: true, reference: '26.3.2' });
     expect(decide(reference, { osVersion: '26.3.2', boardId: 'J700AP' })).toEqual({ latest: false, reference: '26.3.2 (a)' });
-    expect(decide(reference, { osVersion: '26.3.2', response: '(a)', boardId: 'J700AP' })).toEqual({ latest: true, reference: '26.3.2 (a)' });
+    expect(decide(reference, { osVersion: '26.3.2', response: '(a)', boardId: 'J700AP' })).toEqual({
+      latest: true,
+      reference: '26.3.2 (a)',
+    });
   });
 
   it('matches a Mac without a board id by every board id the Devices table gives its model identifier, in any case', () => {
@@ -149,7 +160,10 @@ describe('feedReference per device, on the real v2 feed (docs/api.md#os_is_lates
     expect(decide(reference, { osVersion: '26.3.2', modelIdentifier: 'Mac17,5' })).toEqual({ latest: false, reference: '26.3.2 (a)' });
     expect(decide(reference, { osVersion: '26.3.2', modelIdentifier: 'mac17,5' })).toEqual({ latest: false, reference: '26.3.2 (a)' });
     // The board id wins over the model: the Mac's own board is not J700AP.
-    expect(decide(reference, { osVersion: '26.3.2', boardId: 'J413AP', modelIdentifier: 'Mac17,5' })).toEqual({ latest: true, reference: '26.3.2' });
+    expect(decide(reference, { osVersion: '26.3.2', boardId: 'J413AP', modelIdentifier: 'Mac17,5' })).toEqual({
+      latest: true,
+      reference: '26.3.2',
+    });
     // An empty board id is none; a model the table does not hold, and no model, get the releases for every device.
     expect(decide(reference, { osVersion: '26.3.2', boardId: '', modelIdentifier: 'Mac17,5' }).reference).toBe('26.3.2 (a)');
     expect(decide(reference, { osVersion: '26.3.2', modelIdentifier: 'Mac14,2' })).toEqual({ latest: true, reference: '26.3.2' });
@@ -165,11 +179,14 @@ describe('feedReference per device, on the real v2 feed (docs/api.md#os_is_lates
     feed.BackgroundSecurityImprovements['26'] = feed.BackgroundSecurityImprovements['26']!.filter((bsi) => bsi.Version === '26.3.1');
     const reference = feedReference(feed);
     expect(decide(reference, { osVersion: '26.3.1', boardId: 'J413AP' })).toEqual({ latest: false, reference: '26.3.1 (a)' });
-    expect(decide(reference, { osVersion: '26.3.1', response: '(a)', boardId: 'J413AP' })).toEqual({ latest: true, reference: '26.3.1 (a)' });
+    expect(decide(reference, { osVersion: '26.3.1', response: '(a)', boardId: 'J413AP' })).toEqual({
+      latest: true,
+      reference: '26.3.1 (a)',
+    });
     expect(decide(reference, { osVersion: '26.3.1 (c)' }).latest).toBe(true);
   });
 
-  it('reads a device-specific release without SupportedDevices as its major\'s Latest devices, and an empty list as none', () => {
+  it("reads a device-specific release without SupportedDevices as its major's Latest devices, and an empty list as none", () => {
     const feed = tahoeOnBsiDay();
     const tahoe = feed.OSVersions.find((entry) => entry.OSVersion === 'Tahoe 26')!;
     const bsi = feed.BackgroundSecurityImprovements['26']!.find((entry) => entry.Version === '26.3.2')!;
@@ -181,7 +198,7 @@ describe('feedReference per device, on the real v2 feed (docs/api.md#os_is_lates
     expect(decide(feedReference(feed), { osVersion: '26.3.2', boardId: 'J999AP' }).reference).toBe('26.3.2');
   });
 
-  it('says what each device was decided against: the feed\'s version as written, LATEST_OS_VERSION as written, or nothing', () => {
+  it("says what each device was decided against: the feed's version as written, LATEST_OS_VERSION as written, or nothing", () => {
     const feed = feedReference(feedV2, '27.0 ');
     expect(decide(feed, { osVersion: '15.7.8' })).toEqual({ latest: false, reference: '15.7.9' });
     expect(decide(feed, { osVersion: '27.1' })).toEqual({ latest: true, reference: '27.0' });
@@ -191,10 +208,13 @@ describe('feedReference per device, on the real v2 feed (docs/api.md#os_is_lates
     expect(decide(fixedReference(undefined), { osVersion: '26.0.1' })).toEqual({ latest: false, reference: undefined });
   });
 
-  it('keeps the per-major rule on a v1 feed, whatever the Mac\'s board: Ventura on its RSR day', () => {
+  it("keeps the per-major rule on a v1 feed, whatever the Mac's board: Ventura on its RSR day", () => {
     const reference = feedReference(venturaOnRsrDay());
     expect(decide(reference, { osVersion: '13.4.1', boardId: 'J413AP' })).toEqual({ latest: false, reference: '13.4.1 (c)' });
-    expect(decide(reference, { osVersion: '13.4.1', response: '(c)', modelIdentifier: 'Mac14,2' })).toEqual({ latest: true, reference: '13.4.1 (c)' });
+    expect(decide(reference, { osVersion: '13.4.1', response: '(c)', modelIdentifier: 'Mac14,2' })).toEqual({
+      latest: true,
+      reference: '13.4.1 (c)',
+    });
   });
 });
 

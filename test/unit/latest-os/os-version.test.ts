@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, formatVersion, isAtLeast, majorOf, parseVersion, responseLevel, type Version } from '../../../lib/latest-os/os-version.ts';
+import {
+  compareVersions,
+  formatVersion,
+  isAtLeast,
+  majorOf,
+  parseVersion,
+  responseLevel,
+  type Version,
+} from '../../../lib/latest-os/os-version.ts';
 
 const component = fc.oneof(fc.nat({ max: 30 }).map(String), fc.bigInt({ min: 0n, max: 10n ** 30n }).map(String));
 const version: fc.Arbitrary<Version> = fc.record({
@@ -29,7 +37,7 @@ describe('parseVersion', () => {
     expect(parseVersion(text)).toEqual({ numbers, response });
   });
 
-  it('takes the level from the device\'s own rapidSecurityResponse field when the text has none', () => {
+  it("takes the level from the device's own rapidSecurityResponse field when the text has none", () => {
     expect(parseVersion('26.3.1', '(a)')).toEqual({ numbers: ['26', '3', '1'], response: 'a' });
     expect(parseVersion('26.3.1', 'b')).toEqual({ numbers: ['26', '3', '1'], response: 'b' });
     expect(parseVersion('26.3.1', 'garbage')).toEqual({ numbers: ['26', '3', '1'], response: undefined });
@@ -113,7 +121,9 @@ describe('compareVersions', () => {
   it('is total: any list sorts to one order, whatever order it came in', () => {
     fc.assert(
       fc.property(fc.array(version, { maxLength: 12 }), fc.nat(), (versions, seed) => {
-        const shuffled = [...versions].sort((a, b) => ((JSON.stringify(a).length * 31 + seed) % 7) - ((JSON.stringify(b).length * 31 + seed) % 7));
+        const shuffled = [...versions].sort(
+          (a, b) => ((JSON.stringify(a).length * 31 + seed) % 7) - ((JSON.stringify(b).length * 31 + seed) % 7),
+        );
         const one = [...versions].sort(compareVersions).map(formatVersion);
         const other = shuffled.sort(compareVersions).map(formatVersion);
         return one.every((text, index) => compareText(text, other[index]!) === 0);
@@ -123,7 +133,11 @@ describe('compareVersions', () => {
 
   it('treats padding with .0 components as equality, response level kept', () => {
     fc.assert(
-      fc.property(version, fc.integer({ min: 1, max: 4 }), (v, zeros) => compareVersions(v, { ...v, numbers: [...v.numbers, ...Array<string>(zeros).fill('0')] }) === 0),
+      fc.property(
+        version,
+        fc.integer({ min: 1, max: 4 }),
+        (v, zeros) => compareVersions(v, { ...v, numbers: [...v.numbers, ...Array<string>(zeros).fill('0')] }) === 0,
+      ),
     );
   });
 

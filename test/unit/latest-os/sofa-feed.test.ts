@@ -37,11 +37,11 @@ const asOf = (feed: Feed, major: string, date: string): Feed => {
 };
 
 describe('the releases of the real SOFA feed, per major', () => {
-  it('reads the v1 feed (September 2025): one latest per major, the RSR entries below Ventura\'s latest', () => {
+  it("reads the v1 feed (September 2025): one latest per major, the RSR entries below Ventura's latest", () => {
     expect(readable(latestByMajor(feedV1))).toEqual({ '26': '26.0', '15': '15.7', '14': '14.8', '13': '13.7.8' });
   });
 
-  it('reads the v2 feed (September 2026), its Background Security Improvements below Tahoe\'s latest', () => {
+  it("reads the v2 feed (September 2026), its Background Security Improvements below Tahoe's latest", () => {
     expect(readable(latestByMajor(feedV2))).toEqual({ '26': '26.6.2', '15': '15.7.9', '14': '14.8.9' });
   });
 
@@ -71,7 +71,8 @@ describe('the releases of the real SOFA feed, per major', () => {
   it('reads a response level written after the version, as Apple writes it', () => {
     const feed = asOf(copy(feedV1), '13', '2023-07-12T00:00:00Z');
     for (const release of entryOf(feed, '13').SecurityReleases) {
-      if (release.ReleaseType === 'RSR_c') Object.assign(release, { ProductVersion: '13.4.1 (c)', ReleaseType: 'OS', UpdateName: 'Rapid Security Response' });
+      if (release.ReleaseType === 'RSR_c')
+        Object.assign(release, { ProductVersion: '13.4.1 (c)', ReleaseType: 'OS', UpdateName: 'Rapid Security Response' });
     }
     expect(readable(latestByMajor(feed))['13']).toBe('13.4.1 (c)');
   });
@@ -99,7 +100,10 @@ describe('the releases of the real SOFA feed, per major', () => {
 
   it('counts a Background Security Improvement only for a major the feed lists', () => {
     const feed = copy(feedV2);
-    feed.BackgroundSecurityImprovements = { '27': [{ Version: '27.0', VersionExtra: '(a)' }], '15': [{ Version: '15.7.9', VersionExtra: '(b)' }] };
+    feed.BackgroundSecurityImprovements = {
+      '27': [{ Version: '27.0', VersionExtra: '(a)' }],
+      '15': [{ Version: '15.7.9', VersionExtra: '(b)' }],
+    };
     expect(readable(latestByMajor(feed))).toEqual({ '26': '26.6.2', '15': '15.7.9 (b)', '14': '14.8.9' });
   });
 
@@ -129,13 +133,37 @@ describe('sofaReleases on documents that are not the feed', () => {
     ['an object without OSVersions', { UpdateHash: 'x' }, 'it has no OSVersions list'],
     ['OSVersions that is not a list', { OSVersions: 'Tahoe 26' }, 'it has no OSVersions list'],
     ['an empty OSVersions', { OSVersions: [] }, 'it has no OSVersions list'],
-    ['an entry that is not an object', { ...copy(feedV2), OSVersions: [copy(feedV2).OSVersions[0], 'Sequoia 15'] }, 'OSVersions[1] has no Latest and SecurityReleases'],
+    [
+      'an entry that is not an object',
+      { ...copy(feedV2), OSVersions: [copy(feedV2).OSVersions[0], 'Sequoia 15'] },
+      'OSVersions[1] has no Latest and SecurityReleases',
+    ],
     ['an entry without Latest', withEntry((entry) => delete entry.Latest), 'OSVersions[1] has no Latest and SecurityReleases'],
-    ['SecurityReleases that is not a list', withEntry((entry) => (entry.SecurityReleases = {})), 'OSVersions[1] has no Latest and SecurityReleases'],
-    ['a Latest without ProductVersion', withEntry((entry) => delete (entry.Latest as Partial<Release>).ProductVersion), 'OSVersions[1].Latest has no ProductVersion that is a version'],
-    ['a Latest whose ProductVersion is not a version', withEntry((entry) => ((entry.Latest as Release).ProductVersion = 'latest')), 'OSVersions[1].Latest has no ProductVersion that is a version'],
-    ['a release without ProductVersion', withEntry((entry) => delete (entry.SecurityReleases as Partial<Release>[])[2]!.ProductVersion), 'OSVersions[1].SecurityReleases holds an entry without a ProductVersion'],
-    ['a release that is not an object', withEntry((entry) => (entry.SecurityReleases as unknown[]).push('15.8')), 'OSVersions[1].SecurityReleases holds an entry without a ProductVersion'],
+    [
+      'SecurityReleases that is not a list',
+      withEntry((entry) => (entry.SecurityReleases = {})),
+      'OSVersions[1] has no Latest and SecurityReleases',
+    ],
+    [
+      'a Latest without ProductVersion',
+      withEntry((entry) => delete (entry.Latest as Partial<Release>).ProductVersion),
+      'OSVersions[1].Latest has no ProductVersion that is a version',
+    ],
+    [
+      'a Latest whose ProductVersion is not a version',
+      withEntry((entry) => ((entry.Latest as Release).ProductVersion = 'latest')),
+      'OSVersions[1].Latest has no ProductVersion that is a version',
+    ],
+    [
+      'a release without ProductVersion',
+      withEntry((entry) => delete (entry.SecurityReleases as Partial<Release>[])[2]!.ProductVersion),
+      'OSVersions[1].SecurityReleases holds an entry without a ProductVersion',
+    ],
+    [
+      'a release that is not an object',
+      withEntry((entry) => (entry.SecurityReleases as unknown[]).push('15.8')),
+      'OSVersions[1].SecurityReleases holds an entry without a ProductVersion',
+    ],
   ])('says why %s is not a SOFA feed', (_label, document, reason) => {
     expect(latestByMajor(document)).toBe(reason);
   });

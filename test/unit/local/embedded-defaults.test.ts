@@ -14,7 +14,11 @@ describe('describeConfigured (the banner lines for variables from the environmen
 
   it('shows a URL without the credentials it carries (user:password@, a ?token=)', () => {
     const lines = describeConfigured(
-      { REDIS_URL: 'redis://:cluster-pw@127.0.0.1:6390', LATEST_OS_FEED_URL: 'https://sofa.example.com/feed.json?token=feed-secret', INVENTORY_URL: 'demo-not-a-url' },
+      {
+        REDIS_URL: 'redis://:cluster-pw@127.0.0.1:6390',
+        LATEST_OS_FEED_URL: 'https://sofa.example.com/feed.json?token=feed-secret',
+        INVENTORY_URL: 'demo-not-a-url',
+      },
       ['REDIS_URL', 'LATEST_OS_FEED_URL', 'INVENTORY_URL'],
     ).join('\n');
     expect(lines).not.toMatch(/cluster-pw|feed-secret/);
@@ -33,7 +37,11 @@ describe('describeConfigured (the banner lines for variables from the environmen
 
   it('treats the per-service endpoint variables (AWS_ENDPOINT_URL_S3, …) as URLs too', () => {
     const lines = describeConfigured(
-      { AWS_ENDPOINT_URL: 'http://all:every-pw@127.0.0.1:4566', AWS_ENDPOINT_URL_S3: 'http://minio:s3-pw@127.0.0.1:9000', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000/?token=ddb-secret' },
+      {
+        AWS_ENDPOINT_URL: 'http://all:every-pw@127.0.0.1:4566',
+        AWS_ENDPOINT_URL_S3: 'http://minio:s3-pw@127.0.0.1:9000',
+        AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000/?token=ddb-secret',
+      },
       ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL_DYNAMODB'],
     ).join('\n');
     expect(lines).not.toMatch(/every-pw|s3-pw|minio|ddb-secret/);

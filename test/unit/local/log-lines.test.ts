@@ -4,7 +4,10 @@ import { makeLogLineRouter } from '../../../scripts/local/log-lines.ts';
 const route = () => {
   const logs: string[] = [];
   const rest: string[] = [];
-  const router = makeLogLineRouter((line) => logs.push(line), (text) => rest.push(text));
+  const router = makeLogLineRouter(
+    (line) => logs.push(line),
+    (text) => rest.push(text),
+  );
   return { router, logs, rest };
 };
 

@@ -51,7 +51,9 @@ describe('a startup failure in complete output lines', () => {
   });
 
   it('still reports an esbuild error whose location has not arrived yet, and strips colours', () => {
-    expect(scanLines(['\u001b[31m✘ \u001b[41;31m[\u001b[41;97mERROR\u001b[41;31m]\u001b[0m \u001b[1mExpected ";" but found "}"\u001b[0m'])).toEqual({
+    expect(
+      scanLines(['\u001b[31m✘ \u001b[41;31m[\u001b[41;97mERROR\u001b[41;31m]\u001b[0m \u001b[1mExpected ";" but found "}"\u001b[0m']),
+    ).toEqual({
       kind: 'bundling',
       summary: 'Expected ";" but found "}"',
     });
@@ -106,7 +108,7 @@ describe('describeStartupFailure', () => {
     expect(line).not.toContain('\n');
   });
 
-  it('names the file as the project knows it, not as esbuild saw it from the stack\'s own directory', () => {
+  it("names the file as the project knows it, not as esbuild saw it from the stack's own directory", () => {
     const failure = { kind: 'bundling', summary: '../../work/app/functions/x.ts:1:2: Could not resolve "y"' } as const;
     const line = describeStartupFailure(failure, (path) => path.replace('../../work/app/', ''));
     expect(line).toMatch(/^bundling failed: functions\/x\.ts:1:2: Could not resolve "y"/);

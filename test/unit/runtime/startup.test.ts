@@ -16,7 +16,10 @@ describe('checkConfigAtStartup', () => {
       }),
     ).not.toThrow();
     expect(lines).toEqual([
-      { message: 'configuration error at startup', fields: { variable: 'USERS_TABLE', error: 'Configuration error: USERS_TABLE is required but not set' } },
+      {
+        message: 'configuration error at startup',
+        fields: { variable: 'USERS_TABLE', error: 'Configuration error: USERS_TABLE is required but not set' },
+      },
     ]);
   });
 

@@ -4,7 +4,11 @@ import { formatLocation, LocationError, parseLocation } from '../../../lib/stora
 
 describe('parseLocation', () => {
   it('reads s3://bucket/key with a key holding slashes', () => {
-    expect(parseLocation('s3://import-local/input/2026/chat.csv')).toEqual({ kind: 's3', bucket: 'import-local', key: 'input/2026/chat.csv' });
+    expect(parseLocation('s3://import-local/input/2026/chat.csv')).toEqual({
+      kind: 's3',
+      bucket: 'import-local',
+      key: 'input/2026/chat.csv',
+    });
   });
 
   it('accepts the scheme in upper case', () => {
@@ -36,8 +40,16 @@ describe('parseLocation', () => {
   it.each([
     ['an empty string', '', /is empty/],
     ['blanks only', '   ', /is empty/],
-    ['an S3 URL with a trailing space (the key "k " may exist beside "k")', 's3://bucket/k ', /^"s3:\/\/bucket\/k " starts or ends with white space, which a location may not have \(trimmed, it would name another object or file\)$/],
-    ['a long location with a trailing space, which its quote keeps', `s3://bucket/${'😀'.repeat(200)} `, /^"s3:\/\/bucket\/(?:😀){68}…(?:😀){29} " starts or ends with white space/u],
+    [
+      'an S3 URL with a trailing space (the key "k " may exist beside "k")',
+      's3://bucket/k ',
+      /^"s3:\/\/bucket\/k " starts or ends with white space, which a location may not have \(trimmed, it would name another object or file\)$/,
+    ],
+    [
+      'a long location with a trailing space, which its quote keeps',
+      `s3://bucket/${'😀'.repeat(200)} `,
+      /^"s3:\/\/bucket\/(?:😀){68}…(?:😀){29} " starts or ends with white space/u,
+    ],
     ['a path with a leading space', ' in.csv', /starts or ends with white space/],
     ['a location ending in a newline', 's3://bucket/k\n', /^"s3:\/\/bucket\/k\\n" starts or ends with white space/],
     ['a bucket without a key', 's3://bucket', /has no object key/],

@@ -24,11 +24,18 @@ describe('parseUsersPage', () => {
   });
 
   it('reads the last cursor page of an empty listing, and a page-number page without cursor links', () => {
-    expect(parseUsersPage('{"users":[],"meta":{"has_more":false,"after_cursor":null,"before_cursor":null},"links":{"next":null,"prev":null}}')).toMatchObject({
+    expect(
+      parseUsersPage('{"users":[],"meta":{"has_more":false,"after_cursor":null,"before_cursor":null},"links":{"next":null,"prev":null}}'),
+    ).toMatchObject({
       users: [],
       cursor: { hasMore: false, afterCursor: null, next: null },
     });
-    expect(parseUsersPage('{"users":[],"next_page":null,"previous_page":null,"count":0}')).toEqual({ users: [], count: 0, nextPage: null, cursor: undefined });
+    expect(parseUsersPage('{"users":[],"next_page":null,"previous_page":null,"count":0}')).toEqual({
+      users: [],
+      count: 0,
+      nextPage: null,
+      cursor: undefined,
+    });
   });
 
   it('says what is wrong with cursor links it cannot follow', () => {

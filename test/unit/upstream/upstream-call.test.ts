@@ -7,8 +7,12 @@ describe('redactUrl', () => {
   });
 
   it('hides the values of query parameters named as credentials, keeping the others', () => {
-    const shown = redactUrl('https://feed.example.com/v2/macos_data_feed.json?token=abc123&X-Amz-Signature=f00d&api_key=k&page=3&section=GENERAL');
-    expect(shown).toBe('https://feed.example.com/v2/macos_data_feed.json?token=redacted&X-Amz-Signature=redacted&api_key=redacted&page=3&section=GENERAL');
+    const shown = redactUrl(
+      'https://feed.example.com/v2/macos_data_feed.json?token=abc123&X-Amz-Signature=f00d&api_key=k&page=3&section=GENERAL',
+    );
+    expect(shown).toBe(
+      'https://feed.example.com/v2/macos_data_feed.json?token=redacted&X-Amz-Signature=redacted&api_key=redacted&page=3&section=GENERAL',
+    );
     for (const secret of ['abc123', 'f00d', '=k&']) expect(shown).not.toContain(secret);
   });
 

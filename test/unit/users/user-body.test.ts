@@ -183,7 +183,10 @@ describe('control characters in names and emails', () => {
   });
 
   it('refuses a NUL that the strict pattern alone would admit in a quoted local part, and one sent through an alias', () => {
-    expect(check({ ...VALID, email: '"jane\u0000doe"@example.com' })).toEqual({ valid: false, details: [{ path: '/email', message: PLAIN_TEXT_MESSAGE }] });
+    expect(check({ ...VALID, email: '"jane\u0000doe"@example.com' })).toEqual({
+      valid: false,
+      details: [{ path: '/email', message: PLAIN_TEXT_MESSAGE }],
+    });
     expect(check({ email: VALID.email, first_name: 'Jane\u0000', lastName: 'Doe' })).toEqual({
       valid: false,
       details: [{ path: '/firstName', message: PLAIN_TEXT_MESSAGE }],
@@ -201,12 +204,7 @@ describe('control characters in names and emails', () => {
 });
 
 describe('user validator against adversarial emails', () => {
-  const ADVERSARIAL = [
-    'a.'.repeat(20_000),
-    `"${'a'.repeat(50_000)}`,
-    `a@${'a-'.repeat(30_000)}`,
-    `${'a'.repeat(100_000)}@example.com`,
-  ];
+  const ADVERSARIAL = ['a.'.repeat(20_000), `"${'a'.repeat(50_000)}`, `a@${'a-'.repeat(30_000)}`, `${'a'.repeat(100_000)}@example.com`];
 
   const SHIPPED = { strict: validateStrict, off: validateOff };
 
