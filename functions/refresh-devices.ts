@@ -1,9 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { loadRefreshConfig } from '../lib/config.ts';
 import { once } from '../lib/runtime/once.ts';
-import { makeConfiguredRefresh } from '../lib/devices/configured-refresh.ts';
+import { makeConfiguredRefreshes } from '../lib/devices/configured-refresh.ts';
 import type { InventoryKind } from '../lib/devices/inventory-kind.ts';
-import { makeInventoriesRefresh, REFRESHED_KINDS } from '../lib/devices/refresh-inventories.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeLazyMetrics } from '../lib/runtime/metrics.ts';
@@ -18,16 +17,13 @@ const METRIC_OF: Record<InventoryKind['name'], string> = {
   mobile_devices: 'MobileDevicesRefreshSeconds',
 };
 
-const refresh = once(() => {
-  const config = loadRefreshConfig();
-  const deps = { logger, onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1) };
-  const byKind = new Map(REFRESHED_KINDS.map((kind) => [kind.name, makeConfiguredRefresh(config, deps, kind)]));
-  return makeInventoriesRefresh({
-    refreshOf: (kind) => byKind.get(kind.name)!,
+const refresh = once(() =>
+  makeConfiguredRefreshes(loadRefreshConfig(), {
     logger,
+    onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1),
     onRefreshed: (kind, seconds) => metrics.add(METRIC_OF[kind.name], 'Seconds', seconds),
-  });
-});
+  }),
+);
 checkConfigAtStartup(logger, refresh);
 
 /** Without a Lambda context (a direct call), the read may take this long. */

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { ClusterTier } from '../cache/cluster-tier.ts';
 import { describeError } from '../errors.ts';
 import type { HealthLogger } from '../health-logger.ts';
 import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from './inventory-kind.ts';
@@ -31,45 +33,59 @@ export interface InventoriesRefreshDeps {
   logger: HealthLogger & { error: (message: string, fields: Record<string, unknown>) => void };
   /** Called for an inventory whose refresh completed, with its duration (its metric). */
   onRefreshed: (kind: InventoryKind, seconds: number) => void;
+  /**
+   * The lock a whole run holds (SET NX PX, freed by its holder, expiring after `ms`), so a run never
+   * starts while another is still reading: two runs side by side would double the requests Jamf sees.
+   */
+  runLock: { cluster: ClusterTier; key: string; ms: number };
 }
 
 /**
- * The scheduled refresh of both device lists, the computers' then the mobile devices': each under
- * its own lock into its own entry, so one failing leaves the other's entry as its refresh made it.
- * One `devices refresh` line per inventory, naming it (`inventory`).
+ * The scheduled refresh of both device lists, the computers' then the mobile devices', under one
+ * run lock (a run held by another is skipped whole), each into its own entry, so one failing
+ * leaves the other's entry as its refresh made it. One `devices refresh` line per inventory,
+ * naming it (`inventory`).
  */
 export const makeInventoriesRefresh =
   (deps: InventoriesRefreshDeps) =>
   async (remainingTimeMs: () => number): Promise<InventoriesRefreshResult> => {
     const results: Partial<Record<InventoryKind['name'], InventoryRefreshResult>> = {};
     const failures: unknown[] = [];
-    for (const kind of REFRESHED_KINDS) {
-      const started = Date.now();
-      let result: RefreshOutcome;
-      try {
-        result = await deps.refreshOf(kind)(remainingTimeMs);
-      } catch (error) {
-        result = { outcome: 'failed', durationMs: Date.now() - started, error };
+    const { cluster, key, ms } = deps.runLock;
+    const token = randomUUID();
+    // Unavailable: each inventory's own lock then fails its refresh, saying why.
+    const run = await cluster.acquireLock(key, token, ms);
+    try {
+      for (const kind of REFRESHED_KINDS) {
+        const started = Date.now();
+        let result: RefreshOutcome;
+        try {
+          result = run === 'held' ? { outcome: 'skipped', durationMs: 0 } : await deps.refreshOf(kind)(remainingTimeMs);
+        } catch (error) {
+          result = { outcome: 'failed', durationMs: Date.now() - started, error };
+        }
+        const fields: InventoryRefreshResult = {
+          outcome: result.outcome,
+          ...(result.outcome === 'refreshed'
+            ? {
+                devices: result.devices,
+                read: result.read,
+                ...(result.fullReadReason === undefined ? {} : { full_read_reason: result.fullReadReason }),
+              }
+            : {}),
+          duration_ms: result.durationMs,
+        };
+        if (result.outcome === 'failed') {
+          deps.logger.error('devices refresh', { inventory: kind.name, ...fields, error: describeError(result.error) });
+          failures.push(result.error);
+        } else {
+          deps.logger.info('devices refresh', { inventory: kind.name, ...fields });
+        }
+        if (result.outcome === 'refreshed') deps.onRefreshed(kind, result.durationMs / 1000);
+        results[kind.name] = fields;
       }
-      const fields: InventoryRefreshResult = {
-        outcome: result.outcome,
-        ...(result.outcome === 'refreshed'
-          ? {
-              devices: result.devices,
-              read: result.read,
-              ...(result.fullReadReason === undefined ? {} : { full_read_reason: result.fullReadReason }),
-            }
-          : {}),
-        duration_ms: result.durationMs,
-      };
-      if (result.outcome === 'failed') {
-        deps.logger.error('devices refresh', { inventory: kind.name, ...fields, error: describeError(result.error) });
-        failures.push(result.error);
-      } else {
-        deps.logger.info('devices refresh', { inventory: kind.name, ...fields });
-      }
-      if (result.outcome === 'refreshed') deps.onRefreshed(kind, result.durationMs / 1000);
-      results[kind.name] = fields;
+    } finally {
+      if (run === 'acquired') await cluster.releaseLock(key, token);
     }
     const refreshed = Object.values(results).some((result) => result.outcome === 'refreshed');
     return {

@@ -68,12 +68,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * refresh caught mid-read, with its lock taken, for exactly as long as the test needs.
  */
 const startHoldingJamf = async (target: string) => {
-  let next: { arrived: PromiseWithResolvers<void>; gate: PromiseWithResolvers<void> } | undefined;
+  let next: { arrived: PromiseWithResolvers<void>; gate: PromiseWithResolvers<void>; path: string } | undefined;
   const gates = new Set<PromiseWithResolvers<void>>();
   const server = createServer((incoming, response) => {
     void (async () => {
       const held = next;
-      if (held !== undefined && (incoming.url ?? '').startsWith('/api/v4/computers-inventory')) {
+      if (held !== undefined && (incoming.url ?? '').startsWith(held.path)) {
         next = undefined;
         held.arrived.resolve();
         await held.gate.promise;
@@ -98,9 +98,9 @@ const startHoldingJamf = async (target: string) => {
   };
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    /** Holds the next inventory request; `arrived` resolves once it is held, `release` lets it through. */
-    hold: () => {
-      next = { arrived: Promise.withResolvers<void>(), gate: Promise.withResolvers<void>() };
+    /** Holds the next request to `path` (the computers' inventory); `arrived` resolves once it is held, `release` lets it through. */
+    hold: (path = '/api/v4/computers-inventory') => {
+      next = { arrived: Promise.withResolvers<void>(), gate: Promise.withResolvers<void>(), path };
       gates.add(next.gate);
       return { arrived: next.arrived.promise, release: next.gate.resolve };
     },
@@ -206,6 +206,25 @@ describe('refreshDevices and stale-while-revalidate', () => {
     expect((await first).outcome).toBe('refreshed');
     expect(upstreamReads()).toBe(1);
     expect(refreshLines().map((line) => line.outcome)).toEqual(['skipped', 'refreshed']);
+  });
+
+  it('starts no run while another is still reading, so Jamf never sees two runs at once: the later run skips both inventories', async () => {
+    process.env.INVENTORY_URL = holding.url;
+    // The first run has refreshed the computers and is held reading the mobile devices.
+    const mobileRead = holding.hold('/api/v2/mobile-devices/detail');
+    const first = (await freshRefreshRun())(scheduledEvent, lambdaContext(60_000));
+    await mobileRead.arrived;
+    const second = await (await freshRefreshRun())(scheduledEvent, lambdaContext(60_000));
+    expect(second).toMatchObject({ outcome: 'skipped', computers: { outcome: 'skipped' }, mobile_devices: { outcome: 'skipped' } });
+    mobileRead.release();
+    expect(await first).toMatchObject({
+      outcome: 'refreshed',
+      computers: { outcome: 'refreshed' },
+      mobile_devices: { outcome: 'refreshed' },
+    });
+    expect(upstreamReads()).toBe(1);
+    // The run lock is freed by its holder: the next run refreshes.
+    expect((await (await freshRefresh())(scheduledEvent, lambdaContext(60_000))).outcome).toBe('refreshed');
   });
 
   it("holds the lock with an expiry while it runs, and a crashed holder's lock expires", async () => {
