@@ -1,4 +1,4 @@
-import { makeRedisClusterTier } from '../cache/cluster-tier.ts';
+import { makeRedisClusterTier, type ClusterTier } from '../cache/cluster-tier.ts';
 import type { RefreshConfig } from '../config.ts';
 import { makeJamfClientFromConfig } from '../inventory/jamf-client-from-config.ts';
 import { deviceListClusterKey } from './cluster-key.ts';
@@ -8,9 +8,8 @@ import { COMPUTERS, type InventoryKind } from './inventory-kind.ts';
 import { makeRefreshReader } from './read-snapshot.ts';
 import { makeDevicesRefresh } from './refresh-devices.ts';
 import { makeInventoriesRefresh, REFRESHED_KINDS, type InventoriesRefreshDeps } from './refresh-inventories.ts';
-import type { ClusterTier } from '../cache/cluster-tier.ts';
 
-/** The refresh writes ~7 MB for 100,000 devices: it may wait for the cluster longer than a request may. */
+/** The refresh writes ~9 MB for 100,000 devices: it may wait for the cluster longer than a request may. */
 const REFRESH_COMMAND_TIMEOUT_MS = 10_000;
 /** Lambda stops a function after 15 minutes at most: a lock older than that belongs to a crashed refresh. */
 const REFRESH_LOCK_MS = 15 * 60 * 1000;
