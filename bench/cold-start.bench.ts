@@ -11,7 +11,7 @@ import { readFunctionEntries } from '../scripts/function-entries.ts';
  * split off) is loaded in a fresh Node 24 process, as Lambda's init does, next to reference bundles
  * measured in the same rounds. Rounds interleave the bundles in a shuffled order so the shared
  * machine's noise lands on all of them alike. Every bundle loads twice per round: as deployed
- * (without `--enable-source-maps`: lib/stack-trace.ts maps a logged stack when it is written) and
+ * (without `--enable-source-maps`: lib/runtime/stack-trace.ts maps a logged stack when it is written) and
  * with it, which prices what parsing the maps at every cold start would cost.
  *
  * References: a hello-world; and the floor of a function that talks to DynamoDB, three ways: the

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { abandonOnAbort } from '../async/abandon-on-abort.ts';
 import type { RedisConfig, SecretRef } from '../config.ts';
 import { asError } from '../errors.ts';
-import type { HealthLogger } from '../health-logger.ts';
-import { resolveSecret } from '../secrets.ts';
+import type { HealthLogger } from '../runtime/health-logger.ts';
+import { resolveSecret } from '../runtime/secrets.ts';
 import { makeRedisConnection, replyErrorKind, type RedisClient } from './redis-connection.ts';
 import { makeTierHealth, type TierHealth } from './tier-health.ts';
 import { joinParts, MANIFEST_MAX_BYTES, partKey, readManifest, splitValue, valuePrefix } from './value-parts.ts';
@@ -37,7 +37,7 @@ export interface ClusterTier {
 export interface RedisClusterTierOptions {
   /** REDIS_URL and its companions: cluster mode, TLS CA file, the password in SSM. */
   redis: RedisConfig;
-  /** Reads the ACL password kept in SSM; `fresh` after the server refused the one it had (default: lib/secrets.ts). */
+  /** Reads the ACL password kept in SSM; `fresh` after the server refused the one it had (default: lib/runtime/secrets.ts). */
   readSecret?: (ref: SecretRef, options: { fresh: boolean }) => Promise<string>;
   logger: HealthLogger;
   /**

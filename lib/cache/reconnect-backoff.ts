@@ -1,4 +1,4 @@
-import { backoffDelayMs, type Backoff } from '../backoff.ts';
+import { backoffDelayMs, type Backoff } from '../async/backoff.ts';
 
 /**
  * 50 ms doubling to 1 s, plus up to 100 ms of jitter, so background reconnects of many containers

@@ -1,7 +1,7 @@
 import { makeRedisClusterTier } from '../cache/cluster-tier.ts';
 import { makeTieredCache } from '../cache/tiered-cache.ts';
 import type { DevicesConfig } from '../config.ts';
-import type { HealthLogger } from '../health-logger.ts';
+import type { HealthLogger } from '../runtime/health-logger.ts';
 import { makeJamfClientFromConfig } from '../inventory/jamf-client-from-config.ts';
 import { makeLatestOsSource } from '../latest-os/latest-os-feed.ts';
 import { makeDeviceList, type SnapshotRequest } from './device-list.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { compareDigitStrings, stripLeadingZeros } from '../digit-strings.ts';
+import { compareDigitStrings, stripLeadingZeros } from '../values/digit-strings.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { isPlainObject } from '../plain-object.ts';
+import { isPlainObject } from '../values/plain-object.ts';
 import { inventoryIdOf } from '../inventory/record-id.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { compareDigitStrings } from '../digit-strings.ts';
+import { compareDigitStrings } from '../values/digit-strings.ts';
 import type { JamfClient } from '../inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
 import { buildSnapshot, snapshotDevices, type DeviceSnapshot } from './device-snapshot.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ClusterTier } from '../cache/cluster-tier.ts';
 import { describeError } from '../errors.ts';
-import type { HealthLogger } from '../health-logger.ts';
+import type { HealthLogger } from '../runtime/health-logger.ts';
 import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from './inventory-kind.ts';
 import type { FullReadReason } from './read-snapshot.ts';
 import type { RefreshOutcome } from './refresh-devices.ts';

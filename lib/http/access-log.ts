@@ -2,7 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import type { HttpMiddleware } from './http-types.ts';
 import { hasLoggableStack, loggableMessage } from '../errors.ts';
-import { readableStack } from '../stack-trace.ts';
+import { readableStack } from '../runtime/stack-trace.ts';
 import { requestMethod, requestPath } from './routes.ts';
 
 interface RequestLine {

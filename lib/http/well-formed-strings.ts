@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { ValidationError, type ErrorDetail } from '../errors.ts';
-import { isPlainObject } from '../plain-object.ts';
+import { isPlainObject } from '../values/plain-object.ts';
 import { toErrorDetails } from './error-details.ts';
 import type { HttpMiddleware } from './http-types.ts';
 

@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { availableParallelism } from 'node:os';
 import type { ImportConfig } from '../config.ts';
-import { resolveSecret } from '../secrets.ts';
+import { resolveSecret } from '../runtime/secrets.ts';
 import { makeLocationOpeners } from '../storage/open-location.ts';
 import { fetchDestinationUsers } from '../ticketing/user-listing-client.ts';
 import { makeImportJob, type ImportJob } from './import-job.ts';

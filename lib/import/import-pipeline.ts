@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { removeAtExit } from '../remove-at-exit.ts';
+import { removeAtExit } from '../runtime/remove-at-exit.ts';
 import { gzipInto, type ArchiveCompression } from './archive-compression.ts';
 import { AssetDeduper, type Asset } from './asset-rules.ts';
 import { BATCH_SIZE, entryCount, entryName } from './batches.ts';

@@ -1,4 +1,4 @@
-import { canonicalInt64 } from '../int64.ts';
+import { canonicalInt64 } from '../values/int64.ts';
 
 /**
  * Field parsers for the chat CSV (docs/import.md, field rules). Each takes the raw cell (undefined when

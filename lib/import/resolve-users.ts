@@ -1,5 +1,5 @@
 import { int64Halves, Int64Set, ownedCopy } from './int64-set.ts';
-import { canonicalInt64 } from '../int64.ts';
+import { canonicalInt64 } from '../values/int64.ts';
 
 /**
  * User ids and references (docs/import.md). A user's id is the destination's id for its email

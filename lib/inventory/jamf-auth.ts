@@ -1,4 +1,4 @@
-import { isPlainObject } from '../plain-object.ts';
+import { isPlainObject } from '../values/plain-object.ts';
 import { callJamf, loggableBase, parseJsonBody, statusError, withinDeadline } from './jamf-call.ts';
 import type { CallLimits } from '../upstream/upstream-call.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';

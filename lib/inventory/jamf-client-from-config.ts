@@ -1,5 +1,5 @@
 import type { InventoryAuthConfig, InventoryConfig } from '../config.ts';
-import { resolveSecret } from '../secrets.ts';
+import { resolveSecret } from '../runtime/secrets.ts';
 import type { JamfAuth } from './jamf-auth.ts';
 import { makeJamfClient, type JamfClient, type JamfInventoryEndpoint } from './jamf-client.ts';
 

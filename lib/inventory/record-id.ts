@@ -1,5 +1,5 @@
-import { isPlainObject } from '../plain-object.ts';
-import { compareDigitStrings, stripLeadingZeros } from '../digit-strings.ts';
+import { isPlainObject } from '../values/plain-object.ts';
+import { compareDigitStrings, stripLeadingZeros } from '../values/digit-strings.ts';
 
 /**
  * An inventory record's id (its `field`: `id` for computers, `mobileDeviceId` for mobile devices) as

@@ -1,6 +1,6 @@
 import { singleFlight } from '../async/single-flight.ts';
 import { describeError } from '../errors.ts';
-import { makeStateLog, type HealthLogger } from '../health-logger.ts';
+import { makeStateLog, type HealthLogger } from '../runtime/health-logger.ts';
 import { callUpstream, redactUrl } from '../upstream/upstream-call.ts';
 import { feedReference, fixedReference, type FeedMatch, type LatestReference } from './latest-reference.ts';
 import { sofaReleases } from './sofa-feed.ts';

@@ -1,4 +1,4 @@
-import { compareDigitStrings } from '../digit-strings.ts';
+import { compareDigitStrings } from '../values/digit-strings.ts';
 
 /**
  * An OS version as docs/api.md compares it: the dotted integer components, each kept as digits

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isPlainObject } from '../plain-object.ts';
+import { isPlainObject } from '../values/plain-object.ts';
 import { compareVersions, formatVersion, majorOf, parseVersion, responseLevel, type Version } from './os-version.ts';
 
 /**

@@ -5,7 +5,7 @@ import { Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { removeAtExit } from '../remove-at-exit.ts';
+import { removeAtExit } from '../runtime/remove-at-exit.ts';
 import { LocationError } from './location.ts';
 import { StorageError, type Sink, type Source } from './storage.ts';
 

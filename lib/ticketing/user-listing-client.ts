@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { backoffDelayMs, type Backoff } from '../backoff.ts';
+import { backoffDelayMs, type Backoff } from '../async/backoff.ts';
 import { emailKey } from '../users/email-key.ts';
 import { runBounded } from '../upstream/bounded-pool.ts';
 import { callUpstream, redactUrl, retryAfterMs, UpstreamCallError, type UpstreamResponse } from '../upstream/upstream-call.ts';

@@ -1,5 +1,5 @@
-import { canonicalInt64 } from '../int64.ts';
-import { isPlainObject } from '../plain-object.ts';
+import { canonicalInt64 } from '../values/int64.ts';
+import { isPlainObject } from '../values/plain-object.ts';
 
 /**
  * Parsing one page of `GET /api/v1/users.json`, read by page number (`count`, `next_page`) or by

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '../errors.ts';
-import { isPlainObject } from '../plain-object.ts';
+import { isPlainObject } from '../values/plain-object.ts';
 
 /** snake_case aliases accepted for the camelCase fields (docs/api.md). */
 const USER_ALIASES = [

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { removeAtExit } from '../../lib/remove-at-exit.ts';
+import { removeAtExit } from '../../lib/runtime/remove-at-exit.ts';
 
 /**
  * serverless-esbuild writes its bundles to `<service dir>/.esbuild` and `osls package` deletes that

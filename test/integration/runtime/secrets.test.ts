@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lib/errors.ts';
-import { resolveSecret } from '../../lib/secrets.ts';
-import { LOCAL_AWS_ENV } from '../../scripts/local/local-aws.ts';
-import { saveEnvironment, setEnvironment } from '../support/environment.ts';
-import { startFakeSsm, type FakeSsm } from '../support/fake-ssm.ts';
+import { ConfigError } from '../../../lib/errors.ts';
+import { resolveSecret } from '../../../lib/runtime/secrets.ts';
+import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
+import { saveEnvironment, setEnvironment } from '../../support/environment.ts';
+import { startFakeSsm, type FakeSsm } from '../../support/fake-ssm.ts';
 
 // One loopback SSM for the file (Powertools keeps its client and endpoint), a parameter name per test.
 let ssm: FakeSsm;

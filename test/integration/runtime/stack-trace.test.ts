@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readableStack } from '../../lib/stack-trace.ts';
-import { bundleOptions } from '../../scripts/esbuild-options.ts';
+import { readableStack } from '../../../lib/runtime/stack-trace.ts';
+import { bundleOptions } from '../../../scripts/esbuild-options.ts';
 
 describe('readableStack', () => {
   let workDir: string;
@@ -36,7 +36,7 @@ describe('readableStack', () => {
 
   /** The stack a fresh Node process (as Lambda runs it: no --enable-source-maps) gets from the bundle. */
   const stackOf = async (url: string): Promise<string> => {
-    const node = fileURLToPath(new URL('../../node_modules/.bin/node', import.meta.url));
+    const node = fileURLToPath(new URL('../../../node_modules/.bin/node', import.meta.url));
     const script = `const { handler } = await import(${JSON.stringify(url)}); try { handler(); } catch (error) { process.stdout.write(error.stack); }`;
     const { stdout } = await promisify(execFile)(node, ['--input-type=module', '-e', script], { timeout: 20_000 });
     return stdout;

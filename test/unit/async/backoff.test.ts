@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelayMs } from '../../lib/backoff.ts';
+import { backoffDelayMs } from '../../../lib/async/backoff.ts';
 
 describe('backoffDelayMs', () => {
   const noJitter = () => 0;

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-const NODE = fileURLToPath(new URL('../../node_modules/.bin/node', import.meta.url));
-const MODULE = fileURLToPath(new URL('../../lib/remove-at-exit.ts', import.meta.url));
+const NODE = fileURLToPath(new URL('../../../node_modules/.bin/node', import.meta.url));
+const MODULE = fileURLToPath(new URL('../../../lib/runtime/remove-at-exit.ts', import.meta.url));
 
 let directory: string;
 beforeEach(async () => {

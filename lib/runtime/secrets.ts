@@ -1,6 +1,6 @@
-import { abandonOnAbort } from './async/abandon-on-abort.ts';
-import type { SecretRef } from './config.ts';
-import { ConfigError } from './errors.ts';
+import { abandonOnAbort } from '../async/abandon-on-abort.ts';
+import type { SecretRef } from '../config.ts';
+import { ConfigError } from '../errors.ts';
 
 /** SSM values are cached by Powertools for this long, so a rotated secret is picked up without a redeploy. */
 const SECRET_CACHE_SECONDS = 300;
