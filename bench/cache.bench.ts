@@ -1,7 +1,6 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { deviceSnapshotCodec } from '../lib/devices/device-snapshot-codec.ts';
 import { buildSnapshot, deviceText } from '../lib/devices/device-snapshot.ts';
-import { mapInventoryRecord } from '../lib/devices/map-inventory-record.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
@@ -9,6 +8,7 @@ import { httpEvent, lambdaContext } from '../test/support/http-events.ts';
 import { startLocalRedisCluster } from '../scripts/local/redis-cluster.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 import { quietly } from './quietly.ts';
+import { mapComputer } from '../test/support/inventory-records.ts';
 
 /**
  * The real GET /devices handler (functions/devices.ts) per cache tier for 10,000 devices, in one
@@ -137,7 +137,7 @@ export const run = async (): Promise<void> => {
 
     // Where a cluster hit of a fresh container spends its time (p50 of 20).
     const snapshot = buildSnapshot(
-      records.map((record) => mapInventoryRecord(record)!),
+      records.map((record) => mapComputer(record)!),
       Date.now(),
     );
     const encoded = deviceSnapshotCodec.encode(snapshot);

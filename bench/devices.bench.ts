@@ -1,10 +1,11 @@
 import { buildSnapshot, decideLatest, renderDevices } from '../lib/devices/device-snapshot.ts';
-import { mapInventoryRecord, type InventoryDevice } from '../lib/devices/map-inventory-record.ts';
+import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../lib/latest-os/sofa-feed.ts';
 import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { readSofaFeed } from '../demo/fake-sofa.ts';
+import { mapComputer } from '../test/support/inventory-records.ts';
 
 /**
  * Full upstream read of 10,000 devices behind a Jamf-compatible server adding 20 ms per request:
@@ -75,7 +76,7 @@ export const run = async (): Promise<void> => {
       await time(async () => {
         const devices: InventoryDevice[] = [];
         for (const record of served) {
-          const device = mapInventoryRecord(record);
+          const device = mapComputer(record);
           if (device !== undefined) devices.push(device);
         }
         const snapshot = buildSnapshot(devices, Date.now());
@@ -99,7 +100,7 @@ const FLEET = 100_000;
 /** Deciding every device of a fleet-size snapshot: what a container does when the feed moves. */
 const benchLatestDecision = async (): Promise<void> => {
   const snapshot = buildSnapshot(
-    generateJamfComputers(FLEET, 11).flatMap((record) => mapInventoryRecord(record) ?? []),
+    generateJamfComputers(FLEET, 11).flatMap((record) => mapComputer(record) ?? []),
     Date.now(),
   );
   const feedText = JSON.stringify(await readSofaFeed('v2'));

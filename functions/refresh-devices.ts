@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { loadRefreshConfig } from '../lib/config.ts';
 import { once } from '../lib/runtime/once.ts';
-import { makeConfiguredRefreshes } from '../lib/devices/configured-refresh.ts';
+import { makeConfiguredRefreshes } from '../lib/devices/refresh-inventories.ts';
 import type { InventoryKind } from '../lib/devices/inventory-kind.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';

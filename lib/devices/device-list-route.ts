@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { cacheTierName, CacheTier } from '../cache/provenance.ts';
+import { cacheTierName, CacheTier, makeTieredCache } from '../cache/tiered-cache.ts';
 import type { DevicesConfig } from '../config.ts';
 import { makeLogger } from '../runtime/logger.ts';
 import { makeHttpHandler } from '../http/make-http-handler.ts';
@@ -7,9 +7,33 @@ import type { RouteKey } from '../http/routes.ts';
 import { makeLazyMetrics } from '../runtime/metrics.ts';
 import { once } from '../runtime/once.ts';
 import { checkConfigAtStartup } from '../runtime/startup.ts';
-import { makeConfiguredDeviceList } from './configured-devices.ts';
+import { makeLatestOsSource } from '../latest-os/latest-os-feed.ts';
+import { makeDeviceInventory, type DeviceInventoryDeps } from './device-inventory.ts';
+import { makeDeviceList, type SnapshotRequest } from './device-list.ts';
 import { typeQueryOf, type DeviceQuery } from './device-query.ts';
 import type { InventoryKind } from './inventory-kind.ts';
+
+/**
+ * GET /devices (or, with the mobile devices' kind, GET /mobile-devices) as the configuration
+ * describes it: the inventory's Jamf reads behind the memory and (with REDIS_URL) cluster tiers.
+ */
+const makeConfiguredDeviceList = (config: DevicesConfig, deps: Omit<DeviceInventoryDeps, 'cluster'>, kind: InventoryKind) => {
+  const inventory = makeDeviceInventory(config, deps, kind);
+  const snapshots = makeTieredCache({
+    cluster: inventory.entry,
+    ttlMs: inventory.ttlMs,
+    staleMs: inventory.staleMs,
+    load: (request: SnapshotRequest) => inventory.readSnapshot(request.remainingTimeMs),
+  });
+  const reference = makeLatestOsSource({
+    feedUrl: config.latestOs.feed?.url,
+    fallbackVersion: config.latestOs.version,
+    ttlMs: (config.latestOs.feed?.ttlSeconds ?? 0) * 1000,
+    system: kind.system,
+    logger: deps.logger,
+  });
+  return makeDeviceList({ snapshots, reference, query: kind.query, decides: kind.decides });
+};
 
 /**
  * The handler of one device list route (GET /devices, GET /mobile-devices): its logger and metrics

@@ -1,4 +1,4 @@
-import type { CacheTier } from '../cache/provenance.ts';
+import type { CacheTier } from '../cache/tiered-cache.ts';
 import type { LatestReference } from '../latest-os/latest-reference.ts';
 import {
   COMPUTER_QUERY,

@@ -1,4 +1,5 @@
 import { COMPUTERS_INVENTORY, MOBILE_DEVICES_INVENTORY, type JamfInventoryEndpoint } from '../inventory/jamf-client.ts';
+import type { RecordMapper } from '../inventory/record-id.ts';
 import { COMPUTER_QUERY, MOBILE_QUERY, type QueryKind } from './device-query.ts';
 import { COMPUTER_LAYOUT, type SnapshotLayout } from './device-snapshot.ts';
 import { mapInventoryRecord } from './map-inventory-record.ts';
@@ -18,7 +19,7 @@ export interface InventoryKind {
   /** As the refresh's log line names it. */
   readonly name: 'computers' | 'mobile_devices';
   readonly endpoint: JamfInventoryEndpoint;
-  readonly map: (record: unknown) => ServedDevice | undefined;
+  readonly map: RecordMapper<ServedDevice>;
   readonly layout: SnapshotLayout<ServedDevice>;
   readonly query: QueryKind;
   /** The cluster key's prefix (cluster-key.ts). */
@@ -31,7 +32,7 @@ export interface InventoryKind {
 
 /** A kind over its own device type: the stack sees only ids and the layout it is given. */
 const kindOf = <D extends ServedDevice>(
-  kind: Omit<InventoryKind, 'map' | 'layout'> & { map: (record: unknown) => D | undefined; layout: SnapshotLayout<D> },
+  kind: Omit<InventoryKind, 'map' | 'layout'> & { map: RecordMapper<D>; layout: SnapshotLayout<D> },
 ): InventoryKind => kind as unknown as InventoryKind;
 
 export const COMPUTERS = kindOf({

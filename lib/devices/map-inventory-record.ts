@@ -1,5 +1,4 @@
 import { isPlainObject } from '../values/plain-object.ts';
-import { inventoryIdOf } from '../inventory/record-id.ts';
 
 /**
  * A device as read from the inventory, before the latest-OS decision (docs/api.md), which depends
@@ -37,14 +36,12 @@ export const text = (value: unknown): string | undefined => (typeof value === 's
 export const flag = (value: unknown): boolean | undefined => (typeof value === 'boolean' ? value : undefined);
 
 /**
- * Maps one Jamf Pro computers-inventory record (v3) to an InventoryDevice. Returns undefined for a
- * record without a usable id: it could be neither ordered nor deduplicated. Values of the wrong type
- * are treated like absent ones; unknown fields and null sections are ignored.
+ * Maps one Jamf Pro computers-inventory record (v3/v4) to an InventoryDevice, with the `id` the
+ * client parsed (a record without a usable one never reaches here: it could be neither ordered nor
+ * deduplicated). Values of the wrong type are treated like absent ones; unknown fields and null
+ * sections are ignored.
  */
-export const mapInventoryRecord = (record: unknown): InventoryDevice | undefined => {
-  const id = inventoryIdOf(record);
-  if (id === undefined) return undefined;
-  const root = record as Section;
+export const mapInventoryRecord = (root: Section, id: string): InventoryDevice => {
   const general = sectionOf(root.general);
   const hardware = sectionOf(root.hardware);
   const os = sectionOf(root.operatingSystem);

@@ -1,4 +1,3 @@
-import { inventoryIdOf } from '../inventory/record-id.ts';
 import { flag, sectionOf, text, type Section } from './map-inventory-record.ts';
 import type { SnapshotLayout } from './device-snapshot.ts';
 
@@ -28,14 +27,11 @@ export interface MobileDevice {
 
 /**
  * Maps one Jamf Pro mobile device detail record (`/api/v2/mobile-devices/detail`) to a MobileDevice.
- * Undefined for a record without a usable `mobileDeviceId`. A device Jamf could not type has no
+ * with the `mobileDeviceId` the client parsed. A device Jamf could not type has no
  * `general` section at all: it keeps what the other sections say. Values of the wrong type count
  * as absent.
  */
-export const mapMobileRecord = (record: unknown): MobileDevice | undefined => {
-  const id = inventoryIdOf(record, 'mobileDeviceId');
-  if (id === undefined) return undefined;
-  const root = record as Section;
+export const mapMobileRecord = (root: Section, id: string): MobileDevice => {
   const general = sectionOf(root.general);
   const hardware = sectionOf(root.hardware);
   const user = sectionOf(root.userAndLocation);

@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { ClusterTier } from '../cache/cluster-tier.ts';
+import { makeRedisClusterTier, type ClusterTier } from '../cache/cluster-tier.ts';
+import type { RefreshConfig } from '../config.ts';
 import { describeError } from '../errors.ts';
 import type { HealthLogger } from '../runtime/health-logger.ts';
 import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from './inventory-kind.ts';
+import { deviceListClusterKey } from './cluster-key.ts';
+import { makeDeviceInventory, type DeviceInventoryDeps } from './device-inventory.ts';
 import type { FullReadReason } from './read-snapshot.ts';
-import type { RefreshOutcome } from './refresh-devices.ts';
+import { makeDevicesRefresh, type RefreshOutcome } from './refresh-devices.ts';
+
+/** The refresh writes ~9 MB for 100,000 devices: it may wait for the cluster longer than a request may. */
+const REFRESH_COMMAND_TIMEOUT_MS = 10_000;
+/** Lambda stops a function after 15 minutes at most: a lock older than that belongs to a crashed refresh. */
+const REFRESH_LOCK_MS = 15 * 60 * 1000;
 
 /** Both inventories, one after the other: never more requests at Jamf at once than one read makes. */
 export const REFRESHED_KINDS = [COMPUTERS, MOBILE_DEVICES] as const;
@@ -95,3 +103,36 @@ export const makeInventoriesRefresh =
       failures,
     };
   };
+
+/**
+ * The scheduled refresh of every inventory as the configuration describes it: each inventory's
+ * device stack (device-inventory.ts) over one cluster connection, under a run lock beside the
+ * computers' list.
+ */
+export const makeConfiguredRefreshes = (
+  config: RefreshConfig,
+  deps: Omit<DeviceInventoryDeps, 'cluster'> & Pick<InventoriesRefreshDeps, 'logger' | 'onRefreshed'>,
+) => {
+  const cluster = makeRedisClusterTier({ redis: config.redis, logger: deps.logger, commandTimeoutMs: REFRESH_COMMAND_TIMEOUT_MS });
+  const refreshes = new Map(
+    REFRESHED_KINDS.map((kind) => {
+      const inventory = makeDeviceInventory(config, { ...deps, cluster }, kind);
+      const entry = inventory.entry!;
+      const refresh = makeDevicesRefresh({
+        readSnapshot: inventory.refreshReader(config.fullRefreshSeconds * 1000),
+        cluster,
+        codec: entry.codec,
+        key: entry.key,
+        servableMs: inventory.servableMs,
+        lockMs: REFRESH_LOCK_MS,
+      });
+      return [kind.name, refresh] as const;
+    }),
+  );
+  return makeInventoriesRefresh({
+    refreshOf: (kind) => refreshes.get(kind.name)!,
+    logger: deps.logger,
+    onRefreshed: deps.onRefreshed,
+    runLock: { cluster, key: `${deviceListClusterKey(config, COMPUTERS.keyPrefix)}:refresh-run`, ms: REFRESH_LOCK_MS },
+  });
+};

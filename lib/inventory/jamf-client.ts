@@ -2,7 +2,7 @@ import { makeTokenSource, type JamfAuth } from './jamf-auth.ts';
 import { runBounded } from '../upstream/bounded-pool.ts';
 import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.ts';
 import { excerpt, type CallLimits } from '../upstream/upstream-call.ts';
-import { inventoryIdOf, sortedUniqueById } from './record-id.ts';
+import { mapIdentified, sortedUniqueById, type RecordMapper } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 import { afterNotFound, INVENTORY_PATHS, LAST_CONTACT_FIELD, makeVersionedEndpoint, MOBILE_INVENTORY_PATHS } from './jamf-versions.ts';
 
@@ -96,14 +96,14 @@ export interface JamfClient {
    * of a large fleet never holds the raw records of all pages at once; `map` returns undefined for
    * a record to leave out. `deadline` bounds the whole read.
    */
-  readInventory: <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined) => Promise<T[]>;
+  readInventory: <T>(deadline: AbortSignal, map: RecordMapper<T>) => Promise<T[]>;
   /**
    * The records Jamf dates as changed at or after `since` (ms, to the second below) by the dates
    * the endpoint's `changedFilter` names: the same pages as `readInventory` with that RSQL filter,
    * read the same way; and the whole inventory's `totalCount`, from one request of one record made
    * first. With one token for both. `filter-refused` when Jamf answers the filter 400.
    */
-  readChanges: <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined, since: number) => Promise<InventoryChanges<T>>;
+  readChanges: <T>(deadline: AbortSignal, map: RecordMapper<T>, since: number) => Promise<InventoryChanges<T>>;
 }
 
 const inventoryQuery = (endpoint: JamfInventoryEndpoint, page: number, pageSize: number): string =>
@@ -167,12 +167,11 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   };
 
   /** A page's records through `map`, keyed by their id; records without a usable id are dropped. */
-  const mapped = <T>(page: JamfPage, map: (record: unknown) => T | undefined): { id: string; value: T }[] => {
+  const mapped = <T>(page: JamfPage, map: RecordMapper<T>): { id: string; value: T }[] => {
     const entries: { id: string; value: T }[] = [];
     for (const record of page.results) {
-      const id = inventoryIdOf(record, endpoint.idField);
-      const value = id === undefined ? undefined : map(record);
-      if (id !== undefined && value !== undefined) entries.push({ id, value });
+      const entry = mapIdentified(record, endpoint.idField, map);
+      if (entry !== undefined) entries.push(entry);
     }
     return entries;
   };
@@ -186,7 +185,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     pageOf: PageReader,
     abort: AbortController,
     signal: AbortSignal,
-    map: (record: unknown) => T | undefined,
+    map: RecordMapper<T>,
   ): Promise<T[] | undefined> => {
     // Cancels this read's pages in flight once it is lost, so the next read starts without waiting on them.
     const lost = new AbortController();
@@ -249,12 +248,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   };
 
   /** Every page, read again while devices keep being removed under the read (see `readOnce`). */
-  const readPages = async <T>(
-    pageOf: PageReader,
-    abort: AbortController,
-    signal: AbortSignal,
-    map: (record: unknown) => T | undefined,
-  ): Promise<T[]> => {
+  const readPages = async <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: RecordMapper<T>): Promise<T[]> => {
     for (let read = 1; ; read += 1) {
       const devices = await readOnce(pageOf, abort, signal, map);
       if (devices !== undefined) return devices;
@@ -273,16 +267,12 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     return { abort, signal, pageOf: withReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal }) };
   };
 
-  const readInventory = async <T>(deadline: AbortSignal, map: (record: unknown) => T | undefined): Promise<T[]> => {
+  const readInventory = async <T>(deadline: AbortSignal, map: RecordMapper<T>): Promise<T[]> => {
     const { abort, signal, pageOf } = startRead(deadline);
     return readPages(pageOf, abort, signal, map);
   };
 
-  const readChanges = async <T>(
-    deadline: AbortSignal,
-    map: (record: unknown) => T | undefined,
-    since: number,
-  ): Promise<InventoryChanges<T>> => {
+  const readChanges = async <T>(deadline: AbortSignal, map: RecordMapper<T>, since: number): Promise<InventoryChanges<T>> => {
     const { abort, signal, pageOf } = startRead(deadline);
     const { totalCount } = await pageOf(0, 1, signal);
     const instant = instantOf(since);

@@ -13,6 +13,17 @@ export const inventoryIdOf = (record: unknown, field = 'id'): string | undefined
   return undefined;
 };
 
+/** What an inventory record becomes, handed its id already parsed: the mapper never reads it again. */
+export type RecordMapper<T> = (record: Record<string, unknown>, id: string) => T | undefined;
+
+/** A record's id (its `field`) and what `map` makes of the record; undefined for a record without a usable id. */
+export const mapIdentified = <T>(record: unknown, field: string, map: RecordMapper<T>): { id: string; value: T } | undefined => {
+  const id = inventoryIdOf(record, field);
+  if (id === undefined) return undefined;
+  const value = map(record as Record<string, unknown>, id);
+  return value === undefined ? undefined : { id, value };
+};
+
 /**
  * Each id once (the first entry wins), in ascending numeric id order, whatever order upstream sent.
  * Ids are compared as the integers they spell (leading zeros aside), exactly, whatever their size.

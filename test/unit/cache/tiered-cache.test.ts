@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterTier } from '../../../lib/cache/cluster-tier.ts';
-import { CacheTier } from '../../../lib/cache/provenance.ts';
-import { makeTieredCache, type ClusterCodec, type Stamp } from '../../../lib/cache/tiered-cache.ts';
+import { CacheTier, makeTieredCache, type ClusterCodec, type Stamp } from '../../../lib/cache/tiered-cache.ts';
 
 interface Listing extends Stamp {
   numbers: number[];

@@ -12,12 +12,12 @@ import {
 } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { buildSnapshot, decideLatest } from '../../../lib/devices/device-snapshot.ts';
-import { mapInventoryRecord } from '../../../lib/devices/map-inventory-record.ts';
 import { toErrorDetails } from '../../../lib/http/error-details.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
+import { mapComputer } from '../../support/inventory-records.ts';
 
-const devices = generateJamfComputers(400, 31).map((record) => mapInventoryRecord(record)!);
+const devices = generateJamfComputers(400, 31).map((record) => mapComputer(record)!);
 const snapshot = buildSnapshot(devices, 0);
 const { flags } = decideLatest(snapshot, fixedReference('26.1'));
 

@@ -9,9 +9,10 @@ import {
   snapshotDevices,
   type DeviceSnapshot,
 } from '../../../lib/devices/device-snapshot.ts';
-import { mapInventoryRecord, type InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
+import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
+import { mapComputer } from '../../support/inventory-records.ts';
 
 const RESPONSE_ORDER = [
   'id',
@@ -90,7 +91,7 @@ const expectRebuilt = (snapshot: DeviceSnapshot) => {
 };
 
 describe('device snapshot', () => {
-  const devices = generateJamfComputers(200, 77).map((record) => mapInventoryRecord(record)!);
+  const devices = generateJamfComputers(200, 77).map((record) => mapComputer(record)!);
 
   it('renders each device as its documented JSON, flagged against the reference, for any fleet', () => {
     fc.assert(
@@ -167,7 +168,7 @@ describe('device snapshot', () => {
 
 describe('device snapshot codec', () => {
   const snapshot = buildSnapshot(
-    generateJamfComputers(300, 5).map((record) => mapInventoryRecord(record)!),
+    generateJamfComputers(300, 5).map((record) => mapComputer(record)!),
     1_795_000_000_000,
   );
   const encoded = deviceSnapshotCodec.encode(snapshot);
@@ -188,7 +189,7 @@ describe('device snapshot codec', () => {
 
   it('renders any page of a decoded snapshot as the original renders it, across its chunks of 1,000 devices', async () => {
     const original = buildSnapshot(
-      generateJamfComputers(2_500, 9).map((record) => mapInventoryRecord(record)!),
+      generateJamfComputers(2_500, 9).map((record) => mapComputer(record)!),
       1_795_000_000_000,
     );
     const decoded = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original)))!;
@@ -225,7 +226,7 @@ describe('device snapshot codec', () => {
   });
 
   it('gives back the devices of a snapshot read from the cluster, every chunk of it, byte for byte', async () => {
-    const fleet = generateJamfComputers(2_500, 17).map((record) => mapInventoryRecord(record)!);
+    const fleet = generateJamfComputers(2_500, 17).map((record) => mapComputer(record)!);
     const original = buildSnapshot(fleet, 1_795_000_060_000, 1_795_000_000_000);
     const decoded = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original)))!;
     expect(decoded.text.chunkDevices).toBe(1_000);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mapInventoryRecord } from '../../../lib/devices/map-inventory-record.ts';
 import { generalAs, generateJamfComputers } from '../../../demo/fake-jamf.ts';
+import { mapComputer } from '../../support/inventory-records.ts';
 
 const FIELD_ORDER = [
   'id',
@@ -55,7 +55,7 @@ const isOrderedSubsequence = (keys: string[], order: string[]) => {
 
 describe('mapInventoryRecord', () => {
   it('maps every field from its upstream path, in the documented order', () => {
-    const device = mapInventoryRecord(fullRecord)!;
+    const device = mapComputer(fullRecord)!;
     expect(device).toEqual({
       id: '17',
       udid: '55900BDC-347C-58B1-D249-F32244B11D30',
@@ -80,12 +80,12 @@ describe('mapInventoryRecord', () => {
 
   it('takes last_contact_at from general.lastContact when lastContactTime is absent (newer API)', () => {
     const record = { id: '1', general: { lastContact: '2026-11-21T08:00:00Z' } };
-    expect(mapInventoryRecord(record)).toEqual({ id: '1', last_contact_at: '2026-11-21T08:00:00Z' });
+    expect(mapComputer(record)).toEqual({ id: '1', last_contact_at: '2026-11-21T08:00:00Z' });
   });
 
   it('prefers general.lastContactTime over general.lastContact', () => {
     const record = { id: '1', general: { lastContactTime: '2026-01-01T00:00:00Z', lastContact: '2026-02-02T00:00:00Z' } };
-    expect(mapInventoryRecord(record)?.last_contact_at).toBe('2026-01-01T00:00:00Z');
+    expect(mapComputer(record)?.last_contact_at).toBe('2026-01-01T00:00:00Z');
   });
 
   it('omits null, absent and empty-string values instead of emitting null', () => {
@@ -97,12 +97,12 @@ describe('mapInventoryRecord', () => {
       operatingSystem: null,
       userAndLocation: { username: 'x', email: '' },
     };
-    expect(mapInventoryRecord(record)).toEqual({ id: '5', username: 'x' });
+    expect(mapComputer(record)).toEqual({ id: '5', username: 'x' });
   });
 
   it('keeps false booleans, which are values', () => {
     const record = { id: '5', general: { supervised: false, remoteManagement: { managed: false } } };
-    expect(mapInventoryRecord(record)).toEqual({ id: '5', supervised: false, managed: false });
+    expect(mapComputer(record)).toEqual({ id: '5', supervised: false, managed: false });
   });
 
   it('ignores unknown fields, unrequested sections and values of the wrong type', () => {
@@ -114,7 +114,7 @@ describe('mapInventoryRecord', () => {
       hardware: 'not an object',
       operatingSystem: ['macOS'],
     };
-    expect(mapInventoryRecord(record)).toEqual({ id: '9' });
+    expect(mapComputer(record)).toEqual({ id: '9' });
   });
 
   it.each([
@@ -128,18 +128,18 @@ describe('mapInventoryRecord', () => {
     ['null', null],
     ['an array', [{ id: '1' }]],
   ])('drops a record with %s', (_label, record) => {
-    expect(mapInventoryRecord(record)).toBeUndefined();
+    expect(mapComputer(record)).toBeUndefined();
   });
 
   it('keeps the id as Jamf sent it', () => {
-    expect(mapInventoryRecord({ id: '12345678901234567890' })?.id).toBe('12345678901234567890');
+    expect(mapComputer({ id: '12345678901234567890' })?.id).toBe('12345678901234567890');
   });
 
   it('never emits null or empty strings and keeps the key order for generated sparse records', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 1_000_000 }), (seed) => {
         for (const record of generateJamfComputers(30, seed)) {
-          const device = mapInventoryRecord(record)!;
+          const device = mapComputer(record)!;
           const values = Object.values(device);
           if (values.some((value) => value === null || value === '')) return false;
           if (!isOrderedSubsequence(Object.keys(device), FIELD_ORDER)) return false;
@@ -151,8 +151,8 @@ describe('mapInventoryRecord', () => {
   });
 
   it('maps what generated records carry: every new shape, never null or empty', () => {
-    const devices = generateJamfComputers(4000, 3).map((record) => mapInventoryRecord(record)!);
-    const some = (test: (device: ReturnType<typeof mapInventoryRecord> & object) => boolean) => devices.some(test);
+    const devices = generateJamfComputers(4000, 3).map((record) => mapComputer(record)!);
+    const some = (test: (device: ReturnType<typeof mapComputer> & object) => boolean) => devices.some(test);
     expect(some((device) => device.os_rapid_security_response === '(a)')).toBe(true);
     expect(some((device) => device.os_name === 'Mac OS X' && device.os_version === '10.9.5')).toBe(true);
     expect(some((device) => /^\d+\.\d+\.0$/.test(device.os_version ?? ''))).toBe(true);
@@ -201,7 +201,7 @@ describe('mapInventoryRecord on real record shapes', () => {
       },
       userAndLocation: { username: 'Madison Anderson', realname: '13-inch MacBook', email: 'email@com.pl', departmentId: '1' },
     };
-    const device = mapInventoryRecord(record)!;
+    const device = mapComputer(record)!;
     expect(device).toEqual({
       id: '1',
       udid: '123',
@@ -264,7 +264,7 @@ describe('mapInventoryRecord on real record shapes', () => {
   };
 
   it('maps a v4 record: lastContact (not lastCheckIn) with milliseconds, a null response, a user section of nulls', () => {
-    expect(mapInventoryRecord(v4Record)).toEqual({
+    expect(mapComputer(v4Record)).toEqual({
       id: '3',
       udid: 'A1B2C3D4-0000-4000-8000-0000000000A3',
       name: 'Loon’s Mac mini',
@@ -284,7 +284,7 @@ describe('mapInventoryRecord on real record shapes', () => {
   it('ignores lastCheckIn: a v4 record with no contact time has no last_contact_at', () => {
     const { lastContact: _lastContact, ...checkedInOnly } = v4General;
     for (const general of [checkedInOnly, { ...v4General, lastContact: null }, { ...v4General, lastContact: '' }]) {
-      const device = mapInventoryRecord({ ...v4Record, general })!;
+      const device = mapComputer({ ...v4Record, general })!;
       expect(device).not.toHaveProperty('last_contact_at');
       expect(Object.values(device)).not.toContain(v4General.lastCheckIn);
     }
@@ -292,16 +292,15 @@ describe('mapInventoryRecord on real record shapes', () => {
 
   it('maps a record the same whichever version served it (v4 lastContact, v3 lastContactTime)', () => {
     for (const record of generateJamfComputers(500, 8)) {
-      const servedBy = (personality: 'current' | 'legacy') =>
-        mapInventoryRecord({ ...record, general: generalAs(personality, record.general) });
+      const servedBy = (personality: 'current' | 'legacy') => mapComputer({ ...record, general: generalAs(personality, record.general) });
       expect(servedBy('current')).toEqual(servedBy('legacy'));
     }
   });
 
   it('omits managed for a v4 record without remoteManagement, keeping everything else', () => {
-    const { managed, ...rest } = mapInventoryRecord(v4Record)!;
+    const { managed, ...rest } = mapComputer(v4Record)!;
     expect(managed).toBe(true);
-    expect(mapInventoryRecord({ ...v4Record, general: v4General })).toEqual(rest);
+    expect(mapComputer({ ...v4Record, general: v4General })).toEqual(rest);
   });
 
   it('keeps a version with a trailing .0 as sent, with a 10-character serial', () => {
@@ -327,14 +326,14 @@ describe('mapInventoryRecord on real record shapes', () => {
       },
       userAndLocation: { username: 'testuser', realname: 'Test User', email: 'testuser@example.org' },
     };
-    expect(mapInventoryRecord(record)).toMatchObject({
+    expect(mapComputer(record)).toMatchObject({
       serial_number: 'LYFGQ7J7JQ',
       os_version: '15.2.0',
       os_build: '24C101',
       last_contact_at: '2026-01-19T23:55:32.937Z',
       last_inventory_at: '2026-01-19T23:57:00.659Z',
     });
-    expect(mapInventoryRecord(record)).not.toHaveProperty('os_rapid_security_response');
+    expect(mapComputer(record)).not.toHaveProperty('os_rapid_security_response');
   });
 
   it('maps a list record whose general section is null from its other sections', () => {
@@ -352,7 +351,7 @@ describe('mapInventoryRecord on real record shapes', () => {
         departmentId: '1',
       },
     };
-    expect(mapInventoryRecord(record)).toEqual({
+    expect(mapComputer(record)).toEqual({
       id: '4',
       udid: 'DBAEF5A6-82D5-5327-A480-A904F42F3F98',
       username: 'jane.doe',
@@ -372,7 +371,7 @@ describe('mapInventoryRecord on real record shapes', () => {
       },
       hardware: { make: 'Apple', model: 'MacBook Pro', serialNumber: 'C02XYZ123456', appleSilicon: true },
     };
-    expect(mapInventoryRecord(record)).toEqual({
+    expect(mapComputer(record)).toEqual({
       id: '42',
       udid: 'AAAA-BBBB-CCCC',
       name: 'Test Mac',
@@ -380,6 +379,6 @@ describe('mapInventoryRecord on real record shapes', () => {
       model: 'MacBook Pro',
       managed: true,
     });
-    expect(mapInventoryRecord({ ...record, operatingSystem: null, userAndLocation: null })).toEqual(mapInventoryRecord(record));
+    expect(mapComputer({ ...record, operatingSystem: null, userAndLocation: null })).toEqual(mapComputer(record));
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generateJamfMobileDevices } from '../../../demo/jamf-mobile-devices.ts';
-import { mapMobileRecord } from '../../../lib/devices/map-mobile-record.ts';
+import { mapMobile } from '../../support/inventory-records.ts';
 
 /** A record as Jamf's OpenAPI example of `/api/v2/mobile-devices/detail` writes it (sections trimmed). */
 const EXAMPLE = {
@@ -41,7 +41,7 @@ const EXAMPLE = {
 
 describe('mapMobileRecord', () => {
   it("maps Jamf's example record in the documented order: displayName, emailAddress, lastInventoryUpdateDate", () => {
-    const device = mapMobileRecord(EXAMPLE);
+    const device = mapMobile(EXAMPLE);
     expect(device).toEqual({
       id: '1',
       device_type: 'iOS',
@@ -66,7 +66,7 @@ describe('mapMobileRecord', () => {
 
   it('keeps what a device Jamf could not type has: no general section, so none of its fields', () => {
     const { general: _general, ...untyped } = { ...EXAMPLE, deviceType: 'Unknown' };
-    expect(mapMobileRecord(untyped)).toEqual({
+    expect(mapMobile(untyped)).toEqual({
       id: '1',
       device_type: 'Unknown',
       serial_number: '5c28fdae',
@@ -92,18 +92,18 @@ describe('mapMobileRecord', () => {
         reportDate: '2026-01-01T00:00:00Z',
       },
     };
-    expect(mapMobileRecord(record)).toEqual({ id: '42', supervised: false });
+    expect(mapMobile(record)).toEqual({ id: '42', supervised: false });
   });
 
   it("refuses a record without a usable mobileDeviceId (a computer's `id` is not one)", () => {
-    expect(mapMobileRecord({ ...EXAMPLE, mobileDeviceId: undefined, id: '1' })).toBeUndefined();
-    expect(mapMobileRecord({ ...EXAMPLE, mobileDeviceId: '-1' })).toBeUndefined();
-    expect(mapMobileRecord(null)).toBeUndefined();
+    expect(mapMobile({ ...EXAMPLE, mobileDeviceId: undefined, id: '1' })).toBeUndefined();
+    expect(mapMobile({ ...EXAMPLE, mobileDeviceId: '-1' })).toBeUndefined();
+    expect(mapMobile(null)).toBeUndefined();
   });
 
   it('maps every generated demo record with its id, typed or not', () => {
     const records = generateJamfMobileDevices(2_000, 3);
-    const devices = records.map(mapMobileRecord);
+    const devices = records.map((record) => mapMobile(record));
     expect(devices.every((device, index) => device?.id === records[index]!.mobileDeviceId)).toBe(true);
     expect(new Set(devices.map((device) => device!.device_type))).toEqual(new Set(['iOS', 'tvOS', 'Unknown']));
     expect(generateJamfMobileDevices(300, 3)).toEqual(records.slice(0, 300));

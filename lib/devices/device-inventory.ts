@@ -1,0 +1,70 @@
+import { makeRedisClusterTier, type ClusterTier } from '../cache/cluster-tier.ts';
+import type { ClusterCodec } from '../cache/tiered-cache.ts';
+import type { InventoryAuthConfig, InventoryConfig } from '../config.ts';
+import type { JamfAuth } from '../inventory/jamf-auth.ts';
+import { makeJamfClient } from '../inventory/jamf-client.ts';
+import type { HealthLogger } from '../runtime/health-logger.ts';
+import { resolveSecret } from '../runtime/secrets.ts';
+import { deviceListClusterKey } from './cluster-key.ts';
+import { deviceSnapshotCodec } from './device-snapshot-codec.ts';
+import type { DeviceSnapshot } from './device-snapshot.ts';
+import type { InventoryKind } from './inventory-kind.ts';
+import { makeRefreshReader, makeSnapshotReader } from './read-snapshot.ts';
+
+export interface DeviceInventoryDeps {
+  /** The cluster tier's one line per change of health. */
+  logger: HealthLogger;
+  /** Called once per token Jamf refused during a read (the UpstreamAuthFailures metric). */
+  onAuthFailure: () => void;
+  /** A cluster connection shared with other inventories (the refresh's); else one is made from `config.redis`. */
+  cluster?: ClusterTier;
+}
+
+/** One inventory's list in the cluster: the connection, the key its entry lives under, its format. */
+export interface InventoryEntry {
+  tier: ClusterTier;
+  key: string;
+  codec: ClusterCodec<DeviceSnapshot>;
+}
+
+/** The configured auth, with secrets resolved (SSM or inline) only when a token is requested. */
+const jamfAuthOf = (auth: InventoryAuthConfig): JamfAuth =>
+  auth.kind === 'oauth'
+    ? { kind: 'oauth', clientId: auth.clientId, clientSecret: (signal) => resolveSecret(auth.clientSecret, signal) }
+    : { kind: 'basic', username: auth.username, password: (signal) => resolveSecret(auth.password, signal) };
+
+/**
+ * The device stack of one inventory (`kind`), as the request and the refresh functions alike use it:
+ * its Jamf reads (whole, or the changes since a snapshot), its cluster entry (with REDIS_URL) and
+ * how long a snapshot is fresh and then servable (docs/architecture.md#get-devices).
+ */
+export const makeDeviceInventory = (config: InventoryConfig, deps: DeviceInventoryDeps, kind: InventoryKind) => {
+  const jamf = makeJamfClient({
+    baseUrl: config.inventoryUrl,
+    auth: jamfAuthOf(config.auth),
+    onAuthFailure: deps.onAuthFailure,
+    inventory: kind.endpoint,
+  });
+  const tier = deps.cluster ?? (config.redis && makeRedisClusterTier({ redis: config.redis, logger: deps.logger }));
+  const entry: InventoryEntry | undefined = tier && {
+    tier,
+    key: deviceListClusterKey(config, kind.keyPrefix),
+    codec: deviceSnapshotCodec,
+  };
+  const ttlMs = config.cacheTtlSeconds * 1000;
+  const staleMs = config.cacheStaleSeconds * 1000;
+  return {
+    kind,
+    entry,
+    ttlMs,
+    staleMs,
+    /** How long a snapshot may be served after its read: the cluster keeps an entry this long. */
+    servableMs: ttlMs + staleMs,
+    /** The request-time read: the whole inventory within the invocation's time. */
+    readSnapshot: makeSnapshotReader({ inventory: jamf, kind }),
+    /** The refresh's read: the changes since the previous snapshot, or the whole inventory. */
+    refreshReader: (fullReadEveryMs: number) => makeRefreshReader({ inventory: jamf, kind, fullReadEveryMs }),
+  };
+};
+
+export type DeviceInventory = ReturnType<typeof makeDeviceInventory>;
