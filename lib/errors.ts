@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import type * as Http from 'node:http';
 
-// Read through require, not an ES import: importing a builtin as an ES module evaluates every one of
-// its exports, and node:http's include its lazily loaded HTTP client (undici, some 40 ms), which a
-// run from source (the import CLI and its reading threads) would then load for nothing. Bundles
-// turn the import into a require anyway.
-const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof Http;
+// Required when a phrase is first asked for, not imported: an ES import of node:http evaluates its
+// lazily loaded HTTP client too (undici, some 40 ms), and even its require costs every function's
+// init a few milliseconds for a table only an error answer reads.
+const requireBuiltin = createRequire(import.meta.url);
+let statusCodes: typeof Http.STATUS_CODES | undefined;
 
 export interface ErrorDetail {
   path: string;
@@ -36,7 +36,8 @@ export class AppError extends Error {
   }
 }
 
-export const reasonPhrase = (status: number): string => STATUS_CODES[status] ?? 'Unknown Status';
+export const reasonPhrase = (status: number): string =>
+  (statusCodes ??= (requireBuiltin('node:http') as typeof Http).STATUS_CODES)[status] ?? 'Unknown Status';
 
 /**
  * A failure of a job run outside HTTP (the ticket import, from the CLI or the scheduled Lambda): no

@@ -6,13 +6,26 @@ const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]
 const REQUIRED_BUILTIN = 'required-builtin';
 
 /**
- * Routes every Node built-in import through require(), as CommonJS code loads them. An ESM import of
- * a built-in makes Node build the module's ESM facade, which reads every export up front, lazy ones
- * included: `node:http` alone then loads undici (~15 ms of a ~65 ms cold load, see
- * bench/cold-start.bench.ts). Through require() nothing is read until used; the objects are the same.
+ * Routes every Node built-in import through a lazy stand-in, loaded with require() on the first use
+ * of one of its exports. An ESM import of a built-in makes Node build its ESM facade, which reads
+ * every export up front (`node:http` alone then loads undici), and even a require() at a module's top
+ * costs its load at init: `node:http` (for @middy/util's STATUS_CODES), `node:crypto` and `node:zlib`
+ * were a third of the devices function's import time (docs/architecture.md#cold-start). The stand-in
+ * has a getter per export the build's Node lists, and reads any other name from the real module.
  */
-const builtinsThroughRequire: Plugin = {
-  name: 'builtins-through-require',
+const lazyBuiltin = (name: string): string => {
+  const names = Object.keys(process.getBuiltinModule?.(name) ?? {}).filter((key) => key !== 'default' && key !== '__esModule');
+  return [
+    'let real;',
+    `const load = () => (real ??= require(${JSON.stringify(name)}));`,
+    "const lazy = Object.create(new Proxy({}, { get: (_, key) => (key === '__esModule' ? undefined : load()[key]), has: (_, key) => key in load() }));",
+    `for (const key of ${JSON.stringify(names)}) Object.defineProperty(lazy, key, { get: () => load()[key], enumerable: true });`,
+    'module.exports = lazy;',
+  ].join('\n');
+};
+
+const lazyBuiltins: Plugin = {
+  name: 'lazy-builtins',
   setup: (build) => {
     build.onResolve({ filter: /^(node:)?[a-z_]+(\/[a-z_]+)?$/ }, (args) => {
       if (!BUILTINS.has(args.path)) return undefined;
@@ -22,7 +35,7 @@ const builtinsThroughRequire: Plugin = {
       return { path: name, namespace: REQUIRED_BUILTIN };
     });
     build.onLoad({ filter: /.*/, namespace: REQUIRED_BUILTIN }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      contents: lazyBuiltin(args.path),
       loader: 'js',
     }));
   },
@@ -81,7 +94,7 @@ export const bundleOptions = (): BuildOptions => ({
   external: [],
   // Dependencies' license notices stay with the code they cover.
   legalComments: 'eof',
-  plugins: [builtinsThroughRequire, chunksPerEntry],
+  plugins: [lazyBuiltins, chunksPerEntry],
   outExtension: { '.js': '.mjs' },
 });
 

@@ -1,4 +1,5 @@
-import { makeRedisClusterTier, type ClusterTier } from '../cache/cluster-tier.ts';
+import type { ClusterTier } from '../cache/cluster-tier.ts';
+import { makeDeferredClusterTier } from '../cache/deferred-cluster-tier.ts';
 import type { ClusterCodec } from '../cache/tiered-cache.ts';
 import type { InventoryAuthConfig, InventoryConfig } from '../config.ts';
 import type { JamfAuth } from '../inventory/jamf-auth.ts';
@@ -45,7 +46,7 @@ export const makeDeviceInventory = (config: InventoryConfig, deps: DeviceInvento
     onAuthFailure: deps.onAuthFailure,
     inventory: kind.endpoint,
   });
-  const tier = deps.cluster ?? (config.redis && makeRedisClusterTier({ redis: config.redis, logger: deps.logger }));
+  const tier = deps.cluster ?? (config.redis && makeDeferredClusterTier({ redis: config.redis, logger: deps.logger }));
   const entry: InventoryEntry | undefined = tier && {
     tier,
     key: deviceListClusterKey(config, kind.keyPrefix),

@@ -1,5 +1,4 @@
-import { promisify } from 'node:util';
-import { constants, crc32, zstdCompressSync, zstdDecompress, zstdDecompressSync } from 'node:zlib';
+import { constants, crc32, type ZstdOptions, zstdCompressSync, zstdDecompress, zstdDecompressSync } from 'node:zlib';
 import type { ClusterCodec } from '../cache/tiered-cache.ts';
 import { deviceText, type DeviceSnapshot, type SnapshotText } from './device-snapshot.ts';
 
@@ -72,7 +71,9 @@ const headerOf = (bytes: Buffer): { header: Header; end: number } | undefined =>
 };
 
 const align = (offset: number, to: number): number => Math.ceil(offset / to) * to;
-const decompress = promisify(zstdDecompress);
+// Wrapped on first use: node:zlib then loads with the first snapshot, not at every function's init.
+const decompress = (bytes: Buffer, options: ZstdOptions): Promise<Buffer> =>
+  new Promise((resolve, reject) => zstdDecompress(bytes, options, (error, result) => (error ? reject(error) : resolve(result))));
 const compress = (bytes: Buffer): Buffer => zstdCompressSync(bytes, { params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
 
 /** A typed array's bytes, as they are in memory. */

@@ -1,0 +1,21 @@
+import type { ClusterTier, RedisClusterTierOptions } from './cluster-tier.ts';
+
+/**
+ * The Redis cluster tier with its code (cluster-tier.ts, the connection, ioredis) loaded on the first
+ * command, not at init: a function configured without REDIS_URL never loads it, and one with it loads
+ * it while its first lookup waits for the connection anyway (docs/architecture.md#cold-start).
+ */
+export const makeDeferredClusterTier = (options: RedisClusterTierOptions): ClusterTier => {
+  let loading: Promise<ClusterTier> | undefined;
+  const tier = (): Promise<ClusterTier> => (loading ??= import('./cluster-tier.ts').then((module) => module.makeRedisClusterTier(options)));
+  return {
+    read: async <T>(key: string, decode: (bytes: Buffer) => T | undefined | Promise<T | undefined>) => (await tier()).read(key, decode),
+    peek: async <T>(key: string, length: number, describe: (prefix: Buffer) => T | undefined) => (await tier()).peek(key, length, describe),
+    write: async (key, bytes, ttlMs) => (await tier()).write(key, bytes, ttlMs),
+    acquireLock: async (key, token, ttlMs) => (await tier()).acquireLock(key, token, ttlMs),
+    releaseLock: async (key, token) => (await tier()).releaseLock(key, token),
+    close: async () => {
+      if (loading !== undefined) await (await loading).close();
+    },
+  };
+};
