@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import { importDirection } from './lint/import-direction.ts';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.serverless/**', '.esbuild/**', 'dist/**', '.build/**', 'coverage/**', 'lib/**/*.generated.ts'] },
@@ -26,6 +27,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration in lib/config.ts.' }],
     },
+  },
+  {
+    // The one direction of imports docs/architecture.md draws, and no production code reaching into test/.
+    files: ['lib/**/*.ts', 'functions/**/*.ts', 'scripts/**/*.ts', 'demo/**/*.ts'],
+    plugins: { local: { rules: { 'import-direction': importDirection } } },
+    rules: { 'local/import-direction': 'error' },
   },
   // Layout is Prettier's (npm run format); ESLint keeps to what it finds wrong.
   prettier,

@@ -1,5 +1,6 @@
 import { parseVersion } from './latest-os/os-version.ts';
 import { ConfigError } from './errors.ts';
+import type { SecretRef } from './runtime/secrets.ts';
 
 /**
  * The only module that reads the environment (docs/configuration.md). Each Lambda loads the section it needs
@@ -7,12 +8,6 @@ import { ConfigError } from './errors.ts';
  * starts) and met again by every request, which answers a generic 500 rather than the init crashing.
  */
 export type Env = Readonly<Record<string, string | undefined>>;
-
-/**
- * A secret is either given inline (local use) or named as an SSM SecureString (`<VAR>_SSM`, the
- * `variable` a failed read is reported under).
- */
-export type SecretRef = { kind: 'value'; value: string } | { kind: 'ssm'; parameterName: string; variable: string };
 
 export type InventoryAuthConfig =
   { kind: 'oauth'; clientId: string; clientSecret: SecretRef } | { kind: 'basic'; username: string; password: SecretRef };

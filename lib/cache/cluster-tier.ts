@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { abandonOnAbort } from '../async/abandon-on-abort.ts';
-import type { RedisConfig, SecretRef } from '../config.ts';
+import type { RedisConfig } from '../config.ts';
+import type { SecretRef } from '../runtime/secrets.ts';
 import { asError } from '../errors.ts';
 import type { HealthLogger } from '../runtime/health-logger.ts';
 import { resolveSecret } from '../runtime/secrets.ts';

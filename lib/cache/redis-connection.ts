@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import type { RedisConfig, SecretRef } from '../config.ts';
+import type { RedisConfig } from '../config.ts';
+import type { SecretRef } from '../runtime/secrets.ts';
 import { reconnectDelayMs } from './reconnect-backoff.ts';
 
 /** Either client: both speak the commands the cluster tier uses. */

@@ -1,6 +1,11 @@
 import { abandonOnAbort } from '../async/abandon-on-abort.ts';
-import type { SecretRef } from '../config.ts';
 import { ConfigError } from '../errors.ts';
+
+/**
+ * A secret is either given inline (local use) or named as an SSM SecureString (`<VAR>_SSM`, the
+ * `variable` a failed read is reported under).
+ */
+export type SecretRef = { kind: 'value'; value: string } | { kind: 'ssm'; parameterName: string; variable: string };
 
 /** SSM values are cached by Powertools for this long, so a rotated secret is picked up without a redeploy. */
 const SECRET_CACHE_SECONDS = 300;

@@ -1,0 +1,88 @@
+import type { Rule } from 'eslint';
+import type { Node } from 'estree';
+import { dirname, relative, resolve } from 'node:path';
+
+/**
+ * The folders of `lib/` from the top of the house to its ground (docs/architecture.md#the-folders-of-lib):
+ * a module imports from its own folder or from a folder further down this list, never up it, so no
+ * folder imports one that imports it back. `functions/` stands above them all.
+ */
+export const LAYERS = [
+  'functions',
+  'devices',
+  'import',
+  'credentials',
+  'ticketing',
+  'users',
+  'http',
+  'storage',
+  'cache',
+  'inventory',
+  'config.ts',
+  'latest-os',
+  'upstream',
+  'runtime',
+  'async',
+  'bytes',
+  'validators',
+  'values',
+  'errors.ts',
+];
+
+const root = resolve(import.meta.dirname, '..');
+
+/** `functions`, a folder of lib/ (`devices`), or a file at lib's root (`config.ts`); undefined elsewhere. */
+const layerOf = (file: string): string | undefined => {
+  const path = relative(root, file).split('\\').join('/');
+  if (path.startsWith('functions/')) return 'functions';
+  const match = /^lib\/([^/]+)/.exec(path);
+  return match?.[1];
+};
+
+/** The production side: what ships or runs the local stack must not reach into the tests. */
+const PRODUCTION = /^(lib|functions|scripts|demo)\//;
+
+export const importDirection: Rule.RuleModule = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Imports run one way: functions → use cases → adapters → shared ground (docs/architecture.md).' },
+    schema: [],
+  },
+  create: (context) => {
+    const file = context.filename;
+    const from = layerOf(file);
+    const check = (node: Node, source: unknown): void => {
+      if (typeof source !== 'string' || !source.startsWith('.')) return;
+      const target = resolve(dirname(file), source);
+      const targetPath = relative(root, target).split('\\').join('/');
+      if (PRODUCTION.test(relative(root, file).split('\\').join('/')) && targetPath.startsWith('test/')) {
+        context.report({ node, message: `${source}: nothing on the production side imports test/.` });
+        return;
+      }
+      const to = layerOf(target);
+      if (from === undefined || to === undefined || from === to) return;
+      const [fromRank, toRank] = [LAYERS.indexOf(from), LAYERS.indexOf(to)];
+      if (fromRank === -1 || toRank === -1) {
+        context.report({
+          node,
+          message: `${from === undefined || fromRank === -1 ? from : to}: not in lint/import-direction.ts' LAYERS; place it there.`,
+        });
+      } else if (toRank < fromRank) {
+        context.report({
+          node,
+          message: `${from} must not import ${to}: imports run down the layers (${LAYERS.join(' → ')}).`,
+        });
+      }
+    };
+    return {
+      ImportDeclaration: (node) => check(node, node.source.value),
+      ExportAllDeclaration: (node) => check(node, node.source.value),
+      ExportNamedDeclaration: (node) => {
+        if (node.source) check(node, node.source.value);
+      },
+      ImportExpression: (node) => {
+        if (node.source.type === 'Literal') check(node, node.source.value);
+      },
+    };
+  },
+};

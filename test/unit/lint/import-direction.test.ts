@@ -1,0 +1,49 @@
+import { Linter } from 'eslint';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { importDirection, LAYERS } from '../../../lint/import-direction.ts';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const linter = new Linter({ configType: 'flat' });
+const config = [
+  {
+    files: ['**/*.ts'],
+    plugins: { local: { rules: { 'import-direction': importDirection } } },
+    rules: { 'local/import-direction': 'error' as const },
+  },
+];
+
+/** The rule's messages for `source` as the file `path` (relative to the repository). */
+const problems = (path: string, source: string) => linter.verify(source, config, `${root}${path}`).map((problem) => problem.message);
+
+describe('the import-direction rule', () => {
+  it('lets a folder import its own folder and the folders below it', () => {
+    expect(
+      problems('lib/devices/a.ts', "import { b } from './b.ts';\nimport { c } from '../cache/tiered-cache.ts';\nexport { b, c };"),
+    ).toEqual([]);
+    expect(problems('functions/devices.ts', "import { d } from '../lib/devices/device-list-route.ts';\nexport { d };")).toEqual([]);
+    expect(problems('lib/config.ts', "import { e } from './errors.ts';\nexport { e };")).toEqual([]);
+  });
+
+  it('refuses an import up the layers, naming both folders', () => {
+    expect(problems('lib/cache/a.ts', "import { d } from '../devices/device-list.ts';\nexport { d };")).toEqual([
+      expect.stringContaining('cache must not import devices'),
+    ]);
+    expect(problems('lib/errors.ts', "const m = await import('./config.ts');\nexport { m };")).toEqual([
+      expect.stringContaining('errors.ts must not import config.ts'),
+    ]);
+  });
+
+  it('refuses production code reaching into test/, and a folder the layers do not place', () => {
+    expect(problems('scripts/start.ts', "import { f } from '../test/support/free-port.ts';\nexport { f };")).toEqual([
+      expect.stringContaining('nothing on the production side imports test/'),
+    ]);
+    expect(problems('lib/newfolder/a.ts', "import { v } from '../values/int64.ts';\nexport { v };")).toEqual([
+      expect.stringContaining('not in lint/import-direction.ts'),
+    ]);
+  });
+
+  it('names each layer once', () => {
+    expect(new Set(LAYERS).size).toBe(LAYERS.length);
+  });
+});
