@@ -241,6 +241,47 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect([...read.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
   });
 
+  it('passes a JSON body of null or a bare string to the handler as sent: the 422 envelope, as deployed', async () => {
+    for (const [path, parameter] of [
+      ['/api/users', 'user'],
+      ['/credentials', 'credentials'],
+    ] as const) {
+      for (const body of ['null', '"x"']) {
+        const response = await fetch(`${url}${path}`, { method: 'POST', headers: json, body });
+        expect(response.status, `${path} ${body}`).toBe(422);
+        // The function's own Content-Type, without a charset added by the emulator.
+        expect(response.headers.get('content-type')).toBe('application/json');
+        expect(await response.json()).toEqual({
+          error: {
+            message: `Request validation failed: Parameter (${parameter}) failed schema validation`,
+            status: 422,
+            httpMessage: 'Unprocessable Entity',
+            details: [{ path: '/', message: 'must be object' }],
+          },
+        });
+      }
+    }
+  });
+
+  it('answers a conditional GET /devices with a 304 without Content-Type or body, and adds no header the function did not send', async () => {
+    const page = await rawGet(`${url}/devices?limit=1`, { range: 'bytes=0-9' });
+    // A Range header changes nothing: API Gateway serves no byte ranges.
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toBe('application/json');
+    expect(page.headers['cache-control']).toBeUndefined();
+    expect(page.headers['accept-ranges']).toBeUndefined();
+    expect(JSON.parse(page.body.toString('utf8'))).toHaveLength(1);
+    const etag = page.headers.etag!;
+    expect(etag).toMatch(/^"[^"]+"$/);
+
+    const notModified = await rawGet(`${url}/devices?limit=1`, { 'if-none-match': etag });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers['content-type']).toBeUndefined();
+    expect(notModified.headers['cache-control']).toBeUndefined();
+    expect(notModified.headers.etag).toBe(etag);
+    expect(notModified.body.length).toBe(0);
+  });
+
   it('refuses a second start on the same port at once, with a clear message', async () => {
     const second = runStart(port);
     const code = await Promise.race([second.exited, sleep(20_000).then(() => 'still running')]);
