@@ -11,18 +11,15 @@ const REQUIRED_BUILTIN = 'required-builtin';
  * every export up front (`node:http` alone then loads undici), and even a require() at a module's top
  * costs its load at init: `node:http` (for @middy/util's STATUS_CODES), `node:crypto` and `node:zlib`
  * were a third of the devices function's import time (docs/architecture.md#cold-start). The stand-in
- * has a getter per export the build's Node lists, and reads any other name from the real module.
+ * has no own properties: esbuild's ESM interop then copies nothing per importing module, and every
+ * name is read through its prototype from the real module, required the first time.
  */
-const lazyBuiltin = (name: string): string => {
-  const names = Object.keys(process.getBuiltinModule?.(name) ?? {}).filter((key) => key !== 'default' && key !== '__esModule');
-  return [
+const lazyBuiltin = (name: string): string =>
+  [
     'let real;',
     `const load = () => (real ??= require(${JSON.stringify(name)}));`,
-    "const lazy = Object.create(new Proxy({}, { get: (_, key) => (key === '__esModule' ? undefined : load()[key]), has: (_, key) => key in load() }));",
-    `for (const key of ${JSON.stringify(names)}) Object.defineProperty(lazy, key, { get: () => load()[key], enumerable: true });`,
-    'module.exports = lazy;',
+    "module.exports = Object.create(new Proxy({}, { get: (_, key) => (key === '__esModule' ? undefined : load()[key]), has: (_, key) => key in load() }));",
   ].join('\n');
-};
 
 const lazyBuiltins: Plugin = {
   name: 'lazy-builtins',
