@@ -1,6 +1,6 @@
 import type { BuildOptions, Plugin } from 'esbuild';
 import { builtinModules } from 'node:module';
-import { basename, extname } from 'node:path';
+import { basename, extname, relative, sep } from 'node:path';
 
 const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 const REQUIRED_BUILTIN = 'required-builtin';
@@ -29,10 +29,15 @@ const lazyBuiltins: Plugin = {
       const name = args.path.startsWith('node:') ? args.path : `node:${args.path}`;
       // The stand-in module's own require() is the real, external built-in.
       if (args.namespace === REQUIRED_BUILTIN) return { path: name, external: true };
-      return { path: name, namespace: REQUIRED_BUILTIN };
+      // One stand-in per importing module: it lands in that module's chunk, where one shared by code
+      // in several chunks would be a file of its own, one more for Node to resolve and link at init.
+      const importer = relative(build.initialOptions.absWorkingDir ?? process.cwd(), args.importer)
+        .split(sep)
+        .join('/');
+      return { path: `${name}?${importer}`, namespace: REQUIRED_BUILTIN };
     });
     build.onLoad({ filter: /.*/, namespace: REQUIRED_BUILTIN }, (args) => ({
-      contents: lazyBuiltin(args.path),
+      contents: lazyBuiltin(args.path.slice(0, args.path.indexOf('?'))),
       loader: 'js',
     }));
   },
