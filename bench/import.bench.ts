@@ -43,7 +43,7 @@ import { buildDedupeKeys, type KeyCounts } from './import/dedupe-keys.ts';
  *
  * Spill: a second export whose every row is a new ticket, comment and user (the most that rows of the generated export spill)
  * is imported with the spill directory watched, giving the spill bytes per source byte that the
- * early size check uses (lib/import/spill-space.ts).
+ * early size check uses (lib/import/job/spill-space.ts).
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = fileURLToPath(new URL('./out/', import.meta.url));

@@ -1,13 +1,12 @@
-import { tmpdir } from 'node:os';
 import type { Context } from 'aws-lambda';
 import { loadImportConfig } from '../lib/config.ts';
 import { once } from '../lib/runtime/once.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
-import { makeConfiguredImport } from '../lib/import/configured-import.ts';
-import { importDeadline, parseImportEvent } from '../lib/import/import-event.ts';
-import type { ImportSummary } from '../lib/import/import-pipeline.ts';
-import { progressFigures, throttleProgress } from '../lib/import/import-progress.ts';
+import { makeConfiguredImport } from '../lib/import/job/configured-import.ts';
+import { importDeadline, parseImportEvent } from '../lib/import/job/import-event.ts';
+import type { ImportSummary } from '../lib/import/job/import-pipeline.ts';
+import { progressFigures, throttleProgress } from '../lib/import/job/import-progress.ts';
 import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 import { formatLocation } from '../lib/storage/location.ts';
 
@@ -20,7 +19,6 @@ const DEADLINE_MARGIN_MS = 10_000;
 // then, and each run meets the same ConfigError.
 const configuredImport = once(() =>
   makeConfiguredImport(loadImportConfig(), {
-    tmpDir: tmpdir(),
     notify: (message) => logger.warn('user listing switched to cursor paging', { detail: message }),
   }),
 );

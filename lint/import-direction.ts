@@ -29,6 +29,9 @@ export const LAYERS = [
   'errors.ts',
 ];
 
+/** Folders whose own subfolders run one way too: the import's stages (docs/architecture.md#the-import). */
+export const STAGES: Record<string, string[]> = { import: ['job', 'take', 'read', 'write'] };
+
 const root = resolve(import.meta.dirname, '..');
 
 /** `functions`, a folder of lib/ (`devices`), or a file at lib's root (`config.ts`); undefined elsewhere. */
@@ -37,6 +40,12 @@ const layerOf = (file: string): string | undefined => {
   if (path.startsWith('functions/')) return 'functions';
   const match = /^lib\/([^/]+)/.exec(path);
   return match?.[1];
+};
+
+/** The subfolder of a folder with STAGES (`read` of lib/import/read/…); undefined elsewhere. */
+const stageOf = (file: string, layer: string): string | undefined => {
+  const path = relative(root, file).split('\\').join('/');
+  return STAGES[layer] === undefined ? undefined : path.split('/')[2];
 };
 
 /** The production side: what ships or runs the local stack must not reach into the tests. */
@@ -60,7 +69,19 @@ export const importDirection: Rule.RuleModule = {
         return;
       }
       const to = layerOf(target);
-      if (from === undefined || to === undefined || from === to) return;
+      if (from === undefined || to === undefined) return;
+      if (from === to) {
+        const stages = STAGES[from];
+        const [fromStage, toStage] = [stageOf(file, from), stageOf(target, to)];
+        if (stages === undefined || fromStage === undefined || toStage === undefined || fromStage === toStage) return;
+        if (stages.includes(fromStage) && stages.includes(toStage) && stages.indexOf(toStage) < stages.indexOf(fromStage)) {
+          context.report({
+            node,
+            message: `${from}/${fromStage} must not import ${from}/${toStage}: its stages run ${stages.join(' → ')}.`,
+          });
+        }
+        return;
+      }
       const [fromRank, toRank] = [LAYERS.indexOf(from), LAYERS.indexOf(to)];
       if (fromRank === -1 || toRank === -1) {
         context.report({

@@ -1,15 +1,14 @@
 // `npm run import -- [options] <source> <destination>`: a chat CSV (local path or s3://bucket/key) to a TAR of
 // ticket batches, gzip-compressed for a .tar.gz or .tgz destination. Progress on stderr, one JSON summary on
 // stdout, non-zero exit with one clear line on failure.
-import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadImportConfig } from '../lib/config.ts';
 import { AppError, describeError, hasLoggableStack, JobError } from '../lib/errors.ts';
-import { makeConfiguredImport } from '../lib/import/configured-import.ts';
-import { ImportCancelledError } from '../lib/import/import-job.ts';
-import type { ImportProgress } from '../lib/import/import-pipeline.ts';
-import { progressFigures, throttleProgress } from '../lib/import/import-progress.ts';
-import { resolveEncoding } from '../lib/import/source-encoding.ts';
+import { makeConfiguredImport } from '../lib/import/job/configured-import.ts';
+import { ImportCancelledError } from '../lib/import/job/import-job.ts';
+import type { ImportProgress } from '../lib/import/job/import-pipeline.ts';
+import { progressFigures, throttleProgress } from '../lib/import/job/import-progress.ts';
+import { resolveEncoding } from '../lib/import/read/source-encoding.ts';
 import { checkFileDestination } from '../lib/storage/file-storage.ts';
 import { parseLocation } from '../lib/storage/location.ts';
 import { exitWhenWritten, toleratePipeReadersLeaving } from './exit-when-written.ts';
@@ -153,7 +152,6 @@ const main = async (args: string[]): Promise<void> => {
   if (destination?.kind === 'file' && !dryRun) await checkFileDestination(destination.path);
   if (rejects?.kind === 'file') await checkFileDestination(rejects.path);
   const configured = makeConfiguredImport(loadImportConfig(), {
-    tmpDir: tmpdir(),
     // The listing is read before any progress line is drawn.
     notify: (message) => process.stderr.write(`${message}\n`),
   });

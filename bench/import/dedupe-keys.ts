@@ -1,6 +1,6 @@
-import { AssetDeduper } from '../../lib/import/asset-rules.ts';
-import { int64Halves } from '../../lib/import/int64-set.ts';
-import { UserResolver } from '../../lib/import/resolve-users.ts';
+import { int64Halves } from '../../lib/import/read/row-keys.ts';
+import { AssetDeduper } from '../../lib/import/take/asset-deduper.ts';
+import { UserResolver } from '../../lib/import/take/resolve-users.ts';
 
 export interface KeyCounts {
   tickets: number;

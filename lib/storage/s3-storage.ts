@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { BufferPool } from '../bytes/buffer-pool.ts';
 import { formatLocation, LocationError } from './location.ts';
 import { asError, describeError } from '../errors.ts';
 import { StorageError, type Sink, type Source } from './storage.ts';
@@ -135,9 +136,9 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   const uploaded: CompletedPart[] = [];
   const uploading = new Set<Promise<void>>();
   // Part buffers whose upload finished, filled again rather than allocated anew.
-  const spare: Buffer[] = [];
+  const pool = new BufferPool(partBytes);
   let nextPart = 1;
-  let part: Buffer = Buffer.allocUnsafe(partBytes);
+  let part: Buffer = pool.take();
   let filled = 0;
   let failure: Error | undefined;
 
@@ -160,7 +161,7 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
       )
       .then(({ ETag, ChecksumCRC32 }) => {
         uploaded.push({ PartNumber: partNumber, ETag, ChecksumCRC32 });
-        spare.push(bytes);
+        pool.give(bytes);
       })
       .catch((error: unknown) => {
         failure ??= uploadFailed(error);
@@ -186,7 +187,7 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
           if (filled < partBytes) continue;
           await inFlightBelow(queueSize);
           send(part, filled);
-          part = spare.pop() ?? Buffer.allocUnsafe(partBytes);
+          part = pool.take();
           filled = 0;
         }
       })().then(() => callback(), callback);

@@ -2,8 +2,8 @@ import Papa from 'papaparse';
 import { PassThrough, Readable, type Writable } from 'node:stream';
 import { extract } from 'tar-stream';
 import { expect } from 'vitest';
-import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from '../../lib/import/import-pipeline.ts';
-import { REQUIRED_COLUMNS, type RequiredColumn } from '../../lib/import/chat-columns.ts';
+import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from '../../lib/import/job/import-pipeline.ts';
+import { REQUIRED_COLUMNS, type RequiredColumn } from '../../lib/import/read/chat-columns.ts';
 
 /**
  * The import tests' one harness: chat-export CSVs built from rows, the archive read back, and the

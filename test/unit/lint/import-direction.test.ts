@@ -34,6 +34,18 @@ describe('the import-direction rule', () => {
     ]);
   });
 
+  it('keeps the stages of lib/import in their order: job, take, read, write', () => {
+    expect(
+      problems(
+        'lib/import/take/a.ts',
+        "import { r } from '../read/read-side.ts';\nimport { w } from '../write/tar-writer.ts';\nexport { r, w };",
+      ),
+    ).toEqual([]);
+    expect(problems('lib/import/write/a.ts', "import { r } from '../read/read-side.ts';\nexport { r };")).toEqual([
+      expect.stringContaining('import/write must not import import/read'),
+    ]);
+  });
+
   it('refuses production code reaching into test/, and a folder the layers do not place', () => {
     expect(problems('scripts/start.ts', "import { f } from '../test/support/free-port.ts';\nexport { f };")).toEqual([
       expect.stringContaining('nothing on the production side imports test/'),
