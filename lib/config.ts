@@ -15,7 +15,7 @@ export type InventoryAuthConfig =
 /** Whether the cluster tier speaks to a Redis Cluster: asked of the server (`auto`), or forced. */
 export type RedisClusterMode = 'auto' | 'on' | 'off';
 
-/** The shared cluster tier (docs/configuration.md#the-cluster-tier). */
+/** The shared cluster tier (docs/architecture.md#the-cluster-tiers-connection). */
 export interface RedisConfig {
   /** `redis://` or `rediss://` (TLS), with an optional ACL user and password. */
   url: string;

@@ -52,20 +52,10 @@ export interface CacheResult<Value> {
 const RECHECK_MS = 1_000;
 
 /**
- * Read-through cache of one value: the container's memory, then the cluster, then `load`.
- *
- * A value is fresh for `ttlMs` after its data was read and servable for `staleMs` more (stale while
- * revalidate: the schedule writes a new one to the cluster). A fresh value in memory answers at
- * once. A stale one is served from memory unless the cluster holds newer data, which the container
- * learns from the value's stamp alone (a few hundred bytes) at most once per `recheckMs`; where the
- * newer entry holds the same data (its stamp's `id`), as when a refresh found nothing changed, the
- * held value is kept and counted fresh from the newer read time, with no download. Without a
- * servable value anywhere, the request loads upstream itself and fills both tiers; the cluster
- * keeps the value for the rest of its servable life, so no tier extends another's.
- *
- * Concurrent lookups that cannot answer from fresh memory share one flight, unless a stale value
- * can answer them meanwhile; a failed load is not kept and every waiter gets its error. The cluster
- * never fails a lookup: it degrades to a miss.
+ * Read-through cache of one value: the container's memory, then the cluster, then `load`; fresh for
+ * `ttlMs` after its data was read, servable `staleMs` more while a scheduled refresh brings a newer
+ * one, which a stale container learns of from its stamp alone. One flight per container; the cluster
+ * never fails a lookup, it degrades to a miss. The rules: docs/architecture.md#the-read-through-cache.
  */
 export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCacheOptions<Value, Request>) => {
   const { cluster, ttlMs, staleMs, load } = options;

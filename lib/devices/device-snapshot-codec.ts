@@ -3,23 +3,10 @@ import type { ClusterCodec } from '../cache/tiered-cache.ts';
 import { deviceText, type DeviceSnapshot, type SnapshotText } from './device-snapshot.ts';
 
 /**
- * How a device snapshot travels through the cluster tier: a JSON header line
- * `{"v":5,"n":<devices>,"readAt":<ms>,"fullReadAt":<ms>,"id":"<hash>","index":<bytes>,"indexRaw":<bytes>,"crc32":<of the raw index>}`,
- * the index zstd-compressed, then the devices' rendered JSON (ASCII) in chunks of `CHUNK_DEVICES`
- * devices, each zstd-compressed on its own. The index holds the chunk table and the columns as their
- * bytes in memory (little-endian, as on every Lambda architecture), then a JSON dictionary of ids and
- * values:
- *
- *   u32 chunkDevices · u32 chunks · (u32 bytes · u32 rawBytes · u32 crc32 of the bytes)[chunks] ·
- *   u32 starts[n+1] · u32 flagAt[n] · u32 osVersionKey[n] · u32 responseKey[n] · u32 osNameKey[n] ·
- *   u32 modelKey[n] · u32 boardKey[n] · i8 managed[n] · i8 supervised[n] · pad · f64 lastContact[n] ·
- *   u32 dictionary bytes · {"ids":[…],"osVersions":[…],"responses":[…],"osNames":[…],"models":[…],"boards":[…]}
- *
- * A container decodes the index (off the main thread) and checks every chunk's bytes, but
- * decompresses a chunk only when a page first needs it: a fresh container's first page of 100,000
- * devices costs the index and one chunk, not 40 MB of JSON (docs/architecture.md#values-in-parts).
- * Another format version reads as a miss; lengths and checksums reject a truncated or corrupted
- * value before anything is built, and the structure is checked as it is read.
+ * How a device snapshot travels through the cluster tier: a JSON header line, the zstd-compressed
+ * index (chunk table, columns, dictionaries), then the rendered devices in zstd chunks of
+ * `CHUNK_DEVICES`, each decompressed only when a page first needs it. The byte layout, and why:
+ * docs/architecture.md#the-snapshots-cluster-format.
  */
 /** Changed together with the version in the cluster key (cluster-key.ts). */
 const FORMAT_VERSION = 5;

@@ -82,16 +82,10 @@ const claimFailure = (error: unknown): AppError => {
 };
 
 /**
- * The lifecycle of a request with an `Idempotency-Key` (docs/api.md#safe-retries), around the part of
- * the request that decides its outcome: the body's rules and the operation. Powertools'
- * `makeIdempotent` runs it: it claims the key with a conditional write (refused while another
- * request holds it, or when the body differs from the first one's), runs the request, and keeps the
- * outcome or frees the key. Its Middy middleware does not fit this chain: it keeps only what the
- * handler returns (a 409 or 422 thrown by the rules would free the key), and answers a replay by
- * returning early from `before`, which skips every `after` (the access line, response encoding).
- * Here a replayed response returns as this handler's own result and a replayed error goes to the
- * envelope, so both pass through the whole chain. Loaded with the first request that has a key
- * (idempotent-requests.ts).
+ * The lifecycle of a request with an `Idempotency-Key` (docs/api.md#safe-retries) around the body's
+ * rules and the operation, run by Powertools' `makeIdempotent` rather than its Middy middleware, so a
+ * replay passes through the whole chain (docs/architecture.md#why-it-is-built-this-way). Loaded with
+ * the first request that has a key (idempotent-requests.ts).
  */
 export const makeIdempotencyLifecycle = ({
   persistenceStore,

@@ -139,16 +139,10 @@ const withRequestRules = (body: BodySpec | undefined, answersJsonOnly: boolean, 
 };
 
 /**
- * The one Middy chain of every HTTP Lambda, composed here and only here. Each middleware has one
- * concern: the access line (registered first, so it writes last and sees the final response), the
- * error envelope (the one place an error becomes a response), response encoding, the route guard
- * (404/405), the query (422), and for a body the JSON limits (413/400), the Content-Type's name,
- * the parser and the translation of its errors (415 for JSON of another content type, 400 for a
- * body that is not JSON). Then the operation runs, behind the request's rules (withRequestRules:
- * the body's, then the `Accept` check of a route that answers JSON only) and the spec's wrapper,
- * e.g. safe retries that answer a repeated Idempotency-Key from its kept outcome. Every answer,
- * replays included, leaves through the same middlewares: one access line each. A request still
- * running TIMEOUT_MARGIN_MS before the Lambda deadline is answered 504.
+ * The one Middy chain of every HTTP Lambda, composed here and only here, one concern a middleware;
+ * their order, and why every answer (replays included) leaves through all of them with one access
+ * line: docs/architecture.md#a-request. A request still running TIMEOUT_MARGIN_MS before the Lambda
+ * deadline is answered 504.
  */
 export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never>>(spec: HttpHandlerSpec<TBody, TQuery>) => {
   const chain = middy<HttpEvent, HttpResult, Error, Context>({

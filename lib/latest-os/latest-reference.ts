@@ -71,14 +71,9 @@ export type FeedMatch = 'board' | 'product-type';
 
 /**
  * The SOFA feed's releases: a device is compared with the highest release of its own major that
- * applies to it (every device's, or its own), so a fully patched device on an older major is
- * latest and a build for one model never demotes another. With `board` matching a Mac is matched by
- * its board id, or without one by every board id the feed's `Devices` table gives its model
- * identifier; with `product-type` matching a device by its model identifier (any case); matched by
- * neither, it gets the releases for every device. A device whose major the feed does not list (or
- * for which no release applies) is compared with `fallback` (LATEST_OS_VERSION, LATEST_IOS_VERSION)
- * when there is one, else it is not latest. A v1 feed, whose releases all apply to every device, is
- * the per-major rule.
+ * applies to it, matched by board id (`board`) or model identifier (`product-type`); a major the feed
+ * does not list falls back to `fallback`, else the device is not latest. The rules, by example:
+ * docs/api.md#os_is_latest.
  */
 export const feedReference = (releases: SofaReleases, fallback: string | undefined, match: FeedMatch = 'board'): LatestReference => {
   const fallbackVersion = fallbackOf(fallback);

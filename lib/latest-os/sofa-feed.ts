@@ -3,16 +3,9 @@ import { isPlainObject } from '../values/plain-object.ts';
 import { compareVersions, formatVersion, majorOf, parseVersion, responseLevel, type Version } from './os-version.ts';
 
 /**
- * The macOS and iOS feeds of SOFA (macadmins' "Simple Organized Feed for Apple Software Updates",
- * `macos_data_feed.json` and `ios_data_feed.json`, v1 or v2), one shape: `OSVersions[]`, one entry per major release, each with its
- * `Latest` and its `SecurityReleases[]`, and in v2 the `BackgroundSecurityImprovements` of each major
- * and a `Devices` table of board ids. Each release is kept with the devices it applies to
- * (docs/api.md#os_is_latest). The feed writes a response level in one of several places, all read
- * here:
- * - in the version text (`26.3.1 (a)`);
- * - v1: a release's `ReleaseType` (`RSR_c`), its `UpdateName` ending in `(c)`;
- * - v2: `BackgroundSecurityImprovements[<major>][]`, `Version` and `VersionExtra` (`(a)`), counted
- *   for the majors `OSVersions` lists.
+ * The macOS and iOS feeds of SOFA (v1 or v2), one shape: per major release its latest and security
+ * releases, each kept with the devices it applies to, and the response level wherever the feed
+ * writes it (the places: docs/api.md#os_is_latest).
  */
 export interface FeedRelease {
   readonly version: Version;
