@@ -11,6 +11,7 @@ import {
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { BufferPool } from '../bytes/buffer-pool.ts';
+import { BlockFiller } from '../bytes/block-filler.ts';
 import { formatLocation, LocationError } from './location.ts';
 import { asError, describeError } from '../errors.ts';
 import { StorageError, type Sink, type Source } from './storage.ts';
@@ -138,8 +139,7 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   // Part buffers whose upload finished, filled again rather than allocated anew.
   const pool = new BufferPool(partBytes);
   let nextPart = 1;
-  let part: Buffer = pool.take();
-  let filled = 0;
+  const parts = new BlockFiller(pool, partBytes);
   let failure: Error | undefined;
 
   const send = (bytes: Buffer, length: number): void => {
@@ -179,26 +179,20 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   const stream = new Writable({
     highWaterMark: 1024 * 1024,
     write(chunk: Buffer, _encoding, callback) {
-      (async () => {
-        for (let at = 0; at < chunk.length;) {
-          const copied = chunk.copy(part, filled, at);
-          filled += copied;
-          at += copied;
-          if (filled < partBytes) continue;
+      parts
+        .add(chunk, async (part, filled) => {
           await inFlightBelow(queueSize);
           send(part, filled);
-          part = pool.take();
-          filled = 0;
-        }
-      })().then(() => callback(), callback);
+        })
+        .then(() => callback(), callback);
     },
     final(callback) {
       (async () => {
         // The last part may be short; an empty object is one empty part.
-        if (filled > 0 || nextPart === 1) {
+        if (parts.length > 0 || nextPart === 1) {
           await inFlightBelow(queueSize);
-          send(part, filled);
-          filled = 0;
+          const last = parts.rest();
+          send(last.block, last.length);
         }
         await inFlightBelow(1);
       })().then(() => callback(), callback);

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Writable } from 'node:stream';
 import { constants, crc32, deflateRaw } from 'node:zlib';
+import { BlockFiller } from '../../bytes/block-filler.ts';
 import { BufferPool } from '../../bytes/buffer-pool.ts';
 import type { Location } from '../../storage/location.ts';
 
@@ -48,8 +49,7 @@ export const gzipInto = (output: Writable, level: number = GZIP_LEVEL): Writable
   // Blocks whose compression finished, filled again rather than allocated anew (a new 1 MiB a block
   // left some 30 MB more waiting for the garbage collector at the peak of a 1,000,000-row run).
   const pool = new BufferPool(BLOCK_BYTES);
-  let block: Buffer = pool.take();
-  let filled = 0;
+  const blocks = new BlockFiller(pool, BLOCK_BYTES);
   let crc = 0;
   let length = 0;
   let started = false;
@@ -75,19 +75,16 @@ export const gzipInto = (output: Writable, level: number = GZIP_LEVEL): Writable
       stopped.signal.addEventListener('abort', onAbort, { once: true });
     });
   };
-  const dispatch = (last: boolean): void => {
+  const dispatch = (block: Buffer, filled: number, last: boolean): void => {
     const full = block.subarray(0, filled);
     crc = crc32(full, crc);
     length += filled;
     const compressing = compressBlock(full, level, last);
-    const used = block;
     compressing.then(
-      () => pool.give(used),
+      () => pool.give(block),
       () => undefined,
     );
     queue.push(compressing);
-    block = pool.take();
-    filled = 0;
   };
   const putOldest = async (): Promise<void> => put(await queue.shift()!);
 
@@ -110,20 +107,17 @@ export const gzipInto = (output: Writable, level: number = GZIP_LEVEL): Writable
         callback(output.errored);
         return;
       }
-      (async () => {
-        for (let at = 0; at < chunk.length;) {
-          const copied = chunk.copy(block, filled, at);
-          filled += copied;
-          at += copied;
-          if (filled < BLOCK_BYTES) continue;
-          dispatch(false);
+      blocks
+        .add(chunk, async (block, filled) => {
+          dispatch(block, filled, false);
           if (queue.length >= BLOCKS_IN_FLIGHT) await putOldest();
-        }
-      })().then(() => callback(), callback);
+        })
+        .then(() => callback(), callback);
     },
     final(callback) {
       (async () => {
-        dispatch(true);
+        const last = blocks.rest();
+        dispatch(last.block, last.length, true);
         while (queue.length > 0) await putOldest();
         const trailer = Buffer.alloc(8);
         trailer.writeUInt32LE(crc >>> 0, 0);
