@@ -1,3 +1,4 @@
+import { once } from '../runtime/once.ts';
 import type { ClusterTier, RedisClusterTierOptions } from './cluster-tier.ts';
 
 /**
@@ -6,8 +7,11 @@ import type { ClusterTier, RedisClusterTierOptions } from './cluster-tier.ts';
  * it while its first lookup waits for the connection anyway (docs/architecture.md#cold-start).
  */
 export const makeDeferredClusterTier = (options: RedisClusterTierOptions): ClusterTier => {
-  let loading: Promise<ClusterTier> | undefined;
-  const tier = (): Promise<ClusterTier> => (loading ??= import('./cluster-tier.ts').then((module) => module.makeRedisClusterTier(options)));
+  let loaded = false;
+  const tier = once((): Promise<ClusterTier> => {
+    loaded = true;
+    return import('./cluster-tier.ts').then((module) => module.makeRedisClusterTier(options));
+  });
   return {
     read: async <T>(key: string, decode: (bytes: Buffer) => T | undefined | Promise<T | undefined>) => (await tier()).read(key, decode),
     peek: async <T>(key: string, length: number, describe: (prefix: Buffer) => T | undefined) => (await tier()).peek(key, length, describe),
@@ -15,7 +19,7 @@ export const makeDeferredClusterTier = (options: RedisClusterTierOptions): Clust
     acquireLock: async (key, token, ttlMs) => (await tier()).acquireLock(key, token, ttlMs),
     releaseLock: async (key, token) => (await tier()).releaseLock(key, token),
     close: async () => {
-      if (loading !== undefined) await (await loading).close();
+      if (loaded) await (await tier()).close();
     },
   };
 };

@@ -2,6 +2,7 @@ import { addAccessLogFields } from './access-log.ts';
 import type { HttpOperation } from './http-types.ts';
 import { callerOf, idempotencyKeyDigest, readIdempotencyKey, requestOrigin } from './idempotency-key.ts';
 import type { IdempotencyLifecycle, IdempotentRequestsOptions } from './idempotency-lifecycle.ts';
+import { once } from '../runtime/once.ts';
 import { setRequestOrigin } from './request-origin.ts';
 
 /**
@@ -13,13 +14,14 @@ import { setRequestOrigin } from './request-origin.ts';
 export const idempotentRequests =
   (options: IdempotentRequestsOptions) =>
   (operation: HttpOperation): HttpOperation => {
-    let lifecycle: Promise<IdempotencyLifecycle> | undefined;
+    const lifecycle = once((): Promise<IdempotencyLifecycle> =>
+      import('./idempotency-lifecycle.ts').then(({ makeIdempotencyLifecycle }) => makeIdempotencyLifecycle(options)),
+    );
     return async (event, context) => {
       const key = readIdempotencyKey(event.headers ?? {});
       if (key === undefined) return operation(event, context);
       addAccessLogFields(context, { idempotency_key_hash: idempotencyKeyDigest(key) });
       setRequestOrigin(context, requestOrigin(callerOf(event), key));
-      lifecycle ??= import('./idempotency-lifecycle.ts').then(({ makeIdempotencyLifecycle }) => makeIdempotencyLifecycle(options));
-      return (await lifecycle)(event, context, operation, key);
+      return (await lifecycle())(event, context, operation, key);
     };
   };

@@ -40,7 +40,7 @@ export interface HttpRequest<TBody, TQuery> {
 }
 
 export interface HttpResponse {
-  /** 304 is sent without a body. */
+  /** A `conditional` route's 304 is the response encoding's (response-encoding.ts), never the handler's. */
   status: number;
   /** Serialized with JSON.stringify unless `json` is given. */
   body?: unknown;
@@ -168,7 +168,6 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
       annotate: (fields) => addAccessLogFields(context, fields),
       origin: requestOriginOf(context),
     });
-    if (response.status === 304) return { statusCode: 304, headers: { ...response.headers } };
     if (response.json === undefined) return jsonResponse(response.status, response.body, response.headers);
     const result = { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers } };
     return typeof response.json === 'string' ? { ...result, body: response.json } : { ...result, renderBody: response.json };

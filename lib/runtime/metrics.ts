@@ -1,4 +1,5 @@
 import type { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { once } from './once.ts';
 
 /**
  * CloudWatch metrics in the log (Powertools Metrics, embedded metric format), with Powertools loaded
@@ -19,19 +20,20 @@ const NAMESPACE = 'device-users-import';
 
 export const makeLazyMetrics = (serviceName: string): LazyMetrics => {
   const pending: { name: string; unit: MetricUnitName; value: number }[] = [];
-  let loaded: Promise<{ metrics: Metrics; units: typeof MetricUnit }> | undefined;
+  const loaded = once((): Promise<{ metrics: Metrics; units: typeof MetricUnit }> =>
+    import('@aws-lambda-powertools/metrics').then((powertools) => ({
+      // Explicit so an unset POWERTOOLS_METRICS_NAMESPACE (tests, npm start) writes no warning line.
+      metrics: new powertools.Metrics({ namespace: NAMESPACE, serviceName }),
+      units: powertools.MetricUnit,
+    })),
+  );
   return {
     add: (name, unit, value) => {
       pending.push({ name, unit, value });
     },
     publish: async () => {
       if (pending.length === 0) return;
-      loaded ??= import('@aws-lambda-powertools/metrics').then((powertools) => ({
-        // Explicit so an unset POWERTOOLS_METRICS_NAMESPACE (tests, npm start) writes no warning line.
-        metrics: new powertools.Metrics({ namespace: NAMESPACE, serviceName }),
-        units: powertools.MetricUnit,
-      }));
-      const { metrics, units } = await loaded;
+      const { metrics, units } = await loaded();
       for (const { name, unit, value } of pending.splice(0)) metrics.addMetric(name, units[unit], value);
       metrics.publishStoredMetrics();
     },

@@ -131,8 +131,8 @@ const notePause = (headers: Headers, settings: Settings): void => {
   const remaining = [headers.get('x-rate-limit-remaining'), headers.get('ratelimit-remaining')];
   if (!remaining.some((value) => value?.trim() === '0')) return;
   const at = settings.now();
-  const seconds = headers.get('ratelimit-reset')?.trim();
-  const reset = seconds !== undefined && /^\d+$/.test(seconds) ? Number(seconds) * 1000 : retryAfterMs(headers.get('retry-after'), at);
+  // `ratelimit-reset` is delta-seconds, one of Retry-After's two forms: one parser reads both.
+  const reset = retryAfterMs(headers.get('ratelimit-reset'), at) ?? retryAfterMs(headers.get('retry-after'), at);
   if (reset !== undefined) settings.pause.until = Math.max(settings.pause.until, at + reset);
 };
 
