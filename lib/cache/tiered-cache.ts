@@ -33,8 +33,8 @@ export interface TieredCacheOptions<Value extends Stamp, Request> {
   cluster?: { tier: ClusterTier; codec: ClusterCodec<Value>; key: string } | undefined;
   /** A value is fresh this long after its `readAt`. */
   ttlMs: number;
-  /** ...and still served, while a scheduled refresh brings a new one, this much longer. */
-  staleMs: number;
+  /** ...and still served, while a scheduled refresh brings a new one, until this long after it (at least `ttlMs`). */
+  servableMs: number;
   /** The upstream read; the request of the caller that started it (the others join it). */
   load: (request: Request) => Promise<Value>;
   /** Milliseconds clock; injectable so tests control time. */
@@ -53,19 +53,19 @@ const RECHECK_MS = 1_000;
 
 /**
  * Read-through cache of one value: the container's memory, then the cluster, then `load`; fresh for
- * `ttlMs` after its data was read, servable `staleMs` more while a scheduled refresh brings a newer
+ * `ttlMs` after its data was read, servable until `servableMs` while a scheduled refresh brings a newer
  * one, which a stale container learns of from its stamp alone. One flight per container; the cluster
  * never fails a lookup, it degrades to a miss. The rules: docs/architecture.md#the-read-through-cache.
  */
 export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCacheOptions<Value, Request>) => {
-  const { cluster, ttlMs, staleMs, load } = options;
+  const { cluster, ttlMs, servableMs, load } = options;
   const now = options.now ?? Date.now;
   const recheckMs = options.recheckMs ?? RECHECK_MS;
   // `readAt` is the value's own, or that of a newer cluster entry found to hold the same data.
   let held: { value: Value; readAt: number; checkedAt: number } | undefined;
 
   const fresh = (readAt: number, at: number): boolean => at < readAt + ttlMs;
-  const servable = (readAt: number, at: number): boolean => at < readAt + ttlMs + staleMs;
+  const servable = (readAt: number, at: number): boolean => at < readAt + servableMs;
 
   const fromCluster = async (target: NonNullable<typeof cluster>, newerThan: number | undefined): Promise<Value | undefined> => {
     const found = await target.tier.read(target.key, target.codec.decode);
@@ -83,7 +83,7 @@ export const makeTieredCache = <Value extends Stamp, Request>(options: TieredCac
     } catch {
       return; // the request already has its value; only the shared copy is lost
     }
-    await target.tier.write(target.key, bytes, value.readAt + ttlMs + staleMs - now()).catch(() => undefined);
+    await target.tier.write(target.key, bytes, value.readAt + servableMs - now()).catch(() => undefined);
   };
 
   const keep = (value: Value): Value => {

@@ -53,19 +53,16 @@ export const makeDeviceInventory = (config: InventoryConfig, deps: DeviceInvento
     codec: deviceSnapshotCodec,
   };
   const ttlMs = config.cacheTtlSeconds * 1000;
-  const staleMs = config.cacheStaleSeconds * 1000;
   return {
     kind,
     entry,
+    /** How long a snapshot is fresh after its read. */
     ttlMs,
-    staleMs,
-    /** How long a snapshot may be served after its read: the cluster keeps an entry this long. */
-    servableMs: ttlMs + staleMs,
+    /** How long it may be served after its read (past its TTL while a refresh brings a newer one): the cluster keeps an entry this long. */
+    servableMs: ttlMs + config.cacheStaleSeconds * 1000,
     /** The request-time read: the whole inventory within the invocation's time. */
     readSnapshot: makeSnapshotReader({ inventory: jamf, kind }),
     /** The refresh's read: the changes since the previous snapshot, or the whole inventory. */
     refreshReader: (fullReadEveryMs: number) => makeRefreshReader({ inventory: jamf, kind, fullReadEveryMs }),
   };
 };
-
-export type DeviceInventory = ReturnType<typeof makeDeviceInventory>;

@@ -22,7 +22,7 @@ const makeConfiguredDeviceList = (config: DevicesConfig, deps: Omit<DeviceInvent
   const snapshots = makeTieredCache({
     cluster: inventory.entry,
     ttlMs: inventory.ttlMs,
-    staleMs: inventory.staleMs,
+    servableMs: inventory.servableMs,
     load: (request: SnapshotRequest) => inventory.readSnapshot(request.remainingTimeMs),
   });
   const reference = makeLatestOsSource({

@@ -62,9 +62,6 @@ export const typeQueryOf =
       }),
     );
 
-/** GET /devices' query typed for its schema. */
-export const typeDeviceQuery = typeQueryOf(COMPUTER_QUERY);
-
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /**

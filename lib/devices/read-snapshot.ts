@@ -14,7 +14,7 @@ const DEADLINE_MARGIN_MS = 1000;
  * How far before the previous read began an incremental one asks for changes: Jamf's clock and
  * ours may differ, and a record dated just before that read may have been stored after it.
  */
-export const CHANGED_SINCE_MARGIN_MS = 60_000;
+const CHANGED_SINCE_MARGIN_MS = 60_000;
 
 /** The upstream read's deadline: the invocation's remaining time, less the margin for answering. */
 const deadlineOf = (remainingTimeMs: () => number): AbortSignal => {

@@ -4,7 +4,6 @@ import type { RefreshConfig } from '../config.ts';
 import { describeError } from '../errors.ts';
 import type { HealthLogger } from '../runtime/health-logger.ts';
 import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from './inventory-kind.ts';
-import { deviceListClusterKey } from './cluster-key.ts';
 import { makeDeviceInventory, type DeviceInventoryDeps } from './device-inventory.ts';
 import type { FullReadReason } from './read-snapshot.ts';
 import { makeDevicesRefresh, type RefreshOutcome } from './refresh-devices.ts';
@@ -113,26 +112,28 @@ export const makeConfiguredRefreshes = (
   config: RefreshConfig,
   deps: Omit<DeviceInventoryDeps, 'cluster'> & Pick<InventoriesRefreshDeps, 'logger' | 'onRefreshed'>,
 ) => {
+  // One connection for every inventory of a run, its commands allowed the refresh's longer timeout.
   const cluster = makeRedisClusterTier({ redis: config.redis, logger: deps.logger, commandTimeoutMs: REFRESH_COMMAND_TIMEOUT_MS });
-  const refreshes = new Map(
-    REFRESHED_KINDS.map((kind) => {
-      const inventory = makeDeviceInventory(config, { ...deps, cluster }, kind);
-      const entry = inventory.entry!;
-      const refresh = makeDevicesRefresh({
-        readSnapshot: inventory.refreshReader(config.fullRefreshSeconds * 1000),
-        cluster,
-        codec: entry.codec,
-        key: entry.key,
-        servableMs: inventory.servableMs,
-        lockMs: REFRESH_LOCK_MS,
-      });
-      return [kind.name, refresh] as const;
-    }),
-  );
+  const entries = REFRESHED_KINDS.map((kind) => {
+    const inventory = makeDeviceInventory(config, { ...deps, cluster }, kind);
+    const entry = inventory.entry!;
+    const refresh = makeDevicesRefresh({
+      readSnapshot: inventory.refreshReader(config.fullRefreshSeconds * 1000),
+      cluster,
+      codec: entry.codec,
+      key: entry.key,
+      servableMs: inventory.servableMs,
+      lockMs: REFRESH_LOCK_MS,
+    });
+    return { kind, key: entry.key, refresh };
+  });
+  const refreshes = new Map(entries.map(({ kind, refresh }) => [kind.name, refresh]));
+  // Beside the computers' list, in its hash slot.
+  const runLockKey = `${entries.find(({ kind }) => kind === COMPUTERS)!.key}:refresh-run`;
   return makeInventoriesRefresh({
     refreshOf: (kind) => refreshes.get(kind.name)!,
     logger: deps.logger,
     onRefreshed: deps.onRefreshed,
-    runLock: { cluster, key: `${deviceListClusterKey(config, COMPUTERS.keyPrefix)}:refresh-run`, ms: REFRESH_LOCK_MS },
+    runLock: { cluster, key: runLockKey, ms: REFRESH_LOCK_MS },
   });
 };

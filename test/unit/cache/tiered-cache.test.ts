@@ -117,7 +117,7 @@ const setup = (options: { staleMs?: number; withCluster?: boolean; load?: (at: n
   const cache = makeTieredCache<Listing, { caller: string }>({
     cluster: options.withCluster === false ? undefined : { tier: cluster.tier, codec, key: KEY },
     ttlMs: TTL,
-    staleMs: options.staleMs ?? STALE,
+    servableMs: TTL + (options.staleMs ?? STALE),
     now: time.now,
     load: async () => {
       loads += 1;

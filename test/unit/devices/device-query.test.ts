@@ -2,12 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validate } from '../../../lib/devices/device-query.generated.ts';
 import {
+  COMPUTER_QUERY,
   deviceListEtag,
   filterMatches,
   isInstant,
   nextPageLink,
   selectPage,
-  typeDeviceQuery,
+  typeQueryOf,
   type DeviceQuery,
 } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
@@ -16,6 +17,9 @@ import { toErrorDetails } from '../../../lib/http/error-details.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 import { mapComputer } from '../../support/inventory-records.ts';
+
+/** GET /devices' query typed for its schema, as its route types it. */
+const typeDeviceQuery = typeQueryOf(COMPUTER_QUERY);
 
 const devices = generateJamfComputers(400, 31).map((record) => mapComputer(record)!);
 const snapshot = buildSnapshot(devices, 0);
