@@ -175,6 +175,7 @@ export const run = async (): Promise<void> => {
         bundle: bundle.name,
         'KiB at init': Number((bundle.bytes / 1024).toFixed(1)),
         'KiB on demand': Number((bundle.chunkBytes / 1024).toFixed(1)),
+        'lib modules (at init)': bundle.projectModules.all === 0 ? '' : `${bundle.projectModules.all} (${bundle.projectModules.atInit})`,
         'load ms (process)': Number(wall.toFixed(1)),
         'x hello-world': Number((wall / helloWall).toFixed(2)),
         'x SDK floor': againstSdk === undefined ? '' : Number(againstSdk.toFixed(2)),

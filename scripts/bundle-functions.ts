@@ -13,6 +13,8 @@ export interface BundleReport {
   /** The chunks loaded only when the code needs them (the SSM client, ioredis, the SDK's credential providers). */
   chunkBytes: number;
   mapBytes: number;
+  /** The project's own modules (lib/, functions/) the bundle can load, and those it loads at init. */
+  projectModules: { all: number; atInit: number };
   /** Bytes loaded at init per npm package (or `(project)`), largest first. */
   contributors: Array<{ source: string; bytes: number }>;
   /** What the bundle and its chunks load from outside themselves at run time (only Node built-ins when nothing is external). */
@@ -23,6 +25,12 @@ const packageOf = (input: string): string => {
   const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
   return match?.[1] ?? '(project)';
 };
+
+/** How many of the project's own modules (lib/, functions/) `outputs` hold. */
+const projectModulesIn = (metafile: Metafile, outputs: readonly string[]): number =>
+  new Set(
+    outputs.flatMap((output) => Object.keys(metafile.outputs[output]?.inputs ?? {}).filter((input) => /^(lib|functions)\//.test(input))),
+  ).size;
 
 const contributorsOf = (metafile: Metafile, outputs: readonly string[]): BundleReport['contributors'] => {
   const totals = new Map<string, number>();
@@ -85,6 +93,7 @@ export const bundleEntry = async (
     bytes: sizeOf([...atInit]),
     chunkBytes: sizeOf(code.filter((path) => !atInit.has(path))),
     mapBytes,
+    projectModules: { all: projectModulesIn(result.metafile, outputs), atInit: projectModulesIn(result.metafile, [...atInit]) },
     contributors: contributorsOf(result.metafile, [...atInit]),
     externalImports: [...new Set(imports.filter((item) => item.external).map((item) => item.path))].sort(),
   };

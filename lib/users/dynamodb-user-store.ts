@@ -61,14 +61,9 @@ const asksForSameUser = (earlier: User, user: User): boolean =>
   earlier.email === user.email && earlier.firstName === user.firstName && earlier.lastName === user.lastName;
 
 /**
- * Email uniqueness is decided by DynamoDB, never by a read: the lock is written first with
- * `attribute_not_exists`, then the user. Local DynamoDB emulators lack TransactWriteItems, so a failed
- * second write is compensated instead: the user item is deleted (its write may have landed unseen),
- * then the lock. If the clean-up fails the lock stays, so a failure can reserve an email but never
- * leave two users with one; a lock without its user is freed at once by a retry of the same origin,
- * and by any create of that email once it is older than STALE_LOCK_MS. Both writes also accept
- * finding their own earlier attempt, so an SDK retry of a write whose answer was lost is not mistaken
- * for a conflict.
+ * Email uniqueness decided by DynamoDB, never by a read: the lock is written first with
+ * `attribute_not_exists`, then the user, and a failed second write is compensated (user, then lock).
+ * Why not a transaction, and how a left lock is reclaimed: docs/architecture.md#why-it-is-built-this-way.
  */
 export const makeDynamoDbUserStore = ({ client, tableName, now = Date.now }: DynamoDbUserStoreOptions): UserStore => {
   const deleteLock = async (user: User): Promise<void> => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ResponseTooLargeError } from '../../../lib/errors.ts';
-import { gzipEtag, makeResponseEncoder } from '../../../lib/http/response-encoder.ts';
+import { gzipEtag, makeResponseEncoder, notModifiedEtag } from '../../../lib/http/response-encoder.ts';
 
 /** Lambda cannot return more than 6 MB (docs/api.md). */
 const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -116,5 +116,22 @@ describe('makeResponseEncoder', () => {
     expect((thrown as ResponseTooLargeError).status).toBe(500);
     expect((thrown as Error).message).toMatch(/even gzip-compressed/);
     expect((thrown as ResponseTooLargeError).publicMessage).toMatch(/page through it with the limit parameter/);
+  });
+});
+
+describe('notModifiedEtag', () => {
+  it.each([
+    ['"abc"', '"abc"'],
+    ['W/"abc"', '"abc"'],
+    ['"x", "abc"', '"abc"'],
+    ['*', '"abc"'],
+    ['"abc-gzip"', '"abc-gzip"'],
+    ['W/"abc-gzip", "y"', '"abc-gzip"'],
+  ])('answers If-None-Match %s with 304 under %s', (header, tag) => {
+    expect(notModifiedEtag(header, '"abc"')).toBe(tag);
+  });
+
+  it.each([undefined, '', '"abcd"', '"ab"', '"abc-br"', 'abc'])('answers If-None-Match %j with a 200', (header) => {
+    expect(notModifiedEtag(header, '"abc"')).toBeUndefined();
   });
 });
