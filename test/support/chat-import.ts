@@ -3,6 +3,7 @@ import { PassThrough, Readable, type Writable } from 'node:stream';
 import { extract } from 'tar-stream';
 import { expect } from 'vitest';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from '../../lib/import/job/import-pipeline.ts';
+import { planRun, type RunAsk } from '../../lib/import/job/run-plan.ts';
 import { REQUIRED_COLUMNS, type RequiredColumn } from '../../lib/import/read/chat-columns.ts';
 
 /**
@@ -164,17 +165,21 @@ export const collector = (): { stream: Writable; bytes: () => Buffer; ended: () 
   return { stream, bytes: () => Buffer.concat(parts), ended: () => ended };
 };
 
+/** The pipeline as a test runs it on its own: planned from `options`' asks, as the job plans a run (a dry run without output). */
+export const runPlannedPipeline = (options: ImportPipelineOptions & RunAsk): Promise<ImportSummary> =>
+  runImportPipeline(options, planRun(options, options.output === undefined));
+
 /** Runs the import pipeline over `csv` into memory (spilling to `tmpDir`) and reads the archive back. */
 export const importCsv = async (
   csv: string | Buffer | readonly (string | Buffer)[],
-  options: Omit<ImportPipelineOptions, 'input' | 'output' | 'rejects'> & { rejects?: boolean; dryRun?: boolean } = {},
+  options: Omit<ImportPipelineOptions, 'input' | 'output' | 'rejects'> & RunAsk & { rejects?: boolean; dryRun?: boolean } = {},
 ): Promise<PipelineResult> => {
   const { rejects: withRejects = false, dryRun = false, ...rest } = options;
   const output = collector();
   const rejects = collector();
   const chunks = Array.isArray(csv) ? csv : [csv];
   const input = Readable.from(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)));
-  const summary = await runImportPipeline({
+  const summary = await runPlannedPipeline({
     ...rest,
     input,
     output: dryRun ? undefined : output.stream,

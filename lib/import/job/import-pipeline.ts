@@ -13,7 +13,7 @@ import { gzipInto, type ArchiveCompression } from '../write/archive-compression.
 import { BATCH_SIZE, entryBytes, entryCount, entryName } from '../write/archive-entry.ts';
 import { SpillReader } from '../write/spill-reader.ts';
 import { makeTarWriter, type TarWriter } from '../write/tar-writer.ts';
-import { planRun, type RunAsk, type RunPlan } from './run-plan.ts';
+import type { RunPlan } from './run-plan.ts';
 import type { SpillWatch } from './spill-space.ts';
 
 export interface ImportProgress {
@@ -23,8 +23,8 @@ export interface ImportProgress {
   sourceBytes?: number | undefined;
 }
 
-/** What the pipeline reads and writes; called on its own (without a plan), also what the run asks (run-plan.ts). */
-export interface ImportPipelineOptions extends RunAsk {
+/** What the pipeline reads and writes; how it runs is the plan's (run-plan.ts). */
+export interface ImportPipelineOptions {
   input: Readable; // the CSV bytes (UTF-8 unless `encoding` says otherwise, BOM tolerated)
   /** The TAR goes here; the pipeline ends it on success. Absent: a dry run, no spill and no archive. */
   output?: Writable | undefined;
@@ -63,14 +63,11 @@ const PROGRESS_EVERY_ROWS = 10_000;
 
 /**
  * The import pipeline: CSV → TAR of JSON batches, in two passes so memory does not grow with the input
- * (docs/architecture.md, "The import"). `plan` is the job's; without one, the options' asks are planned here.
+ * (docs/architecture.md, "The import"), as the job's `plan` says.
  * On failure neither `output` nor `rejects` is ended and `input` is not destroyed (all belong to the
  * caller); temp files are always removed.
  */
-export const runImportPipeline = async (
-  options: ImportPipelineOptions,
-  plan: RunPlan = planRun(options, options.output === undefined),
-): Promise<ImportSummary> => {
+export const runImportPipeline = async (options: ImportPipelineOptions, plan: RunPlan): Promise<ImportSummary> => {
   const workDir = await mkdtemp(join(plan.tmpDir, 'ticket-import-'));
   const forget = removeAtExit(workDir);
   const output = plan.dryRun ? undefined : options.output;

@@ -5,10 +5,9 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobError } from '../../../../lib/errors.ts';
 import { ImportInputError } from '../../../../lib/import/read/import-input-error.ts';
-import { runImportPipeline } from '../../../../lib/import/job/import-pipeline.ts';
 import { makeSpillWatch } from '../../../../lib/import/job/spill-space.ts';
 import type { ImportProgress, ImportSummary } from '../../../../lib/import/job/import-pipeline.ts';
-import { chatCsv, fullRow, HEADER, importCsv, parseLossless, readArchive } from '../../../support/chat-import.ts';
+import { chatCsv, fullRow, HEADER, importCsv, parseLossless, readArchive, runPlannedPipeline } from '../../../support/chat-import.ts';
 
 const droppedTotal = (counts: Record<string, number>): number => Object.values(counts).reduce((sum, count) => sum + count, 0);
 
@@ -209,7 +208,7 @@ describe('runImportPipeline', () => {
     output.on('data', (chunk: Buffer) => {
       written += chunk.length;
     });
-    const run = runImportPipeline({ input: Readable.from([`${header.join(',')}\n1,2,3\n`]), output, tmpDir });
+    const run = runPlannedPipeline({ input: Readable.from([`${header.join(',')}\n1,2,3\n`]), output, tmpDir });
     await expect(run).rejects.toThrowError(new ImportInputError('CSV header is missing required column(s): COMMENT_PUBLIC, NAME'));
     expect(written).toBe(0);
     expect(output.writableEnded).toBe(false);
@@ -302,7 +301,7 @@ describe('runImportPipeline', () => {
         this.destroy(new Error('source broke'));
       },
     });
-    await expect(runImportPipeline({ input: failing, output: new PassThrough(), tmpDir })).rejects.toThrowError('source broke');
+    await expect(runPlannedPipeline({ input: failing, output: new PassThrough(), tmpDir })).rejects.toThrowError('source broke');
     expect(await readdir(tmpDir)).toEqual([]);
   });
 
@@ -317,7 +316,7 @@ describe('runImportPipeline', () => {
       },
     });
     output.on('error', () => {});
-    await expect(runImportPipeline({ input: Readable.from([chatCsv(rows)]), output, tmpDir })).rejects.toThrowError('disk full');
+    await expect(runPlannedPipeline({ input: Readable.from([chatCsv(rows)]), output, tmpDir })).rejects.toThrowError('disk full');
     expect(output.writableEnded).toBe(false);
     expect(await readdir(tmpDir)).toEqual([]);
   });
@@ -332,7 +331,7 @@ describe('runImportPipeline', () => {
       const output = new PassThrough();
       const progress: ImportProgress[] = [];
       const freeBytes = 600_000;
-      const error = await runImportPipeline({
+      const error = await runPlannedPipeline({
         input: Readable.from([csv]),
         output,
         tmpDir,
@@ -355,7 +354,7 @@ describe('runImportPipeline', () => {
 
   it('does not destroy the input it was given when it fails', async () => {
     const input = Readable.from([`${HEADER.slice(1).join(',')}\n`, 'more,data\n']);
-    await expect(runImportPipeline({ input, output: new PassThrough(), tmpDir })).rejects.toBeInstanceOf(ImportInputError);
+    await expect(runPlannedPipeline({ input, output: new PassThrough(), tmpDir })).rejects.toBeInstanceOf(ImportInputError);
     expect(input.destroyed).toBe(false);
     input.destroy();
   });
@@ -373,7 +372,7 @@ describe('runImportPipeline', () => {
         setImmediate(callback);
       },
     });
-    const summary = await runImportPipeline({ input: Readable.from([chatCsv(rows)]), output, tmpDir });
+    const summary = await runPlannedPipeline({ input: Readable.from([chatCsv(rows)]), output, tmpDir });
     expect(summary.batches).toBe(8);
     expect(output.writableFinished).toBe(true);
     const entries = await readArchive(Buffer.concat(received));

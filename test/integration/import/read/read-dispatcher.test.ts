@@ -5,8 +5,8 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chatCsvChunks } from '../../../../demo/chat-export.ts';
 import { ImportInputError } from '../../../../lib/import/read/import-input-error.ts';
-import { runImportPipeline, type ImportPipelineOptions } from '../../../../lib/import/job/import-pipeline.ts';
-import { chatCsv, fullRow, HEADER, importCsv, withoutMtimes } from '../../../support/chat-import.ts';
+import type { RunAsk } from '../../../../lib/import/job/run-plan.ts';
+import { chatCsv, fullRow, HEADER, importCsv, withoutMtimes, runPlannedPipeline } from '../../../support/chat-import.ts';
 
 let tmpDir: string;
 beforeEach(async () => {
@@ -66,7 +66,7 @@ describe('the read side in a worker thread', () => {
       output.on('data', (chunk: Buffer) => (written += chunk.length));
       const rejects = new PassThrough();
       rejects.resume();
-      const error = await failureOf(runImportPipeline({ input: Readable.from([csv]), output, rejects, tmpDir, worker }));
+      const error = await failureOf(runPlannedPipeline({ input: Readable.from([csv]), output, rejects, tmpDir, worker }));
       expect(written).toBe(0);
       expect(output.writableEnded).toBe(false);
       expect(rejects.writableEnded).toBe(false);
@@ -88,7 +88,7 @@ describe('the read side in a worker thread', () => {
       },
     });
     const error = await failureOf(
-      runImportPipeline({ input, output: new PassThrough(), tmpDir, worker: true, readThreads, segmentBytes: 4096 }),
+      runPlannedPipeline({ input, output: new PassThrough(), tmpDir, worker: true, readThreads, segmentBytes: 4096 }),
     );
     expect(error?.message).toBe('source connection reset');
     expect(await readdir(tmpDir)).toEqual([]);
@@ -175,9 +175,9 @@ describe('the read side in several worker threads, the source cut between rows',
       Buffer.concat([Buffer.from(goodRows), Buffer.from('2024-05-01T10:00:00Z,1,2,3,true,caf'), Buffer.from([0xe9, 0x0a])]),
     ],
   ])('fails on %s far into the file with the same error as one thread', async (_label, csv) => {
-    const run = async (threads: Partial<ImportPipelineOptions>) => {
+    const run = async (threads: RunAsk) => {
       const output = new PassThrough();
-      const error = await failureOf(runImportPipeline({ input: Readable.from([csv]), output, tmpDir, ...threads }));
+      const error = await failureOf(runPlannedPipeline({ input: Readable.from([csv]), output, tmpDir, ...threads }));
       expect(await readdir(tmpDir)).toEqual([]);
       return error;
     };
