@@ -18,7 +18,8 @@ const lazyBuiltin = (name: string): string =>
   [
     'let real;',
     `const load = () => (real ??= require(${JSON.stringify(name)}));`,
-    "module.exports = Object.create(new Proxy({}, { get: (_, key) => (key === '__esModule' ? undefined : load()[key]), has: (_, key) => key in load() }));",
+    'const throughReal = { get: (_, key) => (key === "__esModule" ? undefined : load()[key]), has: (_, key) => key in load() };',
+    'module.exports = Object.create(new Proxy({}, throughReal));',
   ].join('\n');
 
 const lazyBuiltins: Plugin = {

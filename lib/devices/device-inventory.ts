@@ -58,7 +58,7 @@ export const makeDeviceInventory = (config: InventoryConfig, deps: DeviceInvento
     entry,
     /** How long a snapshot is fresh after its read. */
     ttlMs,
-    /** How long it may be served after its read (past its TTL while a refresh brings a newer one): the cluster keeps an entry this long. */
+    /** How long it may be served after its read (stale while a refresh brings a newer one); the cluster keeps it this long. */
     servableMs: ttlMs + config.cacheStaleSeconds * 1000,
     /** The request-time read: the whole inventory within the invocation's time. */
     readSnapshot: makeSnapshotReader({ inventory: jamf, kind }),

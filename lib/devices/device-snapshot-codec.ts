@@ -272,7 +272,10 @@ const decodeIndex = (index: Buffer, header: Header, chunkBytes: Buffer): DeviceS
   };
 };
 
-/** Devices `from`…`to` as the snapshot holds them, and after the last device whatever text follows it: the reader checks the offsets against the text. */
+/**
+ * Devices `from`…`to` as the snapshot holds them, and after the last device whatever text follows
+ * it: the reader checks the offsets against the text.
+ */
 const chunkText = (snapshot: DeviceSnapshot, from: number, to: number): string => {
   const text = deviceText(snapshot, from, to);
   if (to < snapshot.count || to === 0) return text;

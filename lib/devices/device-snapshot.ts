@@ -49,10 +49,13 @@ export interface DeviceSnapshot {
   readonly osNames: readonly (string | undefined)[];
   readonly modelKey: Uint32Array;
   readonly models: readonly (string | undefined)[];
-  /** The board id (`operatingSystem.softwareUpdateDeviceId`) as an index into `boards` (0: none): not served, read by the latest-OS decision. */
+  /** The board id (`operatingSystem.softwareUpdateDeviceId`) as an index into `boards` (0: none): read by the latest-OS decision. */
   readonly boardKey: Uint32Array;
   readonly boards: readonly (string | undefined)[];
-  /** The time the inventory's `…_before` filter reads, in ms since the epoch (`last_contact_at`, or a mobile device's `last_inventory_at`); NaN when absent or unreadable. */
+  /**
+   * The time the inventory's `…_before` filter reads, in ms since the epoch (`last_contact_at`, or a
+   * mobile device's `last_inventory_at`); NaN when absent or unreadable.
+   */
   readonly lastContact: Float64Array;
 }
 
