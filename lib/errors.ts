@@ -1,11 +1,6 @@
-import { createRequire } from 'node:module';
-import type * as Http from 'node:http';
-
-// Required when a phrase is first asked for, not imported: an ES import of node:http evaluates its
-// lazily loaded HTTP client too (undici, some 40 ms), and even its require costs every function's
-// init a few milliseconds for a table only an error answer reads.
-const requireBuiltin = createRequire(import.meta.url);
-let statusCodes: typeof Http.STATUS_CODES | undefined;
+// node:http is fetched when a phrase is first asked for, not imported: an ES import evaluates its
+// lazily loaded HTTP client too (undici, some 40 ms), and even a require at load costs every
+// function's init a few milliseconds for a table only an error answer reads. Node keeps the module.
 
 export interface ErrorDetail {
   path: string;
@@ -36,8 +31,7 @@ export class AppError extends Error {
   }
 }
 
-export const reasonPhrase = (status: number): string =>
-  (statusCodes ??= (requireBuiltin('node:http') as typeof Http).STATUS_CODES)[status] ?? 'Unknown Status';
+export const reasonPhrase = (status: number): string => process.getBuiltinModule('node:http').STATUS_CODES[status] ?? 'Unknown Status';
 
 /**
  * A failure of a job run outside HTTP (the ticket import, from the CLI or the scheduled Lambda): no
