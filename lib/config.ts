@@ -96,6 +96,10 @@ const required = (env: Env, name: string): string => {
   return value;
 };
 
+/** The URL parser has already normalised the host: IPv4 in dotted decimal, IPv6 in brackets, names lower-case. */
+const isLoopbackHost = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+
 const httpUrl = (env: Env, name: string): string => {
   const value = required(env, name);
   let url: URL;
@@ -105,6 +109,9 @@ const httpUrl = (env: Env, name: string): string => {
     throw new ConfigError(name, 'is not a valid URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, 'must be an http(s) URL');
+  // Secrets (a client secret, basic credentials, a bearer token) travel on these connections.
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
+    throw new ConfigError(name, 'must be an https:// URL (http:// only for a loopback host: 127.0.0.0/8, [::1], localhost)');
   // Credentials have their own (secret) variables; inside a URL they would reach error messages and logs.
   if (url.username !== '' || url.password !== '') throw new ConfigError(name, 'must not contain credentials');
   return value.replace(/\/+$/, '');

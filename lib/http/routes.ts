@@ -13,7 +13,8 @@ type KeyOf<Route> = Route extends { method: infer Method extends string; path: i
 /** One route of ROUTES (`GET /api/users/{id}`): only the pairs served, not every method with every path. */
 export type RouteKey = KeyOf<(typeof ROUTES)[number]>;
 
-const patternOf = (path: string): RegExp => new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+// Exact, as API Gateway matches routes: `/credentials/` is another path, answered by `$default`.
+const patternOf = (path: string): RegExp => new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
 
 const COMPILED = ROUTES.map((route) => ({ ...route, pattern: patternOf(route.path) }));
 

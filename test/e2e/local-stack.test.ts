@@ -207,6 +207,17 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(await unknown.json()).toEqual({ error: { message: expect.any(String), status: 404, httpMessage: 'Not Found' } });
   });
 
+  it('routes as API Gateway does: a trailing slash is another path, answered 404 by $default, never the echo', async () => {
+    const body = JSON.stringify({ client_id: 'side-door', client_secret: `side-door-${randomUUID()}` });
+    for (const path of ['/credentials/', '/credentials//', '/Credentials']) {
+      const response = await fetch(`${url}${path}`, { method: 'POST', headers: json, body });
+      expect(response.status, path).toBe(404);
+      expect(await response.json(), path).toEqual({ error: { message: 'Not Found', status: 404, httpMessage: 'Not Found' } });
+    }
+    expect((await fetch(`${url}/devices/`)).status).toBe(404);
+    expect(stack.output() + stack.errors()).not.toContain('side-door-');
+  });
+
   it('answers a known path with another method with 405 and Allow', async () => {
     const response = await fetch(`${url}/devices`, { method: 'DELETE' });
     expect(response.status).toBe(405);

@@ -206,6 +206,43 @@ describe('loadDevicesConfig', () => {
   });
 });
 
+describe('upstream URLs', () => {
+  const urlOf = (name: string, value: string) => {
+    if (name === 'TICKETING_URL')
+      return loadImportConfig({ TICKETING_URL: value, TICKETING_USERNAME: 'u', TICKETING_PASSWORD: 'p' }).ticketing?.url;
+    if (name === 'LATEST_IOS_FEED_URL')
+      return loadMobileDevicesConfig({ ...devicesEnv, LATEST_IOS_VERSION: '26.1', [name]: value }).latestOs.feed?.url;
+    const config = loadDevicesConfig({ ...devicesEnv, [name]: value });
+    return name === 'INVENTORY_URL' ? config.inventoryUrl : config.latestOs.feed?.url;
+  };
+  const names = ['INVENTORY_URL', 'TICKETING_URL', 'LATEST_OS_FEED_URL', 'LATEST_IOS_FEED_URL'];
+
+  it.each(
+    names.flatMap((name) =>
+      ['http://jamf.example.test', 'http://10.0.0.5:8443', 'http://127.evil.example', 'http://[::2]'].map((url) => [name, url]),
+    ),
+  )('refuses %s as plain http to a host off this machine (%s), naming the variable', (name, url) => {
+    const error = configErrorOf(() => urlOf(name, url));
+    expect(error.variable).toBe(name);
+    expect(error.message).toContain('https://');
+  });
+
+  it.each(
+    names.flatMap((name) =>
+      [
+        'https://jamf.example.test',
+        'http://127.0.0.1:9',
+        'http://127.8.9.10',
+        'http://localhost:8080',
+        'http://LOCALHOST',
+        'http://[::1]:80',
+      ].map((url) => [name, url]),
+    ),
+  )('accepts %s as https anywhere, or http on a loopback host (%s)', (name, url) => {
+    expect(urlOf(name, url)).toBe(url.replace(/\/+$/, ''));
+  });
+});
+
 describe('loadMobileDevicesConfig', () => {
   const { LATEST_OS_VERSION: _macOs, ...inventoryOnly } = devicesEnv;
   const feedUrl = 'https://sofa.example.test/v2/ios_data_feed.json';

@@ -183,6 +183,41 @@ describe('POST /credentials', () => {
     expect(wrongMethod.headers?.Allow).toBe('POST');
   });
 
+  describe('the $default route (a valid token, no scope) never runs the echo', () => {
+    const body = JSON.stringify({ client_id: 'side-door', client_secret: 'side-door-secret' });
+    const viaDefault = (method: string, path: string) => handler(httpEvent(method, path, { body, routeKey: '$default' }), lambdaContext());
+
+    it.each([
+      ['a trailing slash', '/credentials/'],
+      ['two trailing slashes', '/credentials//'],
+      ['a doubled leading slash', '//credentials'],
+      ['another case', '/Credentials'],
+      ['an encoded slash', '/credentials%2F'],
+      ['a dot segment', '/./credentials'],
+      ['a query-like suffix', '/credentials;x'],
+      ['the exact path itself', '/credentials'],
+    ])('answers POST with %s 404 in the envelope, echoing nothing', async (_label, path) => {
+      const result = await viaDefault('POST', path);
+      expect(result.statusCode).toBe(404);
+      expect(result.headers?.['Content-Type']).toBe('application/json');
+      expect(JSON.parse(result.body!).error).toEqual({ message: 'Not Found', status: 404, httpMessage: 'Not Found' });
+      expect(result.body).not.toContain('side-door');
+    });
+
+    it('answers 405 with Allow for a route path with another method, and 404 for a trailing slash with it', async () => {
+      const wrongMethod = await viaDefault('PUT', '/credentials');
+      expect(wrongMethod.statusCode).toBe(405);
+      expect(wrongMethod.headers?.Allow).toBe('POST');
+      expect((await viaDefault('PUT', '/credentials/')).statusCode).toBe(404);
+      expect((await viaDefault('GET', '/devices/')).statusCode).toBe(404);
+    });
+
+    it('answers a request named for another function 404 (a routing mistake never serves it here)', async () => {
+      const result = await handler(httpEvent('POST', '/credentials', { body, routeKey: 'GET /devices' }), lambdaContext());
+      expect(result.statusCode).toBe(404);
+    });
+  });
+
   it('writes exactly one access-log line per request and never the secret', async () => {
     await post(JSON.stringify({ client_id: 'id-1', client_secret: 'top-secret-value' }));
     await post(JSON.stringify({ client_id: 'id-2', client_secret: 'other-secret-value', extra: 1 }));
