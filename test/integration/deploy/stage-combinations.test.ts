@@ -44,6 +44,12 @@ const COMBINATIONS = {
     secretsKmsKeyArn: KMS_KEY_ARN,
     importBucketName: 'acme-ticket-imports-test',
     importInputPrefix: 'exports/',
+    importArchivePrefix: 'tickets/archives/',
+    importSchedule: 'cron(0 3 * * ? *)',
+    importScheduleEnabled: 'true',
+    importAlarmHours: '30',
+    importSource: 's3://acme-ticket-imports-test/exports/chat.csv',
+    importDestination: 's3://acme-ticket-imports-test/tickets/archives/tickets.tar',
     archiveRetentionDays: '45',
     importMemoryMb: '3538',
     apiRateLimit: '20',
@@ -183,6 +189,28 @@ describe('osls package: the documented stage combinations', () => {
       expect(['incoming/', 'exports/daily/'].map((value) => prefix.test(value))).toEqual([true, true]);
       expect(['', 'incoming', '/incoming/'].map((value) => prefix.test(value))).toEqual([false, false, false]);
       expect(checks?.ArchiveRetentionDaysStageParameter).toMatchObject({ Type: 'Number', MinValue: 1 });
+      const archive = new RegExp(checks!.ImportArchivePrefixStageParameter!.AllowedPattern!);
+      expect(['archives/', 'tickets/archives/'].map((value) => archive.test(value))).toEqual([true, true]);
+      expect(['', 'archives', '/archives/'].map((value) => archive.test(value))).toEqual([false, false, false]);
+      // The two prefixes apart: neither inside the other (an import never writes over its inputs).
+      const prefixes = checks!.ImportPrefixesStageParameter!;
+      expect(prefixes.Default).toBe('incoming/;archives/');
+      const apart = new RegExp(prefixes.AllowedPattern!);
+      expect(['incoming/;archives/', 'a/;ab/', 'exports/in/;exports/out/'].map((value) => apart.test(value))).toEqual([true, true, true]);
+      expect(['data/;data/', 'data/;data/archives/', 'data/in/;data/'].map((value) => apart.test(value))).toEqual([false, false, false]);
+      expect(checks?.ImportAlarmHoursStageParameter).toMatchObject({ Type: 'Number', MinValue: 1, MaxValue: 168 });
+      expect(String(checks?.ImportAlarmHoursStageParameter?.Default)).toBe('25');
+      // A user name may stay in redisUrl, a password never (it would sit in the environment in clear).
+      const redisUrl = checks!.RedisUrlStageParameter!;
+      const withoutPassword = new RegExp(redisUrl.AllowedPattern!);
+      expect(
+        ['', 'rediss://cache.example:6379', 'rediss://devices@cache.example:6379'].map((value) => withoutPassword.test(value)),
+      ).toEqual([true, true, true]);
+      expect(
+        ['rediss://devices:hunter2@cache.example:6379', 'redis://:hunter2@cache.example:6379'].map((value) => withoutPassword.test(value)),
+      ).toEqual([false, false]);
+      expect(redisUrl.ConstraintDescription).toContain('redisUrl');
+      expect(redisUrl.ConstraintDescription).toContain('redisPasswordSsm');
       const email = new RegExp(checks!.AlarmEmailStageParameter!.AllowedPattern!);
       expect(['', 'ops@acme.example'].map((value) => email.test(value))).toEqual([true, true]);
       expect(['ops', 'a@b.example, c@d.example'].map((value) => email.test(value))).toEqual([false, false]);
@@ -359,33 +387,95 @@ describe('osls package: the documented stage combinations', () => {
       'HttpApi5xxRateAlarm',
       'FunctionThrottlesAlarm',
       'ScheduledRunFailuresAlarm',
+      'UpstreamAuthFailuresAlarm',
+      'HttpApi4xxRateAlarm',
     ];
     const alarmsOf = (template: CfnTemplate) => createdOfType(template, 'AWS::CloudWatch::Alarm');
     const alarm = (template: CfnTemplate, id: string) =>
       propertiesOf(template, id) as Record<string, CfnValue> & { Metrics?: Array<Record<string, CfnValue>> };
 
-    it.each(DOCUMENTED)('%s: every alarm notifies the one SNS topic', (combination) => {
+    it.each(DOCUMENTED)('%s: every alarm notifies the one SNS topic when it calls and when it is OK again', (combination) => {
       const template = templateOf(combination);
       expect(resourcesOfType(template, 'AWS::SNS::Topic').map(([id]) => id)).toEqual(['AlarmTopic']);
       const alarms = alarmsOf(template);
       expect(alarms.length).toBeGreaterThanOrEqual(ALWAYS.length);
-      for (const [id] of alarms) expect(alarm(template, id).AlarmActions, id).toEqual([{ Ref: 'AlarmTopic' }]);
+      for (const [id] of alarms) {
+        expect(alarm(template, id).AlarmActions, id).toEqual([{ Ref: 'AlarmTopic' }]);
+        expect(alarm(template, id).OKActions, id).toEqual([{ Ref: 'AlarmTopic' }]);
+      }
     });
 
-    it("watches the refresh's completions only where a cache is configured", () => {
+    it("watches the refresh's completions only where a cache is configured, and the import's successes only where it is scheduled", () => {
       expect(
         alarmsOf(templateOf('defaults'))
           .map(([id]) => id)
           .sort(),
       ).toEqual([...ALWAYS].sort());
-      for (const combination of ['existing', 'serverless'] as const) {
-        expect(
-          alarmsOf(templateOf(combination))
-            .map(([id]) => id)
-            .sort(),
-          combination,
-        ).toEqual([...ALWAYS, 'DevicesRefreshMissingAlarm'].sort());
+      expect(
+        alarmsOf(templateOf('serverless'))
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual([...ALWAYS, 'DevicesRefreshMissingAlarm'].sort());
+      expect(
+        alarmsOf(templateOf('existing'))
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual([...ALWAYS, 'DevicesRefreshMissingAlarm', 'ImportMissingAlarm'].sort());
+    });
+
+    it('calls a cron-scheduled import missing after importAlarmHours without ImportSucceeded, hour by hour, missing data breaching', async () => {
+      const root = new URL('../../../', import.meta.url);
+      const importSource = await readFile(new URL('functions/import-tickets.ts', root), 'utf8');
+      expect(importSource).toMatch(/makeLazyMetrics\('importTickets'\)/);
+      expect(alarm(templateOf('existing'), 'ImportMissingAlarm')).toMatchObject({
+        Namespace: 'device-users-import',
+        MetricName: 'ImportSucceeded',
+        Dimensions: [{ Name: 'service', Value: 'importTickets' }],
+        Statistic: 'Sum',
+        Period: 3600,
+        EvaluationPeriods: 30,
+        DatapointsToAlarm: 30,
+        Threshold: 1,
+        ComparisonOperator: 'LessThanThreshold',
+        TreatMissingData: 'breaching',
+      });
+    });
+
+    it("sums the devices functions' UpstreamAuthFailures and calls at the first one in 5 minutes", () => {
+      const { Metrics: metrics, ...rest } = alarm(templateOf('defaults'), 'UpstreamAuthFailuresAlarm');
+      const stats = metrics!.filter((metric) => metric.MetricStat !== undefined);
+      expect(stats.map((metric) => metric.MetricStat)).toEqual(
+        ['devices', 'mobileDevices', 'refreshDevices'].map((service) => ({
+          Metric: {
+            Namespace: 'device-users-import',
+            MetricName: 'UpstreamAuthFailures',
+            Dimensions: [{ Name: 'service', Value: service }],
+          },
+          Period: 300,
+          Stat: 'Sum',
+        })),
+      );
+      const sum = metrics!.find((metric) => metric.ReturnData === true)!;
+      expect(sum.Expression).toBe(`SUM([${stats.map((metric) => String(metric.Id)).join(', ')}])`);
+      expect(rest).toMatchObject({ ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 1, TreatMissingData: 'notBreaching' });
+    });
+
+    it("rates the HTTP API's 4xx answers, calling above 20 % of at least 50 requests in 5 minutes (a wrong issuer: every call a 401)", () => {
+      const { Metrics: metrics, ...rest } = alarm(templateOf('defaults'), 'HttpApi4xxRateAlarm');
+      const stat = (name: string) =>
+        metrics!.find((metric) => (metric.MetricStat as { Metric: { MetricName: string } } | undefined)?.Metric.MetricName === name);
+      for (const name of ['4xx', 'Count']) {
+        expect(stat(name)?.MetricStat, name).toMatchObject({
+          Metric: { Namespace: 'AWS/ApiGateway', Dimensions: [{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }] },
+          Period: 300,
+          Stat: 'Sum',
+        });
       }
+      const [errors, requests] = [String(stat('4xx')!.Id), String(stat('Count')!.Id)];
+      expect(metrics!.find((metric) => metric.ReturnData === true)?.Expression).toBe(
+        `IF(${requests} >= 50, 100 * ${errors} / ${requests}, 0)`,
+      );
+      expect(rest).toMatchObject({ ComparisonOperator: 'GreaterThanThreshold', Threshold: 20, TreatMissingData: 'notBreaching' });
     });
 
     it('calls DevicesRefreshSeconds missing for three periods by the namespace and service dimension the refresh writes', async () => {

@@ -285,6 +285,31 @@ describe('osls package: the CloudFormation template', () => {
       );
     });
 
+    it('drops an asynchronous import event held back for more than an hour (to the failure queue), rather than running it late', () => {
+      for (const template of [byDefault.template, full.template]) {
+        const config = resourcesOfType(template, 'AWS::Lambda::EventInvokeConfig')
+          .map(([, resource]) => resource.Properties)
+          .find((properties) => refText(properties?.FunctionName as never) === 'ImportTicketsLambdaFunction');
+        expect(config).toMatchObject({ MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 0 });
+      }
+    });
+
+    it('calls the import missing when no run succeeded within the rate plus an hour, hour by hour', () => {
+      // rate(6 hours): seven hours, each without ImportSucceeded.
+      expect(full.template.Resources.ImportMissingAlarm?.Properties).toMatchObject({
+        MetricName: 'ImportSucceeded',
+        Period: 3600,
+        EvaluationPeriods: 7,
+        DatapointsToAlarm: 7,
+        TreatMissingData: 'breaching',
+      });
+      expect(full.template.Resources.ImportMissingAlarm?.Condition).toBe('ImportScheduled');
+      expect([conditionHolds(full.template, 'ImportScheduled'), conditionHolds(byDefault.template, 'ImportScheduled')]).toEqual([
+        true,
+        false,
+      ]);
+    });
+
     it('is created disabled, on a daily rate, when the stage configures no import', () => {
       expect(ruleOf(byDefault.template)).toMatchObject({ ScheduleExpression: 'rate(1 day)', State: 'DISABLED' });
     });
@@ -353,8 +378,11 @@ describe('osls package: the CloudFormation template', () => {
       expect(grantLines(grantsOf(template, 'importTickets'))).toEqual(
         [
           ...logGrants('importTickets'),
-          ...['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'].map(
-            (action) => `${action} on \${ImportBucket.Arn}/*`,
+          // Reads exports under the input prefix; writes, looks at and deletes versions of its own
+          // archives under the archive prefix only; never a bare delete (a delete marker).
+          's3:GetObject on ${ImportBucket.Arn}/incoming/*',
+          ...['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObjectVersion'].map(
+            (action) => `${action} on \${ImportBucket.Arn}/archives/*`,
           ),
           FAILURE_QUEUE_GRANT,
         ].sort(),
@@ -542,6 +570,10 @@ describe('osls package: the CloudFormation template', () => {
         'TICKETING_USERNAME',
         'TICKETING_PASSWORD_SSM',
         'TICKETING_PAGINATION',
+        'IMPORT_BUCKET',
+        'IMPORT_INPUT_PREFIX',
+        'IMPORT_ARCHIVE_PREFIX',
+        'IMPORT_BUCKET_OWNER',
       ],
     };
     const RUNTIME_VARIABLES = ['POWERTOOLS_METRICS_NAMESPACE'];
@@ -564,6 +596,11 @@ describe('osls package: the CloudFormation template', () => {
       });
       expect(environmentOf(full.template, 'importTickets').TICKETING_PASSWORD_SSM).toBe(FULL_PARAMS.ticketingPasswordSsm);
       expect(environmentOf(full.template, 'importTickets').TICKETING_PAGINATION).toBe('pages');
+      // The fences: the stack's own bucket, the two prefixes, and this account as the bucket's owner.
+      const importEnvironment = environmentOf(full.template, 'importTickets');
+      expect(refText(importEnvironment.IMPORT_BUCKET as never)).toBe('ImportBucket');
+      expect(refText(importEnvironment.IMPORT_BUCKET_OWNER as never)).toBe('AWS::AccountId');
+      expect([importEnvironment.IMPORT_INPUT_PREFIX, importEnvironment.IMPORT_ARCHIVE_PREFIX]).toEqual(['incoming/', 'archives/']);
       expect(refText(environmentOf(full.template, 'createUser').USERS_TABLE as never)).toBe('UsersTable');
       expect(refText(environmentOf(full.template, 'createUser').IDEMPOTENCY_TABLE as never)).toBe('IdempotencyTable');
       expect(refText(environmentOf(full.template, 'getUser').USERS_TABLE as never)).toBe('UsersTable');
