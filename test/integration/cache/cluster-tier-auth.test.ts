@@ -9,6 +9,12 @@ import { recordingLogger } from '../../support/recording-logger.ts';
 import { connectRawClient, startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 
 const USER = 'devices-app';
+/**
+ * Budgets far above the request path's (250 ms a command, 500 ms to connect): these tests are about
+ * who authenticates with what, and the first lookup waits for the SDK to load and SSM to answer,
+ * which on a busy machine takes longer than the production budget. The budgets have tests of their own.
+ */
+const AUTH_BUDGETS = { connectTimeoutMs: 10_000, commandTimeoutMs: 5_000 };
 const asText = (bytes: Buffer): string => bytes.toString('utf8');
 
 /** Polls (bounded) until the tier reads `key` again. */
@@ -75,6 +81,7 @@ describe('the cluster tier with an ACL user (ElastiCache RBAC)', () => {
       },
       logger,
       passwordRereadMs: 0,
+      ...AUTH_BUDGETS,
     });
 
   it('authenticates with the user and password of REDIS_URL', async () => {
@@ -82,6 +89,7 @@ describe('the cluster tier with an ACL user (ElastiCache RBAC)', () => {
     tier = makeRedisClusterTier({
       redis: { url: `redis://${USER}:url-secret-1@127.0.0.1:${server.port}`, cluster: 'auto', tlsCaFile: undefined, password: undefined },
       logger,
+      ...AUTH_BUDGETS,
     });
     expect(await tier.read('k', asText)).toEqual({ value: 'cached' });
     expect(await tier.write('k', Buffer.from('written'), 30_000)).toBe(true);

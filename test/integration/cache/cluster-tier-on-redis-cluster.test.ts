@@ -89,7 +89,13 @@ describe('the cluster tier on a TLS Redis Cluster with an ACL user', () => {
   });
 
   it('with REDIS_CLUSTER=auto, uses a plain connection on a single node', async () => {
-    const tier = makeRedisClusterTier({ redis: { url: node.url, cluster: 'auto', tlsCaFile: undefined, password: undefined }, logger });
+    const tier = makeRedisClusterTier({
+      redis: { url: node.url, cluster: 'auto', tlsCaFile: undefined, password: undefined },
+      logger,
+      // Budgets well above production's: the subject is which connection is made, not how fast.
+      connectTimeoutMs: 10_000,
+      commandTimeoutMs: 5_000,
+    });
     tiers.push(tier);
     expect(await tier.write('k', randomBytes(PART_BYTES + 1), 30_000)).toBe(true);
     expect((await tier.read('k', (bytes) => bytes))?.value.length).toBe(PART_BYTES + 1);
