@@ -3,6 +3,7 @@ import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../lib/latest-os/sofa-feed.ts';
 import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
+import { deadlineIn } from '../lib/async/deadline.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { readSofaFeed } from '../demo/fake-sofa.ts';
 import { mapComputer } from '../test/support/inventory-records.ts';
@@ -27,7 +28,7 @@ const time = async (action: () => Promise<unknown>): Promise<number> => {
 };
 
 const readOnce = async (client: JamfClient): Promise<void> => {
-  const records = await client.readInventory(AbortSignal.timeout(60_000), (record) => record);
+  const records = await client.readInventory(deadlineIn(60_000), (record) => record);
   if (records.length !== DEVICES) throw new Error(`read ${records.length} records, expected ${DEVICES}`);
 };
 

@@ -28,11 +28,21 @@ const BASIC_TOKEN_PATH = '/api/v1/auth/token';
 /** The mobile devices' inventory: the same path in both personalities. */
 export const MOBILE_INVENTORY_PATH = '/api/v2/mobile-devices/detail';
 
-/** What one inventory (or token) request gets instead of a normal answer. */
+/**
+ * What one inventory (or token) request gets instead of a normal answer. The transient ones a
+ * client retries: `status` 500/502/503/504 (Jamf's error body, or a load balancer's HTML page with
+ * `gateway`), `rate-limited` (with `Retry-After` and/or Jamf's platform gateway's
+ * `x-ratelimit-reset`), `drop` (the connection cut mid-answer), and `delay` past the client's
+ * timeout (a slow page).
+ */
 export type JamfFault =
-  | { kind: 'status'; status: number; body?: string }
+  | { kind: 'status'; status: number; body?: string; gateway?: boolean }
   | { kind: 'unauthorized' }
-  | { kind: 'rate-limited'; retryAfter?: string }
+  | { kind: 'rate-limited'; retryAfter?: string; rateLimitReset?: string }
+  /** The status line, headers and part of the body, then the socket destroyed. */
+  | { kind: 'drop' }
+  /** A 200 of `bytes` bytes streamed without a Content-Length (or, with `declared`, announced by one and never sent). */
+  | { kind: 'oversize'; bytes: number; declared?: boolean }
   | { kind: 'malformed' }
   | { kind: 'wrong-shape' }
   | { kind: 'delay'; ms: number }
@@ -99,6 +109,8 @@ export interface InventoryRequestRecord {
   /** The `filter` parameter as decoded, or null. */
   filter: string | null;
   authorized: boolean;
+  /** When it arrived (ms, `Date.now`): how far apart a client's retries came. */
+  at: number;
 }
 
 export interface FakeJamfStats {
@@ -244,6 +256,38 @@ const parseFilter = <R>(
 const jamfError = (status: number, code: string, description: string, field: string | null = null): string =>
   JSON.stringify({ httpStatus: status, errors: [{ code, description, id: '0', field }] });
 
+/** The code and description Jamf Pro's error body carries for each server-side status. */
+const SERVER_ERRORS: Readonly<Record<number, [string, string]>> = {
+  500: ['INTERNAL_ERROR', 'Internal Server Error'],
+  502: ['BAD_GATEWAY', 'Bad Gateway'],
+  503: ['SERVICE_UNAVAILABLE', 'Service Unavailable'],
+  504: ['GATEWAY_TIMEOUT', 'Gateway Timeout'],
+};
+
+/** A load balancer's own error page, as one in front of Jamf Cloud answers when the server behind it fails. */
+const gatewayPage = (status: number): string => {
+  const title = `${status} ${SERVER_ERRORS[status]?.[1] ?? 'Error'}`;
+  return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n</body>\r\n</html>\r\n`;
+};
+
+/** Streams `bytes` bytes of a JSON page's padding, a chunk at a time, until done or the client goes. */
+const streamOversize = async (response: ServerResponse, bytes: number): Promise<void> => {
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  response.write('{"totalCount":1,"results":[],"padding":"');
+  // Bounded by `bytes`; stops early when the client cancels (the socket closes).
+  for (let sent = 0; sent < bytes && !response.destroyed; sent += chunk.length) {
+    if (response.write(chunk)) continue;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        response.off('drain', done).off('close', done);
+        resolve();
+      };
+      response.once('drain', done).once('close', done);
+    });
+  }
+  if (!response.destroyed) response.end('"}');
+};
+
 const readBody = async (request: IncomingMessage): Promise<string> => {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -341,19 +385,39 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     if (fault === undefined || fault.times === 0) return false;
     if (fault.times !== undefined) fault.times -= 1;
     switch (fault.kind) {
-      case 'status':
-        send(response, fault.status, fault.body ?? jamfError(fault.status, 'INTERNAL_ERROR', 'Internal Server Error'));
+      case 'status': {
+        if (fault.gateway) {
+          send(response, fault.status, fault.body ?? gatewayPage(fault.status), { 'Content-Type': 'text/html' });
+          return true;
+        }
+        const [code, description] = SERVER_ERRORS[fault.status] ?? SERVER_ERRORS[500]!;
+        send(response, fault.status, fault.body ?? jamfError(fault.status, code, description));
+        return true;
+      }
+      case 'drop': {
+        // Headers and a first part of a page, then the connection is gone: a reset mid-answer.
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        response.write('{"totalCount":');
+        setImmediate(() => response.socket?.destroy());
+        return true;
+      }
+      case 'oversize':
+        if (fault.declared) {
+          response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(fault.bytes) });
+          response.write('{"totalCount":');
+          return true;
+        }
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        await streamOversize(response, fault.bytes);
         return true;
       case 'unauthorized':
         send(response, 401, jamfError(401, 'INVALID_TOKEN', 'Unauthorized'));
         return true;
       case 'rate-limited':
-        send(
-          response,
-          429,
-          jamfError(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
-          fault.retryAfter === undefined ? {} : { 'Retry-After': fault.retryAfter },
-        );
+        send(response, 429, jamfError(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'), {
+          ...(fault.retryAfter === undefined ? {} : { 'Retry-After': fault.retryAfter }),
+          ...(fault.rateLimitReset === undefined ? {} : { 'x-ratelimit-reset': fault.rateLimitReset }),
+        });
         return true;
       case 'malformed':
         send(response, 200, '{"totalCount": 12, "results": [{"id": "1", "general": {');
@@ -443,6 +507,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       sort: url.searchParams.get('sort'),
       filter,
       authorized,
+      at: Date.now(),
     });
     if (!authorized) {
       stats.rejectedTokens += 1;

@@ -31,15 +31,22 @@ const FIXTURES: Readonly<Record<SofaFeedVersion, URL>> = {
 export const readSofaFeed = async (version: SofaFeedVersion): Promise<Record<string, unknown>> =>
   JSON.parse(await readFile(FIXTURES[version], 'utf8')) as Record<string, unknown>;
 
-/** What a feed request gets instead of the feed. */
-export type SofaFault =
+/** What a feed request gets instead of the feed (`times` requests, or every one while set). */
+export type SofaFault = (
   | { kind: 'status'; status: number }
+  /** A 429 as a CDN's rate limit sends it. */
+  | { kind: 'rate-limited'; retryAfter?: string }
+  /** The status line and part of the feed, then the socket destroyed. */
+  | { kind: 'drop' }
+  /** A 200 announcing `bytes` bytes in its Content-Length (never sent). */
+  | { kind: 'oversize'; bytes: number }
   /** A 200 whose body is not JSON. */
   | { kind: 'garbage' }
   /** A 200 with JSON that is not a SOFA feed. */
   | { kind: 'wrong-shape' }
   /** Never answers (until the server closes). */
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+) & { times?: number };
 
 export interface FakeSofa {
   /** The server's base URL; the feeds are at `url + SOFA_FEED_PATHS[version]`. */
@@ -78,11 +85,29 @@ export const startFakeSofa = async (options: { port?: number } = {}): Promise<Fa
     const location = redirects.get(path);
     if (location !== undefined) return send(302, '', 'text/plain', { location });
     if (feed === undefined) return send(404, '<html><body>Not Found</body></html>', 'text/html');
-    switch (fault?.kind) {
+    const due = fault !== undefined && fault.times !== 0 ? fault : undefined;
+    if (due?.times !== undefined) due.times -= 1;
+    switch (due?.kind) {
       case 'hang':
         return;
       case 'status':
-        return send(fault.status, '<html><body>upstream error</body></html>', 'text/html');
+        return send(due.status, '<html><body>upstream error</body></html>', 'text/html');
+      case 'rate-limited':
+        return send(
+          429,
+          '<html><body>Too Many Requests</body></html>',
+          'text/html',
+          due.retryAfter === undefined ? {} : { 'retry-after': due.retryAfter },
+        );
+      case 'drop':
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write(feed.slice(0, 100));
+        setImmediate(() => response.socket?.destroy());
+        return;
+      case 'oversize':
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(due.bytes) });
+        response.write(feed.slice(0, 100));
+        return;
       case 'garbage':
         return send(200, '{"UpdateHash":"0b13', 'application/json');
       case 'wrong-shape':
@@ -103,7 +128,7 @@ export const startFakeSofa = async (options: { port?: number } = {}): Promise<Fa
       redirects.set(path, SOFA_FEED_PATHS[version]);
     },
     setFault: (next) => {
-      fault = next;
+      fault = next === undefined ? undefined : { ...next };
     },
     requests: () => requests,
     lastUserAgent: () => lastUserAgent,

@@ -21,6 +21,7 @@ const refresh = once(() =>
   makeConfiguredRefreshes(loadRefreshConfig(), {
     logger,
     onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1),
+    onRetry: () => metrics.add('UpstreamRetries', 'Count', 1),
     onRefreshed: (kind, seconds) => metrics.add(METRIC_OF[kind.name], 'Seconds', seconds),
   }),
 );

@@ -4,6 +4,7 @@ import type { ClusterCodec } from '../cache/tiered-cache.ts';
 import type { InventoryAuthConfig, InventoryConfig } from '../config.ts';
 import type { JamfAuth } from '../inventory/jamf-auth.ts';
 import { makeJamfClient } from '../inventory/jamf-client.ts';
+import { retryFields } from '../upstream/upstream-retry.ts';
 import type { HealthLogger } from '../runtime/health-logger.ts';
 import { resolveSecret } from '../runtime/secrets.ts';
 import { deviceListClusterKey } from './cluster-key.ts';
@@ -17,6 +18,8 @@ export interface DeviceInventoryDeps {
   logger: HealthLogger;
   /** Called once per token Jamf refused during a read (the UpstreamAuthFailures metric). */
   onAuthFailure: () => void;
+  /** Called once per retried attempt of a Jamf request (the UpstreamRetries metric). */
+  onRetry?: () => void;
   /** A cluster connection shared with other inventories (the refresh's); else one is made from `config.redis`. */
   cluster?: ClusterTier;
 }
@@ -44,6 +47,9 @@ export const makeDeviceInventory = (config: InventoryConfig, deps: DeviceInvento
     baseUrl: config.inventoryUrl,
     auth: jamfAuthOf(config.auth),
     onAuthFailure: deps.onAuthFailure,
+    ...(deps.onRetry === undefined ? {} : { onRetry: deps.onRetry }),
+    // One warning per read that retried, whether it recovered or not: the upstream had a bad moment.
+    onRetried: (summary) => deps.logger.warn('upstream retried', { upstream: 'jamf', inventory: kind.name, ...retryFields(summary) }),
     inventory: kind.endpoint,
   });
   const tier = deps.cluster ?? (config.redis && makeDeferredClusterTier({ redis: config.redis, logger: deps.logger }));

@@ -31,6 +31,7 @@ const makeConfiguredDeviceList = (config: DevicesConfig, deps: Omit<DeviceInvent
     ttlMs: (config.latestOs.feed?.ttlSeconds ?? 0) * 1000,
     system: kind.system,
     logger: deps.logger,
+    ...(deps.onRetry === undefined ? {} : { onRetry: deps.onRetry }),
   });
   return makeDeviceList({ snapshots, reference, query: kind.query, decides: kind.decides });
 };
@@ -55,6 +56,7 @@ export const makeDeviceListHandler = (spec: {
       {
         logger,
         onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1),
+        onRetry: () => metrics.add('UpstreamRetries', 'Count', 1),
       },
       spec.kind,
     ),

@@ -45,7 +45,8 @@ const FILTERS_KEPT = 16;
  */
 export const makeDeviceList = (deps: {
   snapshots: SnapshotSource;
-  reference: () => Promise<LatestReference>;
+  /** The latest-OS reference; a fetch it starts fits in the request's time. */
+  reference: (request: SnapshotRequest) => Promise<LatestReference>;
   query?: QueryKind;
   decides?: (category: string | undefined) => boolean;
 }) => {
@@ -73,7 +74,7 @@ export const makeDeviceList = (deps: {
 
   return async (query: DeviceQuery, request: SnapshotRequest): Promise<DevicePage> => {
     // Side by side: a feed fetched once per TTL never adds its time to an inventory read.
-    const [{ value: snapshot, tier }, reference] = await Promise.all([deps.snapshots.get(request), deps.reference()]);
+    const [{ value: snapshot, tier }, reference] = await Promise.all([deps.snapshots.get(request), deps.reference(request)]);
     const decisions = decisionsFor(snapshot, reference);
     const selection = selectPage(snapshot, matchesOf(snapshot, decisions, query), query);
     const etag = deviceListEtag(snapshot.id, reference.key, query, kind);

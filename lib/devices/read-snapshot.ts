@@ -1,3 +1,4 @@
+import { deadlineIn, type Deadline } from '../async/deadline.ts';
 import { compareDigitStrings } from '../values/digit-strings.ts';
 import type { JamfClient } from '../inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
@@ -16,15 +17,18 @@ const DEADLINE_MARGIN_MS = 1000;
  */
 const CHANGED_SINCE_MARGIN_MS = 60_000;
 
-/** The upstream read's deadline: the invocation's remaining time, less the margin for answering. */
-const deadlineOf = (remainingTimeMs: () => number): AbortSignal => {
+/**
+ * The upstream read's deadline: the invocation's remaining time, less the margin for answering. Its
+ * instant tells each retry whether a wait and one more attempt still fit.
+ */
+const deadlineOf = (remainingTimeMs: () => number): Deadline => {
   const budgetMs = remainingTimeMs() - DEADLINE_MARGIN_MS;
   if (budgetMs <= 0) {
     throw new UpstreamError(UpstreamFailure.TimedOut, {
       detail: `no time left for an upstream read (${budgetMs + DEADLINE_MARGIN_MS} ms remaining)`,
     });
   }
-  return AbortSignal.timeout(budgetMs);
+  return deadlineIn(budgetMs);
 };
 
 /**

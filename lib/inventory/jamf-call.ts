@@ -1,26 +1,29 @@
-import {
-  callSignals,
-  callUpstream,
-  excerpt,
-  redactUrl,
-  UpstreamCallError,
-  type CallLimits,
-  type UpstreamResponse,
-} from '../upstream/upstream-call.ts';
+import { callUpstreamRetrying, type RetryContext } from '../upstream/upstream-retry.ts';
+import { callSignals, excerpt, redactUrl, UpstreamCallError, type CallLimits, type UpstreamResponse } from '../upstream/upstream-call.ts';
 import { retryAfterSecondsOf, UpstreamError, UpstreamFailure } from './upstream-error.ts';
 
 /** The base URL as the log may show it: any user:password in it removed. */
 export const loggableBase = (baseUrl: string): string => redactUrl(baseUrl).replace(/\/+$/, '');
 
 /**
- * One exchange with Jamf Pro (the shared upstream call), failing as the device layer's UpstreamError:
- * out of time (its own timeout, or the read's deadline) as TimedOut, anything else as Unavailable.
+ * One request to Jamf Pro (the shared upstream call, retried while it ends transiently), failing as
+ * the device layer's UpstreamError: out of time (its own timeout, or the read's deadline) as
+ * TimedOut, a body over its cap as Unreadable (naming the cap), anything else as Unavailable.
  * `label` names the call in the log (method and path, never credentials).
  */
-export const callJamf = async (label: string, url: string, init: RequestInit, limits: CallLimits): Promise<UpstreamResponse> => {
+export const callJamf = async (
+  label: string,
+  url: string,
+  init: RequestInit,
+  limits: CallLimits,
+  retry: RetryContext,
+): Promise<UpstreamResponse> => {
   try {
-    return await callUpstream(url, init, limits);
+    return await callUpstreamRetrying(url, init, limits, retry);
   } catch (cause) {
+    if (cause instanceof UpstreamCallError && cause.failure === 'too-large') {
+      throw new UpstreamError(UpstreamFailure.Unreadable, { detail: `${label}: ${cause.message}`, cause });
+    }
     if (cause instanceof UpstreamCallError && cause.failure !== 'unreachable') {
       throw new UpstreamError(UpstreamFailure.TimedOut, { detail: `${label} did not complete in time`, cause });
     }
@@ -32,7 +35,11 @@ export const callJamf = async (label: string, url: string, init: RequestInit, li
  * Work other than an HTTP exchange (reading a secret from SSM) bounded like one: by this call's
  * timeout and the read's signal, failing as TimedOut.
  */
-export const withinDeadline = async <T>(label: string, limits: CallLimits, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+export const withinDeadline = async <T>(
+  label: string,
+  limits: Pick<CallLimits, 'signal' | 'timeoutMs'>,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> => {
   const { signal } = callSignals(limits);
   try {
     return await work(signal);

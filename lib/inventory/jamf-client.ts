@@ -1,7 +1,9 @@
 import { makeTokenSource, type JamfAuth } from './jamf-auth.ts';
 import { runBounded } from '../upstream/bounded-pool.ts';
 import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.ts';
-import { excerpt, type CallLimits } from '../upstream/upstream-call.ts';
+import { excerpt, type BodyCap, type CallLimits } from '../upstream/upstream-call.ts';
+import { makeRetryTally, UPSTREAM_RETRY, type RetryContext, type RetryPolicy, type RetrySummary } from '../upstream/upstream-retry.ts';
+import type { Deadline } from '../async/deadline.ts';
 import { mapIdentified, sortedUniqueById, type RecordMapper } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 import { afterNotFound, INVENTORY_PATHS, LAST_CONTACT_FIELD, makeVersionedEndpoint, MOBILE_INVENTORY_PATHS } from './jamf-versions.ts';
@@ -16,6 +18,8 @@ export const JAMF_PAGE_SIZE = 1000;
 export const JAMF_CONCURRENCY = 4;
 /** The most any single upstream request may take; the read's overall deadline applies as well. */
 const JAMF_REQUEST_TIMEOUT_MS = 10_000;
+/** A 1000-record page of four sections is a few MB; one past this is not a page this service can hold. */
+const JAMF_PAGE_CAP: BodyCap = { name: 'a Jamf page', bytes: 64 * 1024 * 1024 };
 /** A `totalCount` needing more pages than this is not believed (a million devices at full pages). */
 const MAX_PAGES = 10_000;
 /** Whole reads tried while devices keep being removed under them (see `readInventory`). */
@@ -84,6 +88,12 @@ export interface JamfClientOptions {
   inventory?: JamfInventoryEndpoint;
   /** Called once per token upstream refused (a 401 on an inventory page): the auth-failure metric. */
   onAuthFailure?: () => void;
+  /** Called once per retried attempt of a token or page request (the UpstreamRetries metric). */
+  onRetry?: () => void;
+  /** Called once at the end of a read that retried anything: its one log line. */
+  onRetried?: (summary: RetrySummary) => void;
+  /** How transient failures are retried; default UPSTREAM_RETRY (tests shorten the waits). */
+  retry?: RetryPolicy;
   pageSize?: number;
   concurrency?: number;
   requestTimeoutMs?: number;
@@ -94,16 +104,16 @@ export interface JamfClient {
    * Every record of the inventory (computers, or mobile devices) through `map`, each id once (the first record read wins), in
    * ascending numeric id order; all or nothing. Records are mapped as their page arrives, so a read
    * of a large fleet never holds the raw records of all pages at once; `map` returns undefined for
-   * a record to leave out. `deadline` bounds the whole read.
+   * a record to leave out. `deadline` bounds the whole read, its retries included.
    */
-  readInventory: <T>(deadline: AbortSignal, map: RecordMapper<T>) => Promise<T[]>;
+  readInventory: <T>(deadline: Deadline, map: RecordMapper<T>) => Promise<T[]>;
   /**
    * The records Jamf dates as changed at or after `since` (ms, to the second below) by the dates
    * the endpoint's `changedFilter` names: the same pages as `readInventory` with that RSQL filter,
    * read the same way; and the whole inventory's `totalCount`, from one request of one record made
    * first. With one token for both. `filter-refused` when Jamf answers the filter 400.
    */
-  readChanges: <T>(deadline: AbortSignal, map: RecordMapper<T>, since: number) => Promise<InventoryChanges<T>>;
+  readChanges: <T>(deadline: Deadline, map: RecordMapper<T>, since: number) => Promise<InventoryChanges<T>>;
 }
 
 const inventoryQuery = (endpoint: JamfInventoryEndpoint, page: number, pageSize: number): string =>
@@ -123,15 +133,29 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const pageSize = options.pageSize ?? JAMF_PAGE_SIZE;
   const concurrency = options.concurrency ?? JAMF_CONCURRENCY;
   const endpoint = options.inventory ?? COMPUTERS_INVENTORY;
-  const limitsOf = (signal: AbortSignal): CallLimits => ({ signal, timeoutMs: options.requestTimeoutMs ?? JAMF_REQUEST_TIMEOUT_MS });
+  const policy = options.retry ?? UPSTREAM_RETRY;
+  const limitsOf = (signal: AbortSignal): CallLimits => ({
+    signal,
+    timeoutMs: options.requestTimeoutMs ?? JAMF_REQUEST_TIMEOUT_MS,
+    bodyCap: JAMF_PAGE_CAP,
+  });
 
   // Both live as long as the client, one per container: which paths this Jamf Pro has is learnt once.
   const tokenOf = makeTokenSource(options.baseUrl, options.auth);
   const inventoryPath = makeVersionedEndpoint(endpoint.paths);
-  const authenticate = (signal: AbortSignal) => tokenOf(limitsOf(signal));
 
-  /** Page `page` of `size` records; with `since` (an instant), only the records changed since then. */
-  const fetchPage = async (token: string, page: number, size: number, signal: AbortSignal, since?: string): Promise<JamfPageResult> => {
+  /**
+   * Page `page` of `size` records; with `since` (an instant), only the records changed since then.
+   * Each request is retried on its own (`retry`): the pages already read are never asked again.
+   */
+  const fetchPage = async (
+    retry: RetryContext,
+    token: string,
+    page: number,
+    size: number,
+    signal: AbortSignal,
+    since?: string,
+  ): Promise<JamfPageResult> => {
     const labelOf = (path: string) =>
       `GET ${loggableBase(options.baseUrl)}${path} page ${page} (page-size ${size}${since === undefined ? '' : `, changed since ${since}`})`;
     // The filter names the path's own fields, so a container that has not yet learnt its version asks each rightly.
@@ -145,6 +169,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
         `${options.baseUrl}${path}?${queryOf(path)}`,
         { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' } },
         limitsOf(signal),
+        retry,
       ),
     );
     const { response } = answer;
@@ -260,30 +285,46 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     }
   };
 
-  /** One read's signal (its deadline, or a failed page) and its token, renewed only when upstream refuses it. */
-  const startRead = (deadline: AbortSignal) => {
+  /**
+   * One read: its signal (its deadline, or a failed page), its token (renewed only when upstream
+   * refuses it), and its retries, counted across its requests and summed up once when it ends.
+   */
+  const read = async <R>(
+    deadline: Deadline,
+    work: (started: { abort: AbortController; signal: AbortSignal; pageOf: ReturnType<typeof withReauthentication> }) => Promise<R>,
+  ): Promise<R> => {
     const abort = new AbortController();
-    const signal = AbortSignal.any([deadline, abort.signal]);
-    return { abort, signal, pageOf: withReauthentication({ authenticate, fetchPage, onAuthFailure: options.onAuthFailure, signal }) };
-  };
-
-  const readInventory = async <T>(deadline: AbortSignal, map: RecordMapper<T>): Promise<T[]> => {
-    const { abort, signal, pageOf } = startRead(deadline);
-    return readPages(pageOf, abort, signal, map);
-  };
-
-  const readChanges = async <T>(deadline: AbortSignal, map: RecordMapper<T>, since: number): Promise<InventoryChanges<T>> => {
-    const { abort, signal, pageOf } = startRead(deadline);
-    const { totalCount } = await pageOf(0, 1, signal);
-    const instant = instantOf(since);
+    const signal = AbortSignal.any([deadline.signal, abort.signal]);
+    const retry: RetryContext = { policy, deadlineAt: deadline.at, tally: makeRetryTally(options.onRetry) };
+    const pageOf = withReauthentication({
+      authenticate: (tokenSignal) => tokenOf({ signal: tokenSignal, timeoutMs: limitsOf(tokenSignal).timeoutMs }, retry),
+      fetchPage: (...args) => fetchPage(retry, ...args),
+      onAuthFailure: options.onAuthFailure,
+      signal,
+    });
     try {
-      const changed = await readPages((page, size, pageSignal) => pageOf(page, size, pageSignal, instant), abort, signal, map);
-      return { kind: 'changes', changed, totalCount };
-    } catch (error) {
-      if (error instanceof FilterRefusedError) return { kind: 'filter-refused', detail: error.message };
-      throw error;
+      return await work({ abort, signal, pageOf });
+    } finally {
+      const summary = retry.tally.summary();
+      if (summary !== undefined) options.onRetried?.(summary);
     }
   };
+
+  const readInventory = <T>(deadline: Deadline, map: RecordMapper<T>): Promise<T[]> =>
+    read(deadline, ({ abort, signal, pageOf }) => readPages(pageOf, abort, signal, map));
+
+  const readChanges = <T>(deadline: Deadline, map: RecordMapper<T>, since: number): Promise<InventoryChanges<T>> =>
+    read(deadline, async ({ abort, signal, pageOf }) => {
+      const { totalCount } = await pageOf(0, 1, signal);
+      const instant = instantOf(since);
+      try {
+        const changed = await readPages((page, size, pageSignal) => pageOf(page, size, pageSignal, instant), abort, signal, map);
+        return { kind: 'changes', changed, totalCount };
+      } catch (error) {
+        if (error instanceof FilterRefusedError) return { kind: 'filter-refused', detail: error.message };
+        throw error;
+      }
+    });
 
   return { readInventory, readChanges };
 };

@@ -1,7 +1,8 @@
 import { singleFlight } from '../async/single-flight.ts';
 import { describeError } from '../errors.ts';
 import { makeStateLog, type HealthLogger } from '../runtime/health-logger.ts';
-import { callUpstream, redactUrl } from '../upstream/upstream-call.ts';
+import { redactUrl, type BodyCap } from '../upstream/upstream-call.ts';
+import { callUpstreamRetrying, makeRetryTally, retryFields, UPSTREAM_RETRY, type RetryPolicy } from '../upstream/upstream-retry.ts';
 import { feedReference, fixedReference, type FeedMatch, type LatestReference } from './latest-reference.ts';
 import { sofaReleases } from './sofa-feed.ts';
 
@@ -19,7 +20,18 @@ export interface LatestOsSourceOptions {
   timeoutMs?: number;
   /** After a failed fetch, how long the last good copy (or the fallback) serves before another try. */
   retryMs?: number;
+  /** How a fetch's transient failures are retried within it; default UPSTREAM_RETRY (tests shorten the waits). */
+  retry?: RetryPolicy;
+  /** The most one fetch, its retries included, may take (default 10 s), within the request's own time. */
+  budgetMs?: number;
+  /** Called once per retried attempt (the UpstreamRetries metric). */
+  onRetry?: () => void;
   now?: () => number;
+}
+
+/** What a request that waits for the feed tells it: the time left in its invocation. */
+export interface FeedRequest {
+  remainingTimeMs: () => number;
 }
 
 /** What serves the latest-OS decision: the feed, its last good copy, or the fixed version's variable. */
@@ -33,6 +45,12 @@ const SYSTEMS = {
 
 const FEED_TIMEOUT_MS = 3_000;
 const RETRY_MS = 60_000;
+/** A fetch with its retries never holds a request longer than this (three timed-out attempts at most). */
+const FEED_BUDGET_MS = 10_000;
+/** Left of the request's time once the feed gives up: the list is still answered, from the fallback. */
+const FEED_MARGIN_MS = 1_000;
+/** The SOFA macOS feed is a few MB; one past this is not the feed. */
+const FEED_BODY_CAP: BodyCap = { name: 'a feed', bytes: 32 * 1024 * 1024 };
 
 /** The feed could not be read, or is not a SOFA feed (treated the same). */
 class FeedUnavailableError extends Error {
@@ -48,7 +66,7 @@ class FeedUnavailableError extends Error {
  * good copy; with none, LATEST_OS_VERSION. Never fails a request. One line per change of what serves
  * the decision: a warning when the feed stops serving, an info line when it serves again.
  */
-export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promise<LatestReference>) => {
+export const makeLatestOsSource = (options: LatestOsSourceOptions): ((request?: FeedRequest) => Promise<LatestReference>) => {
   const fallback = fixedReference(options.fallbackVersion);
   const system = options.system ?? 'macOS';
   const { feedUrl } = options;
@@ -65,13 +83,26 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
     else options.logger.warn('latest OS feed unavailable', { feed: shown, serving: next, error: describeError(error) });
   });
 
-  const fetchReference = async (): Promise<LatestReference> => {
-    // The feed is public and sent no credentials: a mirror or static host that redirects is followed.
-    const response = await callUpstream(feedUrl, { headers: { accept: 'application/json' }, redirect: 'follow' }, { timeoutMs }).catch(
-      (cause: unknown) => {
-        throw new FeedUnavailableError(describeError(cause), { cause });
-      },
-    );
+  const fetchReference = async (request: FeedRequest | undefined): Promise<LatestReference> => {
+    // Real time, whatever clock decides the TTL: the deadline bounds waits that really happen.
+    const budgetMs = Math.min(options.budgetMs ?? FEED_BUDGET_MS, (request?.remainingTimeMs() ?? Infinity) - FEED_MARGIN_MS);
+    const tally = makeRetryTally(options.onRetry);
+    const retry = { policy: options.retry ?? UPSTREAM_RETRY, deadlineAt: Date.now() + budgetMs, tally };
+    try {
+      // The feed is public and sent no credentials: a mirror or static host that redirects is followed.
+      const init: RequestInit = { headers: { accept: 'application/json' }, redirect: 'follow' };
+      return parseReference(await callUpstreamRetrying(feedUrl, init, { timeoutMs, bodyCap: FEED_BODY_CAP }, retry));
+    } catch (cause) {
+      if (cause instanceof FeedUnavailableError) throw cause;
+      throw new FeedUnavailableError(describeError(cause), { cause });
+    } finally {
+      const summary = tally.summary();
+      // One line per fetch that retried, beside the state lines: the feed had a bad moment.
+      if (summary !== undefined) options.logger.warn('upstream retried', { upstream: 'sofa', feed: shown, ...retryFields(summary) });
+    }
+  };
+
+  const parseReference = (response: { status: number; text: string }): LatestReference => {
     if (response.status !== 200) throw new FeedUnavailableError(`${shown} answered HTTP ${response.status}`);
     let feed: unknown;
     try {
@@ -84,9 +115,9 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
     return feedReference(releases, options.fallbackVersion, SYSTEMS[system].match);
   };
 
-  const refresh = async (): Promise<void> => {
+  const refresh = async (request: FeedRequest | undefined): Promise<void> => {
     try {
-      good = { reference: await fetchReference(), fetchedAt: now() };
+      good = { reference: await fetchReference(request), fetchedAt: now() };
       failedAt = undefined;
       serving.set('feed');
     } catch (error) {
@@ -97,10 +128,11 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): (() => Promi
 
   const flight = singleFlight(refresh);
 
-  return async () => {
+  return async (request) => {
     const at = now();
     const due = (good === undefined || at >= good.fetchedAt + options.ttlMs) && (failedAt === undefined || at >= failedAt + retryMs);
-    if (due) await flight.run();
+    // The request that starts a fetch bounds it; one that joins a fetch in flight waits for it.
+    if (due) await flight.run(request);
     return good?.reference ?? fallback;
   };
 };

@@ -2,10 +2,19 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { backoffDelayMs, type Backoff } from '../async/backoff.ts';
 import { emailKey } from '../users/email-key.ts';
 import { runBounded } from '../upstream/bounded-pool.ts';
-import { callUpstream, redactUrl, retryAfterMs, UpstreamCallError, type UpstreamResponse } from '../upstream/upstream-call.ts';
+import {
+  callUpstream,
+  redactUrl,
+  retryAfterMs,
+  UpstreamCallError,
+  type BodyCap,
+  type UpstreamResponse,
+} from '../upstream/upstream-call.ts';
 import { TicketingListingError } from './ticketing-error.ts';
 import { parseUsersPage, type UsersPage } from './users-page.ts';
 
+/** A page of 100 users is tens of KB; one past this is not a page of the listing. */
+const LISTING_PAGE_CAP: BodyCap = { name: 'a listing page', bytes: 16 * 1024 * 1024 };
 /** The listing's fixed page size. */
 const PAGE_SIZE = 100;
 /** How often a listing that changed while it was read is read again before the run gives up. */
@@ -166,10 +175,13 @@ const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> =>
       response = await callUpstream(
         url,
         { headers: { authorization: settings.authorization, accept: 'application/json' } },
-        { signal: settings.signal, timeoutMs: settings.timeoutMs },
+        { signal: settings.signal, timeoutMs: settings.timeoutMs, bodyCap: LISTING_PAGE_CAP },
       );
     } catch (error) {
       settings.signal.throwIfAborted();
+      // Past its cap the page would be as large again: not worth a retry.
+      if (error instanceof UpstreamCallError && error.failure === 'too-large')
+        throw new TicketingListingError(`User listing: ${error.message}`, error);
       failures += 1;
       const problem =
         error instanceof UpstreamCallError && error.failure === 'timed-out'

@@ -1,7 +1,7 @@
 /**
  * One exchange with an upstream HTTP API (the Jamf Pro inventory, the ticketing destination's user
  * listing), the same way for every client: bounded by its own timeout and by the caller's signal,
- * body included; redirects are not followed (an `Authorization` header must not travel to
+ * body included, and the body by its size cap, checked as it streams in; redirects are not followed (an `Authorization` header must not travel to
  * another host), so a 3xx comes back as a status like any other, unless a caller that sends no
  * credentials asks for them (`redirect: 'follow'`). What a status means is the client's to decide.
  */
@@ -11,29 +11,115 @@ export interface UpstreamResponse {
   text: string;
 }
 
+/** The most a response body may hold, and what the error calls that cap (`a Jamf page`). */
+export interface BodyCap {
+  name: string;
+  bytes: number;
+}
+
 export interface CallLimits {
   /** The caller's signal: its deadline, or its abort when a sibling request failed. */
   signal?: AbortSignal | undefined;
   /** The most this one exchange (headers and body) may take. */
   timeoutMs: number;
+  /** Past it the body is not read further: a runaway upstream never fills the Lambda's memory. */
+  bodyCap: BodyCap;
 }
 
-/** `timed-out`: this call's own timeout; `aborted`: the caller's signal; `unreachable`: a network failure. */
-export type UpstreamCallFailure = 'timed-out' | 'aborted' | 'unreachable';
+/**
+ * `timed-out`: this call's own timeout; `aborted`: the caller's signal; `unreachable`: a network
+ * failure; `too-large`: the body passed its cap.
+ */
+export type UpstreamCallFailure = 'timed-out' | 'aborted' | 'unreachable' | 'too-large';
+
+/** How an unreachable upstream failed, where the platform says: refused, or cut off (reset, closed mid-answer). */
+export type ConnectionLoss = 'refused' | 'reset';
 
 /** The exchange did not complete. The message names the URL without credentials. */
 export class UpstreamCallError extends Error {
   readonly failure: UpstreamCallFailure;
+  /** `unreachable` only: the connection was refused or reset, which a retry may get past. */
+  readonly connection: ConnectionLoss | undefined;
 
-  constructor(failure: UpstreamCallFailure, message: string, cause: unknown) {
+  constructor(failure: UpstreamCallFailure, message: string, cause: unknown, connection?: ConnectionLoss) {
     super(message, { cause });
     this.name = 'UpstreamCallError';
     this.failure = failure;
+    this.connection = connection;
   }
 }
 
+const MIB = 1024 * 1024;
+
+/** A cap as messages write it: `64 MiB`, else in bytes. */
+const capText = (bytes: number): string => (bytes % MIB === 0 ? `${bytes / MIB} MiB` : `${bytes} bytes`);
+
+// The platform's codes (Node's and undici's) for a connection refused, or lost before the answer was whole.
+const CONNECTION_CODES: Readonly<Record<string, ConnectionLoss>> = {
+  ECONNREFUSED: 'refused',
+  ECONNRESET: 'reset',
+  EPIPE: 'reset',
+  ECONNABORTED: 'reset',
+  UND_ERR_SOCKET: 'reset',
+  UND_ERR_CLOSED: 'reset',
+};
+
+/** The connection loss a fetch failure's causes name (fetch wraps them, happy eyeballs aggregates them); a bounded walk. */
+const connectionLossOf = (error: unknown): ConnectionLoss | undefined => {
+  const queue: unknown[] = [error];
+  for (let seen = 0; seen < 16 && queue.length > 0; seen += 1) {
+    const next = queue.shift();
+    if (typeof next !== 'object' || next === null) continue;
+    const { code, cause, errors } = next as { code?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof code === 'string' && CONNECTION_CODES[code] !== undefined) return CONNECTION_CODES[code];
+    queue.push(cause, ...(Array.isArray(errors) ? errors : []));
+  }
+  return undefined;
+};
+
+/** The body passed its cap: thrown by `readCapped`, turned into the call's `too-large`. */
+class BodyTooLarge extends Error {
+  readonly detail: string;
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'BodyTooLarge';
+    this.detail = detail;
+  }
+}
+
+/**
+ * The body as text, read chunk by chunk and decoded as it comes (UTF-8, as `text()` would), never
+ * more than `cap.bytes`: a `Content-Length` above it is refused before any of it is read, and a
+ * stream that passes it is cancelled there.
+ */
+const readCapped = async (response: Response, cap: BodyCap): Promise<string> => {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > cap.bytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new BodyTooLarge(`its Content-Length ${declared} is over the ${capText(cap.bytes)} cap of ${cap.name}`);
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let received = 0;
+  // Ends with the stream, at the cap, or when the call's signal aborts the read.
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > cap.bytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLarge(`its body passed the ${capText(cap.bytes)} cap of ${cap.name}`);
+    }
+    parts.push(decoder.decode(value, { stream: true }));
+  }
+  parts.push(decoder.decode());
+  return parts.join('');
+};
+
 /** The call's own timeout, and the signal that ends it: that timeout or the caller's signal, whichever fires first. */
-export const callSignals = (limits: CallLimits): { timeout: AbortSignal; signal: AbortSignal } => {
+export const callSignals = (limits: Pick<CallLimits, 'signal' | 'timeoutMs'>): { timeout: AbortSignal; signal: AbortSignal } => {
   const timeout = AbortSignal.timeout(limits.timeoutMs);
   return { timeout, signal: limits.signal === undefined ? timeout : AbortSignal.any([limits.signal, timeout]) };
 };
@@ -58,12 +144,15 @@ export const callUpstream = async (url: string, init: RequestInit, limits: CallL
   try {
     signal.throwIfAborted();
     const response = await fetch(url, { ...init, headers, signal, redirect: init.redirect ?? 'manual' });
-    return { status: response.status, headers: response.headers, text: await response.text() };
+    return { status: response.status, headers: response.headers, text: await readCapped(response, limits.bodyCap) };
   } catch (cause) {
     const shown = redactUrl(url);
+    if (cause instanceof BodyTooLarge) throw new UpstreamCallError('too-large', `${shown} was not read: ${cause.detail}`, undefined);
     if (limits.signal?.aborted) throw new UpstreamCallError('aborted', `${shown} was abandoned`, cause);
     if (timeout.aborted) throw new UpstreamCallError('timed-out', `${shown} timed out after ${limits.timeoutMs} ms`, cause);
-    throw new UpstreamCallError('unreachable', `${shown} was unreachable`, cause);
+    const connection = connectionLossOf(cause);
+    const how = connection === 'refused' ? ' (connection refused)' : connection === 'reset' ? ' (connection lost)' : '';
+    throw new UpstreamCallError('unreachable', `${shown} was unreachable${how}`, cause, connection);
   }
 };
 

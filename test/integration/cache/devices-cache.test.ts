@@ -299,7 +299,8 @@ describe('GET /devices through the cache tiers', () => {
 
   it('caches nothing from a failed upstream read and reads upstream again on the next request', async () => {
     const devices = await freshContainer();
-    jamf.setPageFault(0, { kind: 'status', status: 500, times: 1 });
+    // Four 500s: the read's every attempt at page 0.
+    jamf.setPageFault(0, { kind: 'status', status: 500, times: 4 });
     const failed = await getDevices(devices);
     expect(failed.statusCode).toBe(502);
     const recovered = await getDevices(devices);

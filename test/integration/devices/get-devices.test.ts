@@ -268,18 +268,20 @@ describe('GET /devices over a Jamf Pro inventory', () => {
   });
 
   it.each([
-    ['a 500 on one page', { kind: 'status', status: 500 } as const, 502, 'unavailable'],
-    ['a 503 on one page', { kind: 'status', status: 503 } as const, 502, 'unavailable'],
-    ['malformed JSON on one page', { kind: 'malformed' } as const, 502, 'unreadable'],
-    ['JSON of the wrong shape on one page', { kind: 'wrong-shape' } as const, 502, 'unreadable'],
-  ])('answers %s with %i and no partial list', async (_label, fault, status, variant) => {
+    ['a 500 on one page', { kind: 'status', status: 500 } as const, 502, 'unavailable', true],
+    ['a 503 on one page', { kind: 'status', status: 503 } as const, 502, 'unavailable', true],
+    ['malformed JSON on one page', { kind: 'malformed' } as const, 502, 'unreadable', false],
+    ['JSON of the wrong shape on one page', { kind: 'wrong-shape' } as const, 502, 'unreadable', false],
+  ])('answers %s with %i and no partial list', async (_label, fault, status, variant, retried) => {
     const handler = await withJamf({ devices: generateJamfComputers(4500, 18), pageFaults: { 3: fault } });
     const result = await getDevices(handler);
     expect(result.statusCode).toBe(status);
     const error = errorOf(result);
     expect(error.status).toBe(status);
     expect(Array.isArray(JSON.parse(result.body!))).toBe(false);
-    const line = expectOneAccessLine(status);
+    // A 5xx is asked 4 times in all (UpstreamRetries counts 3); an unreadable page once.
+    expect(jamf!.stats().inventoryLog.filter((entry) => entry.page === 3)).toHaveLength(retried ? 4 : 1);
+    const line = expectOneAccessLine(status, { metric: retried });
     // The operator's view: which upstream call failed and how, on the access line only.
     expect(JSON.stringify(line.error)).toContain(variant);
     expect(JSON.stringify(line.error)).toContain(`${jamf!.url}/api/v4/computers-inventory page 3`);
@@ -322,6 +324,50 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     const line = accessLines(logs)[1]!;
     expect(line).toMatchObject({ status_code: 500, cache_tier: 'memory' });
     expect(JSON.stringify(line.error)).toContain("exceeds Lambda's 6 MB response limit");
+  });
+
+  it('reads the exact list through transient failures on a third of the pages and the token endpoint: one retry line, UpstreamRetries', async () => {
+    const fleet = generateJamfComputers(6_000, 42);
+    const handler = await withJamf({
+      devices: fleet,
+      tokenFault: { kind: 'status', status: 503, times: 1 },
+      pageFaults: { 1: { kind: 'status', status: 502, gateway: true, times: 1 }, 4: { kind: 'rate-limited', retryAfter: '1', times: 1 } },
+    });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(200);
+    expect(devicesOf(result).map((device) => device.id)).toEqual(
+      fleet.map((record) => String(record.id)).sort((a, b) => Number(a) - Number(b)),
+    );
+    const pages = jamf!.stats().inventoryLog.map((entry) => entry.page);
+    expect(pages.sort()).toEqual([0, 1, 1, 2, 3, 4, 4, 5]);
+    const retried = [...logs.lines(), ...logs.errorLines()].filter((line) => line.message === 'upstream retried');
+    expect(retried).toHaveLength(1);
+    expect(retried[0]).toMatchObject({
+      level: 'WARN',
+      upstream: 'jamf',
+      inventory: 'computers',
+      retries: 3,
+      answers: { '503': 1, '502': 1, '429': 1 },
+      outcome: 'recovered',
+    });
+    expect(JSON.stringify(metricLines())).toContain('"Name":"UpstreamRetries"');
+    expectOneAccessLine(200, { metric: true });
+    expectNoSecrets();
+  });
+
+  it('answers 502 after exactly 4 attempts at a page that never recovers, with one retry line', async () => {
+    const handler = await withJamf({
+      devices: generateJamfComputers(3_000, 43),
+      pageFaults: { 2: { kind: 'status', status: 504, gateway: true } },
+    });
+    const result = await getDevices(handler);
+    expect(result.statusCode).toBe(502);
+    expect(Array.isArray(JSON.parse(result.body!))).toBe(false);
+    expect(jamf!.stats().inventoryLog.filter((entry) => entry.page === 2)).toHaveLength(4);
+    const retried = [...logs.lines(), ...logs.errorLines()].filter((line) => line.message === 'upstream retried');
+    expect(retried).toHaveLength(1);
+    expect(retried[0]).toMatchObject({ retries: 3, answers: { '504': 4 }, outcome: 'gave up', gave_up: 'attempts' });
+    expectOneAccessLine(502, { metric: true });
   });
 
   it('answers 502 and caches nothing when a page in the middle comes back short', async () => {
@@ -437,7 +483,8 @@ describe('GET /devices over a Jamf Pro inventory', () => {
     const handler = await loadHandler(oauthEnv(url));
     const result = await getDevices(handler);
     expect(result.statusCode).toBe(502);
-    expectOneAccessLine(502);
+    // A refused connection is retried (the metric) before the read gives up.
+    expectOneAccessLine(502, { metric: true });
   });
 
   it.each([

@@ -373,12 +373,13 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
     });
   });
 
-  it("answers 503 with Jamf's Retry-After when the mobile inventory is rate limited, and 502 on its 500", async () => {
-    jamf.setMobilePageFault(0, { kind: 'rate-limited', retryAfter: '9', times: 1 });
+  it("answers 503 with Jamf's Retry-After when the mobile inventory is rate limited, and 502 on its 500, after retries", async () => {
+    // A wait longer than the request's time is not waited for; a 500 is asked 4 times in all.
+    jamf.setMobilePageFault(0, { kind: 'rate-limited', retryAfter: '90', times: 1 });
     const limited = await get(await freshContainer());
     expect(limited.statusCode).toBe(503);
-    expect(limited.headers?.['Retry-After']).toBe('9');
-    jamf.setMobilePageFault(0, { kind: 'status', status: 500, times: 1 });
+    expect(limited.headers?.['Retry-After']).toBe('90');
+    jamf.setMobilePageFault(0, { kind: 'status', status: 500, times: 4 });
     const failed = await get(await freshContainer());
     expect(failed.statusCode).toBe(502);
     expect(JSON.stringify(accessLines(logs).at(-1)!.error)).toContain('/api/v2/mobile-devices/detail page 0');

@@ -279,6 +279,44 @@ describe('refreshDevices and stale-while-revalidate', () => {
     expect(accessLines(logs).at(-1)).toMatchObject({ cache_tier: 'cluster' });
   });
 
+  /** The retry lines of the computers' reads (WARN, on stderr). */
+  const retryLines = () => logs.errorLines().filter((line) => line.message === 'upstream retried' && line.inventory === 'computers');
+
+  it('refreshes the exact list through transient failures on a page of three and the token endpoint: one retry line, UpstreamRetries', async () => {
+    jamf.setTokenFault({ kind: 'status', status: 500, times: 1 });
+    jamf.setPageFault(1, { kind: 'drop', times: 2 });
+    const run = await freshRefreshRun();
+    const result = await run(scheduledEvent, lambdaContext(60_000));
+    expect(result.computers).toMatchObject({ outcome: 'refreshed', devices: FLEET.length, read: 'full' });
+    expect(jamf.stats().inventoryLog.filter((entry) => entry.page === 1)).toHaveLength(3);
+    expect(retryLines()).toHaveLength(1);
+    expect(retryLines()[0]).toMatchObject({ retries: 3, answers: { '500': 1, reset: 2 }, outcome: 'recovered' });
+    expect(logs.raw()).toContain('"Name":"UpstreamRetries"');
+    const served = await (await freshDevices())(httpEvent('GET', '/devices'), lambdaContext());
+    expect(served.statusCode).toBe(200);
+    expect((JSON.parse(served.body!) as unknown[]).length).toBe(FLEET.length);
+    expect(accessLines(logs).at(-1)).toMatchObject({ cache_tier: 'cluster' });
+  });
+
+  it('keeps the previous entry when a page never recovers, after exactly 4 attempts at it', async () => {
+    await (
+      await freshRefresh()
+    )(scheduledEvent, lambdaContext(60_000));
+    const { list } = await keys();
+    const before = await raw.getBuffer(list!);
+    process.env.DEVICES_FULL_REFRESH_SECONDS = '0';
+    jamf.setDevices(renamed(FLEET, 'never-served'));
+    jamf.resetStats();
+    jamf.setPageFault(1, { kind: 'status', status: 503 });
+    const failure = await (await freshRefresh())(scheduledEvent, lambdaContext(60_000)).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(jamf.stats().inventoryLog.filter((entry) => entry.page === 1)).toHaveLength(4);
+    expect((await raw.getBuffer(list!))!.equals(before!)).toBe(true);
+    expect(retryLines()).toHaveLength(1);
+    expect(retryLines()[0]).toMatchObject({ retries: 3, answers: { '503': 4 }, gave_up: 'attempts' });
+    expect(refreshLines().at(-1)).toMatchObject({ level: 'ERROR', outcome: 'failed' });
+  });
+
   it('refuses to run without REDIS_URL, naming it', async () => {
     delete process.env.REDIS_URL;
     const failure = await (await freshRefresh())(scheduledEvent, lambdaContext(60_000)).catch((error: unknown) => error);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { deadlineIn } from '../../../lib/async/deadline.ts';
 import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
 import { makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
@@ -17,7 +18,7 @@ const oauth: JamfAuth = {
   clientId: DEMO_JAMF_CREDENTIALS.clientId,
   clientSecret: async () => DEMO_JAMF_CREDENTIALS.clientSecret,
 };
-const longDeadline = () => AbortSignal.timeout(15_000);
+const longDeadline = () => deadlineIn(15_000);
 
 let jamf: FakeJamf | undefined;
 afterEach(async () => {

@@ -23,6 +23,9 @@ afterEach(async () => {
   await sofa.close();
 });
 
+const ONE_ATTEMPT = { attempts: 1, backoff: { baseMs: 0, maxMs: 0 } };
+const QUICK = { attempts: 4, backoff: { baseMs: 5, maxMs: 40, fullJitter: true } };
+
 const source = (options: Partial<LatestOsSourceOptions> = {}) =>
   makeLatestOsSource({
     feedUrl: sofa.feedUrl('v2'),
@@ -31,6 +34,8 @@ const source = (options: Partial<LatestOsSourceOptions> = {}) =>
     logger,
     timeoutMs: 300,
     retryMs: 60_000,
+    // One attempt per fetch: these tests are about what serves; the retries have tests of their own.
+    retry: ONE_ATTEMPT,
     now: () => clock,
     ...options,
   });
@@ -172,5 +177,59 @@ describe('the latest-OS feed over HTTP', () => {
     const reference = source({ feedUrl: undefined });
     expect(await decisions(reference)).toEqual(FROM_FALLBACK);
     expect(sofa.requests()).toBe(0);
+  });
+
+  describe('retries a fetch that fails transiently', () => {
+    const retryLines = () => lines.filter((line) => line.message === 'upstream retried');
+
+    it.each<[string, SofaFault, Record<string, number>]>([
+      ['two 503s', { kind: 'status', status: 503, times: 2 }, { '503': 2 }],
+      ['a 429 with Retry-After', { kind: 'rate-limited', retryAfter: '1', times: 1 }, { '429': 1 }],
+      ['a connection dropped mid-answer', { kind: 'drop', times: 1 }, { reset: 1 }],
+      ['an attempt that timed out', { kind: 'hang', times: 1 }, { 'timed-out': 1 }],
+    ])('serves the feed after %s, with one warning line and no change of state', async (_label, fault, answers) => {
+      sofa.setFault(fault);
+      let retried = 0;
+      const started = Date.now();
+      const reference = source({ retry: QUICK, onRetry: () => (retried += 1) });
+      expect(await decisions(reference)).toEqual(FROM_FEED);
+      if (fault.kind === 'rate-limited') expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+      const count = Object.values(answers).reduce((sum, value) => sum + value, 0);
+      expect(sofa.requests()).toBe(count + 1);
+      expect(retried).toBe(count);
+      expect(lines).toEqual([
+        {
+          level: 'warn',
+          message: 'upstream retried',
+          fields: expect.objectContaining({ upstream: 'sofa', retries: count, answers, outcome: 'recovered' }),
+        },
+      ]);
+    });
+
+    it('falls back after 4 attempts at a feed that keeps failing: one retry line, one state line', async () => {
+      sofa.setFault({ kind: 'status', status: 502 });
+      const reference = source({ retry: QUICK });
+      expect(await decisions(reference)).toEqual(FROM_FALLBACK);
+      expect(sofa.requests()).toBe(4);
+      expect(retryLines()).toHaveLength(1);
+      expect(retryLines()[0]!.fields).toMatchObject({ retries: 3, answers: { '502': 4 }, gave_up: 'attempts' });
+      expect(lines.filter((line) => line.message === 'latest OS feed unavailable')).toHaveLength(1);
+    });
+
+    it("asks once when the request's time holds no wait and another attempt", async () => {
+      sofa.setFault({ kind: 'status', status: 503 });
+      const reference = source({ retry: QUICK });
+      await reference({ remainingTimeMs: () => 1_000 });
+      expect(sofa.requests()).toBe(1);
+      expect(retryLines()).toEqual([]);
+    });
+
+    it('treats a feed over its 32 MiB cap as unavailable, naming the cap, without retrying it', async () => {
+      sofa.setFault({ kind: 'oversize', bytes: 33 * 1024 * 1024 });
+      const reference = source({ retry: QUICK });
+      expect(await decisions(reference)).toEqual(FROM_FALLBACK);
+      expect(sofa.requests()).toBe(1);
+      expect(String(lines[0]!.fields.error)).toContain('32 MiB cap of a feed');
+    });
   });
 });
