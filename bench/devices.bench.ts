@@ -2,7 +2,7 @@ import { buildSnapshot, decideLatest, renderDevices } from '../lib/devices/devic
 import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../lib/latest-os/sofa-feed.ts';
-import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
+import { COMPUTERS_INVENTORY, JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
 import { deadlineIn } from '../lib/async/deadline.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { readSofaFeed } from '../demo/fake-sofa.ts';
@@ -41,8 +41,8 @@ export const run = async (): Promise<void> => {
       clientId: DEMO_JAMF_CREDENTIALS.clientId,
       clientSecret: async () => DEMO_JAMF_CREDENTIALS.clientSecret,
     } as const;
-    const ours = makeJamfClient({ baseUrl: jamf.url, auth });
-    const naive = makeJamfClient({ baseUrl: jamf.url, auth, pageSize: 100, concurrency: 1 });
+    const ours = makeJamfClient({ baseUrl: jamf.url, auth, inventory: COMPUTERS_INVENTORY });
+    const naive = makeJamfClient({ baseUrl: jamf.url, auth, inventory: COMPUTERS_INVENTORY, pageSize: 100, concurrency: 1 });
     await readOnce(ours); // warm-up: JIT, sockets
     const oursMs: number[] = [];
     const naiveMs: number[] = [];

@@ -3,7 +3,7 @@ import { compareDigitStrings } from '../values/digit-strings.ts';
 import type { JamfClient } from '../inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
 import { buildSnapshot, snapshotDevices, type DeviceSnapshot } from './device-snapshot.ts';
-import { COMPUTERS, type InventoryKind, type ServedDevice } from './inventory-kind.ts';
+import type { InventoryKind, ServedDevice } from './inventory-kind.ts';
 
 /**
  * Left of the Lambda's remaining time for answering once the upstream read gives up: logging the
@@ -36,8 +36,8 @@ const deadlineOf = (remainingTimeMs: () => number): Deadline => {
  * mapped as their pages arrive. The snapshot is stamped with the time the read started, the age of
  * its oldest data. Every request-time read is this one.
  */
-export const makeSnapshotReader = (deps: { inventory: JamfClient; kind?: InventoryKind; now?: () => number }) => {
-  const kind = deps.kind ?? COMPUTERS;
+export const makeSnapshotReader = (deps: { inventory: JamfClient; kind: InventoryKind; now?: () => number }) => {
+  const { kind } = deps;
   return async (remainingTimeMs: () => number): Promise<DeviceSnapshot> => {
     const deadline = deadlineOf(remainingTimeMs);
     const readAt = (deps.now ?? Date.now)();
@@ -72,9 +72,9 @@ const mergeById = (kept: readonly ServedDevice[], changed: readonly ServedDevice
  * is no previous snapshot, when the last full read is `fullReadEveryMs` old, when Jamf refuses the
  * filter, or when the merged list's size is not the inventory's (a device was removed).
  */
-export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs: number; kind?: InventoryKind; now?: () => number }) => {
+export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs: number; kind: InventoryKind; now?: () => number }) => {
   const now = deps.now ?? Date.now;
-  const kind = deps.kind ?? COMPUTERS;
+  const { kind } = deps;
   const readFully = makeSnapshotReader(deps);
   return async (previous: DeviceSnapshot | undefined, remainingTimeMs: () => number): Promise<RefreshRead> => {
     const full = async (reason: FullReadReason): Promise<RefreshRead> => ({

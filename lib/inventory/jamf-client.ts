@@ -84,8 +84,8 @@ export type InventoryChanges<T> = { kind: 'changes'; changed: T[]; totalCount: n
 export interface JamfClientOptions {
   baseUrl: string;
   auth: JamfAuth;
-  /** Which inventory the client reads; default the computers'. */
-  inventory?: JamfInventoryEndpoint;
+  /** Which inventory the client reads: always named, so a forgotten one is a type error, not computers. */
+  inventory: JamfInventoryEndpoint;
   /** Called once per token upstream refused (a 401 on an inventory page): the auth-failure metric. */
   onAuthFailure?: () => void;
   /** Called once per retried attempt of a token or page request (the UpstreamRetries metric). */
@@ -132,7 +132,7 @@ const asPage = (body: unknown): JamfPage | undefined => {
 export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const pageSize = options.pageSize ?? JAMF_PAGE_SIZE;
   const concurrency = options.concurrency ?? JAMF_CONCURRENCY;
-  const endpoint = options.inventory ?? COMPUTERS_INVENTORY;
+  const endpoint = options.inventory;
   const policy = options.retry ?? UPSTREAM_RETRY;
   const limitsOf = (signal: AbortSignal): CallLimits => ({
     signal,

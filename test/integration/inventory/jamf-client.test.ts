@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { deadlineIn } from '../../../lib/async/deadline.ts';
 import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
-import { makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
+import { COMPUTERS_INVENTORY, makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
 import {
   datedJamfComputer,
@@ -28,7 +28,7 @@ afterEach(async () => {
 
 const setUp = async (fake: FakeJamfOptions, client: Partial<JamfClientOptions> = {}) => {
   jamf = await startFakeJamf(fake);
-  return makeJamfClient({ baseUrl: jamf.url, auth: oauth, ...client });
+  return makeJamfClient({ baseUrl: jamf.url, auth: oauth, inventory: COMPUTERS_INVENTORY, ...client });
 };
 
 const failureOf = async (promise: Promise<unknown>): Promise<UpstreamError> => {
@@ -179,6 +179,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
     const client = makeJamfClient({
       baseUrl: jamf.url,
       auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' },
+      inventory: COMPUTERS_INVENTORY,
     });
     expect(await client.readInventory(longDeadline(), (record) => record)).toHaveLength(5);
   });
@@ -188,7 +189,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
     const url = jamf.url;
     await jamf.close();
     jamf = undefined;
-    const client = makeJamfClient({ baseUrl: url, auth: oauth });
+    const client = makeJamfClient({ baseUrl: url, auth: oauth, inventory: COMPUTERS_INVENTORY });
     expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Unavailable);
   });
 
@@ -263,7 +264,7 @@ describe('Jamf client against each Jamf Pro version', () => {
     for (let read = 0; read < 3; read += 1) expect(await readAll(client)).toHaveLength(30);
     expect(jamf!.stats().requests).toEqual({ [OAUTH_V1]: 1, [OAUTH_OLD]: 3, [V4]: 1, [V3]: 3 });
     // Another client (another container) learns it again.
-    expect(await readAll(makeJamfClient({ baseUrl: jamf!.url, auth: oauth }))).toHaveLength(30);
+    expect(await readAll(makeJamfClient({ baseUrl: jamf!.url, auth: oauth, inventory: COMPUTERS_INVENTORY }))).toHaveLength(30);
     expect(jamf!.stats().requests).toEqual({ [OAUTH_V1]: 2, [OAUTH_OLD]: 4, [V4]: 2, [V3]: 4 });
   });
 
@@ -335,6 +336,7 @@ describe('Jamf client against each Jamf Pro version', () => {
       const client = makeJamfClient({
         baseUrl: jamf.url,
         auth: { kind: 'basic', username: 'api-reader', password: async () => 'p@ss:word' },
+        inventory: COMPUTERS_INVENTORY,
       });
       expect(await readAll(client)).toHaveLength(5);
       expect(await readAll(client)).toHaveLength(5);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { deadlineIn } from '../../../lib/async/deadline.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
-import { makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
+import { COMPUTERS_INVENTORY, makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
 import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
 import type { RetrySummary } from '../../../lib/upstream/upstream-retry.ts';
@@ -38,6 +38,7 @@ const setUp = async (fake: FakeJamfOptions, client: Partial<JamfClientOptions> =
   const jamfClient = makeJamfClient({
     baseUrl: jamf.url,
     auth: oauth,
+    inventory: COMPUTERS_INVENTORY,
     pageSize: PAGE_SIZE,
     retry: QUICK,
     onRetry: () => (reported.retries += 1),
