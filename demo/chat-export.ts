@@ -175,7 +175,7 @@ export function* chatCsvChunks(options: Omit<GenerateChatCsvOptions, 'path'>): G
 
 /**
  * The demo export committed beside this file (`npm run import -- demo/chat-export.csv …`, and the
- * local S3's `input/chat.csv`): this generator's output for these options, which a test keeps true.
+ * local S3's `incoming/chat.csv`): this generator's output for these options, which a test keeps true.
  */
 export const DEMO_CHAT_EXPORT = { file: new URL('./chat-export.csv', import.meta.url), rows: 250, seed: 7 } as const;
 

@@ -3,6 +3,7 @@ import { loadImportConfig } from '../lib/config.ts';
 import { once } from '../lib/runtime/once.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
+import { makeLazyMetrics } from '../lib/runtime/metrics.ts';
 import { makeConfiguredImport } from '../lib/import/job/configured-import.ts';
 import { importDeadline, parseImportEvent } from '../lib/import/job/import-event.ts';
 import type { ImportSummary } from '../lib/import/job/import-pipeline.ts';
@@ -11,6 +12,7 @@ import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 import { formatLocation } from '../lib/storage/location.ts';
 
 const logger = makeLogger('importTickets');
+const metrics = makeLazyMetrics('importTickets');
 const PROGRESS_EVERY_MS = 15_000;
 /** Stop this long before the Lambda timeout, so the multipart upload is still aborted cleanly. */
 const DEADLINE_MARGIN_MS = 10_000;
@@ -50,6 +52,10 @@ export const handler = async (event: unknown, context?: Context): Promise<Import
       }),
     });
     logger.info('import finished', { summary, duration_ms: Date.now() - started });
+    // One per successful run, dry runs included (each is a run that read the whole source), for the
+    // alarm on a schedule that stopped succeeding. A metrics line that cannot be written fails nothing.
+    metrics.add('ImportSucceeded', 'Count', 1);
+    await metrics.publish().catch((error: unknown) => logger.warn('metrics not published', { error: describeError(error) }));
     return summary;
   } catch (error) {
     logger.error('import failed', { error: describeError(error), duration_ms: Date.now() - started });

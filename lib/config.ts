@@ -78,11 +78,26 @@ export interface TicketingConfig {
   pagination: 'pages' | 'cursor';
 }
 
+/**
+ * Where a deployed import may read and write (IMPORT_BUCKET and its two prefixes): the source under
+ * `inputPrefix`, the archive and the rejects under `archivePrefix`, all in `bucket`.
+ */
+export interface ImportFence {
+  bucket: string;
+  /** Ends in "/": a folder, so that `incoming/` never lets `incoming-evil/…` through. */
+  inputPrefix: string;
+  archivePrefix: string;
+}
+
 export interface ImportConfig {
   /** Unset: no user id is resolved against the destination (the summary says so). */
   ticketing: TicketingConfig | undefined;
   /** An S3 endpoint override (a local S3-compatible server) needs path-style requests. */
   s3ForcePathStyle: boolean;
+  /** Unset (the CLI, local use): no fence applies. */
+  fence: ImportFence | undefined;
+  /** The account every S3 request of the import names as the bucket's owner (ExpectedBucketOwner); unset: none. */
+  bucketOwner: string | undefined;
 }
 
 const present = (env: Env, name: string): string | undefined => {
@@ -266,14 +281,57 @@ export const loadCreateUserConfig = (env: Env = process.env): CreateUserConfig =
   return { ...users, emailPattern: pattern, idempotencyTable: required(env, 'IDEMPOTENCY_TABLE') };
 };
 
+// S3 bucket naming rules (as storage/location.ts checks an event's): 3–63 lower-case letters, digits, dots and hyphens.
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/**
+ * A key prefix naming a folder: it ends in "/" (a bare `incoming` would admit `incoming-evil/…`),
+ * does not start with one, and has no empty, `.` or `..` segment (S3 keys are literal, but tools
+ * that copy them to disk are not).
+ */
+const keyPrefix = (env: Env, name: string, fallback: string): string => {
+  const value = present(env, name) ?? fallback;
+  if (!value.endsWith('/'))
+    throw new ConfigError(name, `must end with "/" (a folder such as "${fallback}"), so that it is a whole path prefix`);
+  const segments = value.slice(0, -1).split('/');
+  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..' || segment.trim() !== segment)) {
+    throw new ConfigError(
+      name,
+      'must be a folder path such as "a/b/" (no leading "/", no empty, "." or ".." parts, no surrounding spaces)',
+    );
+  }
+  return value;
+};
+
+/** IMPORT_BUCKET and its prefixes; the prefixes are checked even without the bucket, so a misspelt value is reported. */
+const importFence = (env: Env): ImportFence | undefined => {
+  const inputPrefix = keyPrefix(env, 'IMPORT_INPUT_PREFIX', 'incoming/');
+  const archivePrefix = keyPrefix(env, 'IMPORT_ARCHIVE_PREFIX', 'archives/');
+  // Overlapping, an archive could be written where sources are read (or the other way round).
+  if (inputPrefix.startsWith(archivePrefix) || archivePrefix.startsWith(inputPrefix)) {
+    throw new ConfigError('IMPORT_ARCHIVE_PREFIX', `must not overlap IMPORT_INPUT_PREFIX ("${archivePrefix}", "${inputPrefix}")`);
+  }
+  const bucket = present(env, 'IMPORT_BUCKET');
+  if (bucket === undefined) return undefined;
+  if (!BUCKET_NAME.test(bucket) || bucket.includes('..')) throw new ConfigError('IMPORT_BUCKET', 'is not a valid S3 bucket name');
+  return { bucket, inputPrefix, archivePrefix };
+};
+
+const bucketOwner = (env: Env): string | undefined => {
+  const value = present(env, 'IMPORT_BUCKET_OWNER');
+  if (value !== undefined && !/^\d{12}$/.test(value)) throw new ConfigError('IMPORT_BUCKET_OWNER', 'must be a 12-digit AWS account id');
+  return value;
+};
+
 export const loadImportConfig = (env: Env = process.env): ImportConfig => {
   const s3ForcePathStyle = present(env, 'AWS_ENDPOINT_URL_S3') !== undefined || present(env, 'AWS_ENDPOINT_URL') !== undefined;
   // Checked even without TICKETING_URL: a misspelt value is reported, not left to surprise later.
   const pagination = present(env, 'TICKETING_PAGINATION')?.trim() ?? 'pages';
   if (pagination !== 'pages' && pagination !== 'cursor') throw new ConfigError('TICKETING_PAGINATION', 'must be "pages" or "cursor"');
-  if (present(env, 'TICKETING_URL') === undefined) return { ticketing: undefined, s3ForcePathStyle };
+  const s3 = { s3ForcePathStyle, fence: importFence(env), bucketOwner: bucketOwner(env) };
+  if (present(env, 'TICKETING_URL') === undefined) return { ticketing: undefined, ...s3 };
   return {
-    s3ForcePathStyle,
+    ...s3,
     ticketing: {
       url: httpUrl(env, 'TICKETING_URL'),
       username: required(env, 'TICKETING_USERNAME'),

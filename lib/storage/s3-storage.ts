@@ -4,10 +4,12 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   UploadPartCommand,
   type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { randomUUID } from 'node:crypto';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { BufferPool } from '../bytes/buffer-pool.ts';
@@ -48,6 +50,17 @@ const MAX_PARTS = 10_000;
  * by its deadline has a few seconds left, and a hung call must not spend them.
  */
 const CLEAN_UP_MS = 5_000;
+/**
+ * The user metadata (`x-amz-meta-…`) each upload carries, a random token of its own: when a
+ * completion's outcome is unknown, the object at the key is this upload's only if it has the token.
+ */
+const UPLOAD_TOKEN = 'import-upload';
+
+/**
+ * Where an upload stands: `completed` with the version its completion returned (undefined on an
+ * unversioned bucket), `unknown` when the completion was sent but its answer never came.
+ */
+type UploadState = { kind: 'open' } | { kind: 'completed'; versionId: string | undefined } | { kind: 'unknown' } | { kind: 'aborted' };
 
 const errorName = (error: unknown): string | undefined => (error as { name?: string } | undefined)?.name;
 const statusCode = (error: unknown): number | undefined =>
@@ -110,17 +123,26 @@ const createFailed = (object: S3Object, error: unknown): Error => {
  * `partSizeBytes` go up as the writer fills them, at most `queueSize` at once (memory stays bounded
  * whatever the size), and only `commit` completes the upload, so nothing appears at the key, nor
  * replaces an object already there, until the run has succeeded: ending the stream is not enough.
- * A failed part fails the writer at once; `abort` cancels the parts in flight and aborts the upload
- * (undoing a `commit` deletes the object), each clean-up call bounded in time.
+ * A failed part fails the writer at once; `abort` cancels the parts in flight and aborts the upload,
+ * each clean-up call bounded in time. Undoing a `commit` deletes only the object version the
+ * completion returned (on a versioned bucket the previous version is current again; on an
+ * unversioned one the key is deleted); a completion whose outcome is unknown is asked about
+ * (HeadObject, the upload's token in its metadata) before its version is deleted.
  */
 export const openS3Sink = async (client: S3Client, object: S3Object, contentType: string, options: S3SinkOptions = {}): Promise<Sink> => {
   const partBytes = options.partSizeBytes ?? DEFAULT_PART_BYTES;
   const queueSize = options.queueSize ?? DEFAULT_QUEUE_SIZE;
   const target = { Bucket: object.bucket, Key: object.key };
+  const token = randomUUID();
   let uploadId: string | undefined;
   try {
     ({ UploadId: uploadId } = await client.send(
-      new CreateMultipartUploadCommand({ ...target, ContentType: contentType, ChecksumAlgorithm: CHECKSUM }),
+      new CreateMultipartUploadCommand({
+        ...target,
+        ContentType: contentType,
+        ChecksumAlgorithm: CHECKSUM,
+        Metadata: { [UPLOAD_TOKEN]: token },
+      }),
       {
         abortSignal: options.signal,
       },
@@ -204,8 +226,28 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   });
   // Failures surface through the writer's pipeline and `commit`; this listener only prevents a crash.
   stream.on('error', () => undefined);
-  let completed = false;
-  let aborted = false;
+  let state: UploadState = { kind: 'open' };
+  const bounded = () => ({ abortSignal: AbortSignal.timeout(CLEAN_UP_MS) });
+  /** Deletes the version this upload wrote; without a version id (an unversioned bucket) the key is all there is. */
+  const deleteWritten = (versionId: string | undefined) =>
+    client.send(new DeleteObjectCommand({ ...target, ...(versionId === undefined ? {} : { VersionId: versionId }) }), bounded());
+  /**
+   * Whether the completion happened, asked of the bucket: the upload is aborted first, so that no
+   * completion still on its way can land after the question; then the key's current object is this
+   * upload's only if it carries this upload's token. Unanswered, nothing is deleted: a guess could
+   * delete (or hide) an object another run wrote.
+   */
+  const undoUnknown = async (): Promise<void> => {
+    await client.send(new AbortMultipartUploadCommand(upload), bounded()).catch(() => undefined);
+    let head;
+    try {
+      head = await client.send(new HeadObjectCommand(target), bounded());
+    } catch {
+      return;
+    }
+    if (head.Metadata?.[UPLOAD_TOKEN] !== token) return;
+    await deleteWritten(head.VersionId).catch(() => undefined);
+  };
 
   return {
     stream,
@@ -218,39 +260,38 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
       }
       const parts = [...uploaded].sort((a, b) => a.PartNumber! - b.PartNumber!);
       try {
-        await client.send(new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: parts } }), {
-          abortSignal: options.signal,
-        });
+        const { VersionId: versionId } = await client.send(
+          new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: parts } }),
+          { abortSignal: options.signal },
+        );
+        state = { kind: 'completed', versionId };
       } catch (error) {
-        // Stopped while S3 may still complete it: treated as completed, so that the abort that
-        // follows deletes whatever came of it (and aborts the upload too, for when nothing did).
-        if (options.signal?.aborted) {
-          completed = true;
-          throw options.signal.reason;
-        }
+        // Sent, then failed, timed out or stopped: S3 may have completed it all the same (an answer
+        // lost on the way back), so the clean-up asks before it deletes anything.
+        state = { kind: 'unknown' };
+        if (options.signal?.aborted) throw options.signal.reason;
         throw uploadFailed(error);
       }
-      completed = true;
     },
     abort: async (reason) => {
-      const bounded = { abortSignal: AbortSignal.timeout(CLEAN_UP_MS) };
-      if (completed) {
-        // The other file of the run failed after this one was completed (or the completion was cut
-        // short, and may have happened): take it away again.
-        completed = false;
-        aborted = true;
-        await Promise.all([
-          client.send(new DeleteObjectCommand(target), bounded).catch(() => undefined),
-          client.send(new AbortMultipartUploadCommand(upload), bounded).catch(() => undefined),
-        ]);
+      const was = state;
+      if (was.kind === 'aborted') return;
+      state = { kind: 'aborted' };
+      // The other file of the run failed after this one was completed (or the completion may have
+      // happened): only the version this upload wrote goes, so the one before it is current again.
+      // A bare delete of the key would put a delete marker over it on a versioned bucket.
+      if (was.kind === 'completed') {
+        await deleteWritten(was.versionId).catch(() => undefined);
         return;
       }
-      if (aborted) return;
-      aborted = true;
+      if (was.kind === 'unknown') {
+        await undoUnknown();
+        return;
+      }
       if (!stream.destroyed) stream.destroy(asError(reason));
       // Parts still on their way were cancelled; S3 drops the ones it has with the upload. A failed
       // abort leaves parts that the bucket's lifecycle rule for incomplete uploads removes.
-      await client.send(new AbortMultipartUploadCommand(upload), bounded).catch(() => undefined);
+      await client.send(new AbortMultipartUploadCommand(upload), bounded()).catch(() => undefined);
     },
   };
 };

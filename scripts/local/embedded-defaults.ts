@@ -23,7 +23,7 @@ const DEFAULT_IMPORT_BUCKET = 'import-local';
 const DEMO_COMPUTER_COUNT = 300;
 const DEMO_MOBILE_DEVICE_COUNT = 300;
 /** Where the sample importTickets events read from: seeded with a generated chat export. */
-const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'input/chat.csv' } as const;
+const DEMO_CHAT_SOURCE = { bucket: DEFAULT_IMPORT_BUCKET, key: 'incoming/chat.csv' } as const;
 
 const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
 

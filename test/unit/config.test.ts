@@ -332,4 +332,40 @@ describe('loadImportConfig', () => {
     // A misspelt value is reported even while no listing is configured.
     expect(configErrorOf(() => loadImportConfig({ TICKETING_PAGINATION: 'Cursor' })).variable).toBe('TICKETING_PAGINATION');
   });
+
+  it('fences nothing without IMPORT_BUCKET, and fences its bucket with the default prefixes when set', () => {
+    expect(loadImportConfig({}).fence).toBeUndefined();
+    expect(loadImportConfig({ IMPORT_INPUT_PREFIX: 'in/' }).fence).toBeUndefined();
+    expect(loadImportConfig({ IMPORT_BUCKET: 'tickets-prod' }).fence).toEqual({
+      bucket: 'tickets-prod',
+      inputPrefix: 'incoming/',
+      archivePrefix: 'archives/',
+    });
+    expect(
+      loadImportConfig({ IMPORT_BUCKET: 'tickets-prod', IMPORT_INPUT_PREFIX: 'chat/in/', IMPORT_ARCHIVE_PREFIX: 'chat/out/' }).fence,
+    ).toEqual({ bucket: 'tickets-prod', inputPrefix: 'chat/in/', archivePrefix: 'chat/out/' });
+  });
+
+  it.each([
+    ['IMPORT_BUCKET', { IMPORT_BUCKET: 'Tickets_Prod' }, 'IMPORT_BUCKET is not a valid S3 bucket name'],
+    ['a prefix without its trailing slash', { IMPORT_INPUT_PREFIX: 'incoming' }, 'IMPORT_INPUT_PREFIX must end with "/"'],
+    ['a prefix with ".."', { IMPORT_ARCHIVE_PREFIX: 'archives/../x/' }, 'IMPORT_ARCHIVE_PREFIX must be a folder path'],
+    ['a prefix starting with "/"', { IMPORT_INPUT_PREFIX: '/incoming/' }, 'IMPORT_INPUT_PREFIX must be a folder path'],
+    ['a prefix with an empty part', { IMPORT_INPUT_PREFIX: 'a//b/' }, 'IMPORT_INPUT_PREFIX must be a folder path'],
+    [
+      'overlapping prefixes',
+      { IMPORT_INPUT_PREFIX: 'data/', IMPORT_ARCHIVE_PREFIX: 'data/archives/' },
+      'IMPORT_ARCHIVE_PREFIX must not overlap',
+    ],
+    ['an owner that is no account id', { IMPORT_BUCKET_OWNER: '12345' }, 'IMPORT_BUCKET_OWNER must be a 12-digit AWS account id'],
+  ])('refuses %s, naming the variable (even without IMPORT_BUCKET)', (_label, env, message) => {
+    const error = configErrorOf(() => loadImportConfig(env));
+    expect(error.message).toContain(`Configuration error: ${message}`);
+    expect(error.variable).toBe(message.split(' ')[0]);
+  });
+
+  it('names the bucket owner every S3 request carries when IMPORT_BUCKET_OWNER is set', () => {
+    expect(loadImportConfig({}).bucketOwner).toBeUndefined();
+    expect(loadImportConfig({ IMPORT_BUCKET_OWNER: '123456789012' }).bucketOwner).toBe('123456789012');
+  });
 });

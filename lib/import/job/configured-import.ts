@@ -28,10 +28,11 @@ export const makeConfiguredImport = (
     ...makeLocationOpeners({
       s3: async () => {
         const { makeS3Client } = await import('../../storage/s3-client.ts');
-        return (s3 ??= makeS3Client({ forcePathStyle: config.s3ForcePathStyle }));
+        return (s3 ??= makeS3Client({ forcePathStyle: config.s3ForcePathStyle, expectedBucketOwner: config.bucketOwner }));
       },
     }),
     worker: 'by-cores',
+    fence: config.fence,
     fetchDestinationUsers:
       ticketing &&
       (async (signal) => {

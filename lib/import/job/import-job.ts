@@ -6,6 +6,8 @@ import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } fro
 import { planRun, type RunAsk } from './run-plan.ts';
 import type { DestinationUsers } from '../../ticketing/user-listing-client.ts';
 import { checkSpillSpace, makeSpillWatch, type SpillWatch } from './spill-space.ts';
+import type { ImportFence } from '../../config.ts';
+import { checkImportFence } from './import-fence.ts';
 
 export interface ImportJobDeps {
   openSource: OpenSource;
@@ -20,6 +22,8 @@ export interface ImportJobDeps {
   worker?: RunAsk['worker'];
   /** The archive entries' mtime (default: when the archive is written); tests fix it to compare archives byte for byte. */
   mtime?: Date | undefined;
+  /** Where a run may read and write (IMPORT_BUCKET); absent: anywhere. */
+  fence?: ImportFence | undefined;
 }
 
 export interface ImportRequest {
@@ -89,6 +93,7 @@ export const makeImportJob =
   (deps: ImportJobDeps): ImportJob =>
   async ({ source, destination, rejects, dryRun = false, singleThread = false, readThreads, onProgress, signal, encoding }) => {
     if (!dryRun && destination === undefined) throw new LocationError('A destination is required (except for a dry run)');
+    if (deps.fence !== undefined) checkImportFence(deps.fence, { source, destination, rejects });
     await checkDistinct([source, destination, rejects], deps.placeOf ?? (async (location) => formatLocation(location)));
     signal?.throwIfAborted();
     const destinationUsers = deps.fetchDestinationUsers ? await deps.fetchDestinationUsers(signal) : undefined;

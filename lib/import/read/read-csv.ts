@@ -1,5 +1,6 @@
 import Papa from 'papaparse';
 import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from './chat-columns.ts';
+import { HeaderWidth } from './header-width.ts';
 import { ImportInputError } from './import-input-error.ts';
 import { countLineFeeds, LineCounter } from './line-count.ts';
 import { DEFAULT_ENCODING, ENCODING_OPTION, locateInvalidBytes, strictDecoder } from './source-encoding.ts';
@@ -188,6 +189,8 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
   // Parse again only once the text has doubled since a parse that left an unfinished row: a long
   // quoted field is then re-scanned a logarithmic number of times, not once per input slice.
   let parseAt = chunkChars;
+  // The header's width, counted as it arrives (a later part of the file starts after it).
+  const headerWidth = start === undefined ? new HeaderWidth(maxRowChars) : undefined;
 
   const parseAvailable = async (final: boolean): Promise<void> => {
     headerFieldsBefore = headerSeen ? columnCount : undefined;
@@ -315,6 +318,14 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
 
   const consume = async (text: string): Promise<void> => {
     fileLines.follow(text);
+    if (headerWidth !== undefined && !headerWidth.done) {
+      headerWidth.follow(text);
+      // Too wide: the count goes on to the header's end, without its text.
+      if (headerWidth.tooWide) {
+        pending = '';
+        return;
+      }
+    }
     pending += text;
     if (!started && pending.length > 0) {
       started = true;
@@ -372,6 +383,7 @@ export const makeCsvReader = (options: ReadCsvOptions): CsvReader => {
     } catch {
       throw invalidBytes(true);
     }
+    headerWidth?.end();
     if (!started && pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
     if (pending.length > 0) await parseAvailable(true);
     if (!headerSeen) {

@@ -230,7 +230,7 @@ describe('the function bundles (built with the deployment options) work on their
       await s3.send(
         new PutObjectCommand({
           Bucket: 'import-local',
-          Key: 'input/chat.csv',
+          Key: 'incoming/chat.csv',
           Body: chatCsv(Array.from({ length: 250 }, (_unused, n) => chatRow(n))),
         }),
       );
@@ -239,7 +239,7 @@ describe('the function bundles (built with the deployment options) work on their
       expect(outcome.error).toBeUndefined();
       expect(outcome.result).toMatchObject({ rows: 250, batches: 3, encoding: 'utf-8' });
       const tar = await (
-        await s3.send(new GetObjectCommand({ Bucket: 'import-local', Key: 'output/tickets.tar' }))
+        await s3.send(new GetObjectCommand({ Bucket: 'import-local', Key: 'archives/tickets.tar' }))
       ).Body!.transformToByteArray();
       expect((await readArchive(tar)).map((entry) => entry.name)).toEqual([
         'backup_tickets_100.json',

@@ -428,7 +428,9 @@ describe('osls package: the CloudFormation template', () => {
         DeleteItemCommand: ['dynamodb:DeleteItem'],
         UpdateItemCommand: ['dynamodb:UpdateItem'],
         GetObjectCommand: ['s3:GetObject'],
-        DeleteObjectCommand: ['s3:DeleteObject'],
+        HeadObjectCommand: ['s3:GetObject'],
+        // Without a VersionId (an unversioned bucket) s3:DeleteObject; with one, s3:DeleteObjectVersion.
+        DeleteObjectCommand: ['s3:DeleteObject', 's3:DeleteObjectVersion'],
         PutObjectCommand: ['s3:PutObject'],
         // A multipart upload's calls are all authorized by s3:PutObject, but its abort.
         CreateMultipartUploadCommand: ['s3:PutObject'],

@@ -102,6 +102,26 @@ describe('npm run import (scripts/import.ts)', () => {
     expect(await readdir(directory)).toEqual(['in.csv']);
   });
 
+  it.each([[[]], [['--read-threads', '2']]])(
+    'exits non-zero naming the count when the header has more than 1000 columns, writing nothing (%j)',
+    async (flags: string[]) => {
+      const input = join(directory, 'in.csv');
+      const header = [...HEADER, ...Array.from({ length: 250_000 }, (_unused, n) => `EXTRA_${n}`)];
+      await writeFile(
+        input,
+        chatCsv(
+          Array.from({ length: 5 }, (_unused, n) => chatRow(n)),
+          { columns: header },
+        ),
+      );
+      const result = await runCli([...flags, input, join(directory, 'out.tar'), '--rejects', join(directory, 'rejects.csv')]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim()).toBe(`import failed: CSV header has ${header.length} columns; an import reads at most 1000`);
+      expect(await readdir(directory)).toEqual(['in.csv']);
+    },
+  );
+
   it('exits non-zero naming a source file that does not exist', async () => {
     const missing = join(directory, 'missing.csv');
     const result = await runCli([missing, join(directory, 'out.tar')]);

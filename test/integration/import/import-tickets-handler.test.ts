@@ -293,6 +293,16 @@ describe('importTickets handler', () => {
     expect(await exists(keyOf(destination))).toBe(false);
   });
 
+  it('fails at once naming the count when the header has more than 1000 columns, leaving no object', async () => {
+    const destination = `s3://${BUCKET}/output/wide.tar`;
+    const columns = [...HEADER, ...Array.from({ length: 991 }, (_unused, n) => `EXTRA_${n}`)];
+    await put('input/wide.csv', chatCsv([chatRow(0)], { columns }));
+    const error = await failureOf(handler({ source: `s3://${BUCKET}/input/wide.csv`, destination }, lambdaContext()));
+    expect(error).toBeInstanceOf(ImportInputError);
+    expect(error?.message).toBe('CSV header has 1001 columns; an import reads at most 1000');
+    expect(await exists(keyOf(destination))).toBe(false);
+  });
+
   it('fails clearly when the source object does not exist', async () => {
     const destination = `s3://${BUCKET}/output/never.tar`;
     const error = await failureOf(handler({ source: `s3://${BUCKET}/input/absent.csv`, destination }, lambdaContext()));

@@ -130,10 +130,13 @@ describe('npm run invoke -- <function> <event.json>', () => {
     expect(code).toBe(0);
     expect(resultOf(stdout)).toMatchObject({ rows: 250 });
     // One invocation of a fresh process is a cold start, as Lambda's environment lets Powertools tell.
-    expect(logLines(stdout).map((line) => [line.message, line.cold_start])).toEqual([
+    const lines = logLines(stdout);
+    expect(lines.filter((line) => !('_aws' in line)).map((line) => [line.message, line.cold_start])).toEqual([
       ['import started', true],
       ['import finished', true],
     ]);
+    // The successful run is counted, in a metrics line of its own.
+    expect(lines.filter((line) => '_aws' in line)).toEqual([expect.objectContaining({ ImportSucceeded: 1, service: 'importTickets' })]);
   });
 
   it("puts the handler's ERROR lines on stdout with its other log lines, and exits 1 when it throws", async () => {

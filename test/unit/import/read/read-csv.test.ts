@@ -323,6 +323,64 @@ describe('readCsv', () => {
     );
   });
 
+  describe("the header's width", () => {
+    /** The required columns, then extra ones up to `columns` in all. */
+    const wideHeader = (columns: number): string =>
+      [...REQUIRED_COLUMNS, ...Array.from({ length: columns - REQUIRED_COLUMNS.length }, (_unused, n) => `EXTRA_${n}`)].join(',');
+    const row = Array.from({ length: 10 }, (_unused, n) => String(n + 1)).join(',');
+
+    it('reads a header of exactly 1000 columns', async () => {
+      const { rows, columns } = await read(byteChunks(`${wideHeader(1000)}\n${row}\n`, 4096));
+      expect(rows).toHaveLength(1);
+      expect(columns.EMAIL).toBe(9);
+    });
+
+    it.each([1, 97, 65_536])('fails a header of 1001 columns naming the count, before any row (pieces of %i bytes)', async (size) => {
+      const delivered: CsvRow[] = [];
+      const error = await failureOf(
+        readCsv(chunksOf(byteChunks(`\uFEFF\n${wideHeader(1001)}\r\n${row}\r\n`, size)), {
+          onRows: (rows) => void delivered.push(...rows),
+        }),
+      );
+      expect(error).toBeInstanceOf(ImportInputError);
+      expect(error?.message).toBe('CSV header has 1001 columns; an import reads at most 1000');
+      expect(delivered).toEqual([]);
+    });
+
+    it('counts commas inside quoted names (doubled quotes too) as text, as the parser does', async () => {
+      const quoted = `"${Array.from({ length: 1500 }, () => 'a,""b""').join(',')}"`;
+      const { rows } = await read([`${quoted},${HEADER}\n${'x,'}${row}\n`]);
+      expect(rows).toEqual([['x', ...row.split(',')]]);
+    });
+
+    it('fails a header too wide that ends the file without a line end', async () => {
+      await expect(read([wideHeader(1200)])).rejects.toThrowError('CSV header has 1200 columns; an import reads at most 1000');
+    });
+
+    it('counts a header of two million columns to its end without holding it', async () => {
+      const header = Buffer.from(`${'c,'.repeat(2_000_000 - 1)}c\n${row}\n`);
+      await expect(read(byteChunks(header, 64 * 1024))).rejects.toThrowError(
+        'CSV header has 2000000 columns; an import reads at most 1000',
+      );
+    });
+
+    it('stops reading a header too wide that goes on past the row limit, naming the count so far', async () => {
+      let pulled = 0;
+      async function* endless(): AsyncGenerator<Buffer> {
+        for (let piece = 0; piece < 1000; piece += 1) {
+          pulled += 1;
+          yield Buffer.from('c,'.repeat(8 * 1024));
+        }
+      }
+      const error = await failureOf(readCsv(endless(), { onRows: () => {}, maxRowChars: 100_000 }));
+      expect(error?.message).toMatch(/^CSV header has more than \d+ columns in its first \d+ characters; an import reads at most 1000$/);
+      const [, columns, characters] = /more than (\d+) columns in its first (\d+)/.exec(error!.message)!.map(Number);
+      expect(characters).toBeGreaterThan(100_000);
+      expect(columns).toBe(characters! / 2 + 1);
+      expect(pulled).toBeLessThanOrEqual(8);
+    });
+  });
+
   it('waits for an asynchronous consumer before reading on', async () => {
     const events: string[] = [];
     const text = `${HEADER}\n${'1,2,3,4,5,6,7,8,9,10\n'.repeat(10)}`;
