@@ -381,7 +381,7 @@ describe('osls package: the CloudFormation template', () => {
           // Reads exports under the input prefix; writes, looks at and deletes versions of its own
           // archives under the archive prefix only; never a bare delete (a delete marker).
           's3:GetObject on ${ImportBucket.Arn}/incoming/*',
-          ...['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObjectVersion'].map(
+          ...['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObjectVersion'].map(
             (action) => `${action} on \${ImportBucket.Arn}/archives/*`,
           ),
           FAILURE_QUEUE_GRANT,
@@ -429,8 +429,10 @@ describe('osls package: the CloudFormation template', () => {
         UpdateItemCommand: ['dynamodb:UpdateItem'],
         GetObjectCommand: ['s3:GetObject'],
         HeadObjectCommand: ['s3:GetObject'],
-        // Without a VersionId (an unversioned bucket) s3:DeleteObject; with one, s3:DeleteObjectVersion.
-        DeleteObjectCommand: ['s3:DeleteObject', 's3:DeleteObjectVersion'],
+        // The clean-up deletes the VersionId its upload completed with (s3:DeleteObjectVersion). A bare
+        // delete, for an unversioned bucket only, is not granted: the stack's bucket is versioned, and
+        // there a bare delete would lay a delete marker over the previous archive.
+        DeleteObjectCommand: ['s3:DeleteObjectVersion'],
         PutObjectCommand: ['s3:PutObject'],
         // A multipart upload's calls are all authorized by s3:PutObject, but its abort.
         CreateMultipartUploadCommand: ['s3:PutObject'],
