@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { loadImportConfig } from '../lib/config.ts';
+import { LAMBDA_MAX_MS, remainingTimeOf } from '../lib/async/deadline.ts';
 import { once } from '../lib/runtime/once.ts';
 import { describeError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
@@ -30,7 +31,7 @@ checkConfigAtStartup(logger, configuredImport);
 export const handler = async (event: unknown, context?: Context): Promise<ImportSummary> => {
   if (context) logger.addContext(context);
   const started = Date.now();
-  const deadline = importDeadline(context?.getRemainingTimeInMillis(), DEADLINE_MARGIN_MS);
+  const deadline = importDeadline(remainingTimeOf(context, LAMBDA_MAX_MS)(), DEADLINE_MARGIN_MS);
   try {
     const { source, destination, rejects, dryRun, encoding } = parseImportEvent(event);
     logger.info('import started', {

@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { loadRefreshConfig } from '../lib/config.ts';
+import { LAMBDA_MAX_MS, remainingTimeOf } from '../lib/async/deadline.ts';
 import { once } from '../lib/runtime/once.ts';
 import { makeConfiguredRefreshes } from '../lib/devices/refresh-inventories.ts';
 import type { InventoryKind } from '../lib/devices/inventory-kind.ts';
@@ -27,9 +28,6 @@ const refresh = once(() =>
 );
 checkConfigAtStartup(logger, refresh);
 
-/** Without a Lambda context (a direct call), the read may take this long. */
-const DEFAULT_BUDGET_MS = 15 * 60 * 1000;
-
 /**
  * The scheduled refresh of both device lists (EventBridge; lib/devices/refresh-inventories.ts). A
  * run where either failed throws (Lambda counts the error; the schedule's next run is the retry).
@@ -45,7 +43,7 @@ export const handler = async (_event: unknown, context?: Context) => {
     logger.error('devices refresh', { outcome: 'failed', duration_ms: Date.now() - started, error: describeError(error) });
     throw error;
   }
-  const { failures, ...result } = await run(() => context?.getRemainingTimeInMillis() ?? DEFAULT_BUDGET_MS - (Date.now() - started));
+  const { failures, ...result } = await run(remainingTimeOf(context, LAMBDA_MAX_MS));
   await metrics.publish();
   if (failures.length > 0) throw failures[0] instanceof Error ? failures[0] : new Error(describeError(failures[0]));
   return result;

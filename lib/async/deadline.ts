@@ -13,3 +13,26 @@ export const deadlineIn = (ms: number, now: () => number = Date.now): Deadline =
   at: now() + Math.max(0, ms),
   signal: AbortSignal.timeout(Math.max(0, ms)),
 });
+
+/** The longest a Lambda invocation ever runs (15 minutes): the budget of a direct call without a context. */
+export const LAMBDA_MAX_MS = 15 * 60 * 1000;
+
+/** The one part of a Lambda context a deadline needs. */
+export interface RemainingTimeSource {
+  getRemainingTimeInMillis?: () => number;
+}
+
+/**
+ * The invocation's remaining time, the one way every handler reads it: from the Lambda context, or,
+ * without one (a direct call, a test), `fallbackMs` counted from now.
+ */
+export const remainingTimeOf = (
+  context: RemainingTimeSource | undefined,
+  fallbackMs: number,
+  now: () => number = Date.now,
+): (() => number) => {
+  const fromContext = context?.getRemainingTimeInMillis?.bind(context);
+  if (fromContext !== undefined) return fromContext;
+  const end = now() + fallbackMs;
+  return () => Math.max(0, end - now());
+};

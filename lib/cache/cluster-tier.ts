@@ -65,6 +65,17 @@ class ClusterTimeoutError extends Error {
   }
 }
 
+/** No connection to use yet, and none refused: the connection is still being made (or remade). */
+class NotConnectedError extends Error {
+  constructor(status: string) {
+    super(`not connected (${status})`);
+    this.name = 'NotConnectedError';
+  }
+}
+
+/** Errors that say the tier was slow or not yet connected, not why: tier-health waits for the cause. */
+const saysOnlyNotYet = (error: unknown): boolean => error instanceof ClusterTimeoutError || error instanceof NotConnectedError;
+
 /** Each command's bound (ioredis is given none of its own, so every timeout is this one, by type). */
 const withinMs = async <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
   const bound = new AbortController();
@@ -87,7 +98,7 @@ const waitUntilReady = (client: RedisClient, health: TierHealth, budgetMs: numbe
   if (client.status === 'ready') return Promise.resolve();
   if (client.status === 'wait') client.connect().catch(() => undefined);
   if (health.state() === 'degraded' || !CONNECTING.has(client.status)) {
-    return Promise.reject(new Error(`not connected (${client.status})`));
+    return Promise.reject(new NotConnectedError(client.status));
   }
   return new Promise<void>((resolve, reject) => {
     const settle = (error?: Error) => {
@@ -99,7 +110,7 @@ const waitUntilReady = (client: RedisClient, health: TierHealth, budgetMs: numbe
     };
     const onReady = () => settle();
     const onClose = () => settle(new Error('connection closed before it was ready'));
-    const timer = setTimeout(() => settle(new Error(`no connection within ${budgetMs} ms`)), budgetMs);
+    const timer = setTimeout(() => settle(new ClusterTimeoutError('connecting', budgetMs)), budgetMs);
     timer.unref();
     client.once('ready', onReady);
     client.once('close', onClose);
@@ -139,7 +150,7 @@ const execOrThrow = async (transaction: ReturnType<RedisClient['multi']>): Promi
 export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterTier => {
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  const health = makeTierHealth('cluster', options.logger);
+  const health = makeTierHealth('cluster', options.logger, { unexplained: saysOnlyNotYet });
   // A cluster that answers but refuses writes (a read-only replica endpoint, an ACL, OOM) is tracked
   // apart from reachability; otherwise every miss would flip it between "recovered" and "degraded".
   const writes = makeTierHealth('cluster writes', options.logger);
@@ -150,6 +161,10 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     socketTimeoutMs: commandTimeoutMs * 4,
     readSecret: options.readSecret ?? ((ref, fresh) => resolveSecret(ref, undefined, fresh)),
     passwordRereadMs: options.passwordRereadMs,
+    // A degradation logged while the connection was still being made learns its cause here.
+    onError: (error) => {
+      if (health.state() === 'degraded') health.failed('unavailable', error);
+    },
   });
 
   /**

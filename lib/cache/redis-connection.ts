@@ -54,6 +54,8 @@ export interface RedisConnectionOptions {
   readCaFile?: (path: string) => Promise<Buffer>;
   /** A refused SSM password is read again at most this often, however many lookups meet the refusal. */
   passwordRereadMs?: number;
+  /** Told of each error the connection meets, as it meets it (a lookup may have stopped waiting already). */
+  onError?: (error: unknown) => void;
 }
 
 export interface RedisConnection {
@@ -104,6 +106,7 @@ export const makeRedisConnection = (options: RedisConnectionOptions): RedisConne
     const note = (error: unknown) => {
       lastError = error;
       if (AUTH_REFUSED.has(replyErrorKind(error) ?? '')) refusedAt ??= Date.now();
+      options.onError?.(error);
     };
     // Errors surface through the lookups and the one transition line; without listeners ioredis
     // would print every reconnect failure.

@@ -4,6 +4,7 @@ import validator from '@middy/validator';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Ajv, ValidateFunction } from 'ajv';
 import type { Context } from 'aws-lambda';
+import { remainingTimeOf } from '../async/deadline.ts';
 import { RequestTimeoutError } from '../errors.ts';
 import { accessLog, addAccessLogFields } from './access-log.ts';
 import { bodyErrors } from './body-errors.ts';
@@ -21,6 +22,8 @@ import { wellFormedStrings } from './well-formed-strings.ts';
 
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
 const TIMEOUT_MARGIN_MS = 200;
+/** Without a Lambda context (a direct call), a request may take what API Gateway waits for an integration. */
+const API_GATEWAY_TIMEOUT_MS = 30_000;
 
 export interface HttpRequest<TBody, TQuery> {
   body: TBody;
@@ -164,7 +167,7 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
       query: (spec.query ? event.queryStringParameters : {}) as TQuery,
       pathParameters: event.pathParameters ?? {},
       headers: event.headers ?? {},
-      remainingTimeMs: () => (typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 30_000),
+      remainingTimeMs: remainingTimeOf(context, API_GATEWAY_TIMEOUT_MS),
       annotate: (fields) => addAccessLogFields(context, fields),
       origin: requestOriginOf(context),
     });

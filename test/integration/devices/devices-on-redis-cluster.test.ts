@@ -227,12 +227,19 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
     expect(response.statusCode).toBe(200);
     expect(totalOf(response)).toBe(FLEET.length);
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream']);
-    const degraded = logs
-      .raw()
-      .split('\n')
-      .filter((line) => line.includes('cache tier degraded'));
-    expect(degraded).toHaveLength(1);
-    expect(degraded[0]).toMatch(/certificate/i);
+    const degradedLines = () =>
+      logs
+        .raw()
+        .split('\n')
+        .filter((line) => line.includes('cache tier degraded'));
+    // One line, naming the certificate; on a busy machine, a line saying it was slow may come first.
+    for (let poll = 0; poll < 100 && !/certificate/i.test(degradedLines().at(-1) ?? ''); poll += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const degraded = degradedLines();
+    expect(degraded.length).toBeGreaterThanOrEqual(1);
+    expect(degraded.length).toBeLessThanOrEqual(2);
+    expect(degraded.at(-1)).toMatch(/certificate/i);
     expect(logs.raw()).not.toContain(cluster.password);
   });
 
@@ -241,6 +248,11 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
     const response = await getDevices(await freshDevices());
     expect(response.statusCode).toBe(200);
     expect(accessLines(logs).map((line) => line.cache_tier)).toEqual(['upstream']);
+    // On a busy machine the first lookup's budget may run out before the server refuses the password:
+    // the degradation is then logged as slow, and once more, naming the refusal, when it comes.
+    for (let poll = 0; poll < 100 && !/cache tier degraded.*WRONGPASS/.test(logs.raw()); poll += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     expect(logs.raw()).toMatch(/cache tier degraded.*WRONGPASS/);
     expect(logs.raw()).not.toContain('not-the-password-7');
     expect(logs.raw()).not.toContain(cluster.password);

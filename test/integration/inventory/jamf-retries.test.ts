@@ -72,13 +72,14 @@ describe('Jamf client retries transient failures', () => {
       { kind: 'rate-limited', retryAfter: '0', times: 1 },
       { kind: 'rate-limited', rateLimitReset: '0', times: 1 },
       { kind: 'drop', times: 1 },
-      { kind: 'delay', ms: 1_000, times: 1 },
+      { kind: 'delay', ms: 6_000, times: 1 },
     ];
     // 30 pages; every third (0, 3, …, 27) fails first, in each of the ways above in turn.
     const pageFaults = Object.fromEntries(Array.from({ length: 10 }, (_, index) => [index * 3, { ...kinds[index % kinds.length]! }]));
     const { client, reported, fake } = await setUp(
       { pageFaults, tokenFault: { kind: 'status', status: 503, times: 2 } },
-      { requestTimeoutMs: 300 },
+      // Far above what a page takes on a busy machine, far below the slow page's delay.
+      { requestTimeoutMs: 2_000 },
     );
     const records = await client.readInventory(deadlineIn(15_000), (record) => record);
     expect(idsOf(records)).toEqual(expectedIds());

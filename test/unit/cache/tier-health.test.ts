@@ -36,4 +36,29 @@ describe('tier health', () => {
     ]);
     expect(logger.lines[0]?.fields).not.toHaveProperty('error');
   });
+
+  it('names the cause once more when a degradation first logged as only slow shows why, and never again', () => {
+    class SlowError extends Error {}
+    const logger = recordingLogger();
+    const health = makeTierHealth('cluster', logger, { unexplained: (error) => error instanceof SlowError });
+    health.failed('unavailable', new SlowError('connecting took longer than 500 ms'));
+    health.failed('unavailable', new SlowError('not connected (connecting)'));
+    health.failed('unavailable', new Error('WRONGPASS invalid username-password pair'));
+    health.failed('unavailable', new Error('WRONGPASS invalid username-password pair'));
+    health.failed('unavailable', new SlowError('connecting took longer than 500 ms'));
+    expect(logger.lines.map((line) => [line.level, line.fields.error])).toEqual([
+      ['warn', 'Error: connecting took longer than 500 ms'],
+      ['warn', 'Error: WRONGPASS invalid username-password pair'],
+    ]);
+    // After a recovery, a new degradation starts the same way.
+    health.succeeded();
+    health.failed('unavailable', new Error('connect ECONNREFUSED'));
+    health.failed('unavailable', new Error('WRONGPASS invalid username-password pair'));
+    expect(logger.lines.map((line) => line.message)).toEqual([
+      'cache tier degraded',
+      'cache tier degraded',
+      'cache tier recovered',
+      'cache tier degraded',
+    ]);
+  });
 });
