@@ -53,9 +53,9 @@ export const handler = async (event: unknown, context?: Context): Promise<Import
       }),
     });
     logger.info('import finished', { summary, duration_ms: Date.now() - started });
-    // One per successful run, dry runs included (each is a run that read the whole source), for the
-    // alarm on a schedule that stopped succeeding. A metrics line that cannot be written fails nothing.
-    metrics.add('ImportSucceeded', 'Count', 1);
+    // One per run that wrote its archive, for the alarm on a schedule that stopped succeeding: a dry
+    // run started by hand must not quiet it. A metrics line that cannot be written fails nothing.
+    if (!dryRun) metrics.add('ImportSucceeded', 'Count', 1);
     await metrics.publish().catch((error: unknown) => logger.warn('metrics not published', { error: describeError(error) }));
     return summary;
   } catch (error) {

@@ -64,14 +64,22 @@ const CONNECTION_CODES: Readonly<Record<string, ConnectionLoss>> = {
   UND_ERR_CLOSED: 'reset',
 };
 
-/** The connection loss a fetch failure's causes name (fetch wraps them, happy eyeballs aggregates them); a bounded walk. */
-const connectionLossOf = (error: unknown): ConnectionLoss | undefined => {
+/** The platform's own timeouts (connecting, the OS's, undici's for headers and body): an attempt that timed out. */
+const TIMEOUT_CODES: ReadonlySet<string> = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/** The first platform code a fetch failure's causes name that `wanted` knows (fetch wraps them, happy eyeballs aggregates them); a bounded walk. */
+const platformCodeOf = (error: unknown, wanted: (code: string) => boolean): string | undefined => {
   const queue: unknown[] = [error];
   for (let seen = 0; seen < 16 && queue.length > 0; seen += 1) {
     const next = queue.shift();
     if (typeof next !== 'object' || next === null) continue;
     const { code, cause, errors } = next as { code?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof code === 'string' && CONNECTION_CODES[code] !== undefined) return CONNECTION_CODES[code];
+    if (typeof code === 'string' && wanted(code)) return code;
     queue.push(cause, ...(Array.isArray(errors) ? errors : []));
   }
   return undefined;
@@ -150,7 +158,10 @@ export const callUpstream = async (url: string, init: RequestInit, limits: CallL
     if (cause instanceof BodyTooLarge) throw new UpstreamCallError('too-large', `${shown} was not read: ${cause.detail}`, undefined);
     if (limits.signal?.aborted) throw new UpstreamCallError('aborted', `${shown} was abandoned`, cause);
     if (timeout.aborted) throw new UpstreamCallError('timed-out', `${shown} timed out after ${limits.timeoutMs} ms`, cause);
-    const connection = connectionLossOf(cause);
+    const platformTimeout = platformCodeOf(cause, (code) => TIMEOUT_CODES.has(code));
+    if (platformTimeout !== undefined) throw new UpstreamCallError('timed-out', `${shown} timed out (${platformTimeout})`, cause);
+    const lossCode = platformCodeOf(cause, (code) => CONNECTION_CODES[code] !== undefined);
+    const connection = lossCode === undefined ? undefined : CONNECTION_CODES[lossCode];
     const how = connection === 'refused' ? ' (connection refused)' : connection === 'reset' ? ' (connection lost)' : '';
     throw new UpstreamCallError('unreachable', `${shown} was unreachable${how}`, cause, connection);
   }

@@ -89,7 +89,10 @@ export interface RetryTally {
   noteTransient: (end: TransientEnd) => void;
   noteRetry: () => void;
   noteGaveUp: (why: 'attempts' | 'deadline') => void;
-  /** Undefined when nothing was retried or given up on: such a read logs nothing. */
+  /**
+   * Undefined when nothing was retried or given up on: such a read logs nothing. A read whose first
+   * transient answer asked for a wait the deadline could not hold retried nothing but is summed up.
+   */
   summary: () => RetrySummary | undefined;
 }
 
@@ -109,7 +112,10 @@ export const makeRetryTally = (onRetry?: () => void): RetryTally => {
     noteGaveUp: (why) => {
       gaveUp ??= why;
     },
-    summary: () => (retries === 0 ? undefined : { retries, answers: { ...answers }, ...(gaveUp === undefined ? {} : { gaveUp }) }),
+    summary: () =>
+      retries === 0 && gaveUp !== 'deadline'
+        ? undefined
+        : { retries, answers: { ...answers }, ...(gaveUp === undefined ? {} : { gaveUp }) },
   };
 };
 

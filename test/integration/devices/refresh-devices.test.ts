@@ -294,7 +294,10 @@ describe('refreshDevices and stale-while-revalidate', () => {
     expect(logs.raw()).toContain('"Name":"UpstreamRetries"');
     const served = await (await freshDevices())(httpEvent('GET', '/devices'), lambdaContext());
     expect(served.statusCode).toBe(200);
-    expect((JSON.parse(served.body!) as unknown[]).length).toBe(FLEET.length);
+    // The exact list: every device once, in id order, none lost to a dropped page.
+    expect((JSON.parse(served.body!) as { id: string }[]).map((device) => device.id)).toEqual(
+      FLEET.map((record) => record.id).sort((a, b) => Number(a) - Number(b)),
+    );
     expect(accessLines(logs).at(-1)).toMatchObject({ cache_tier: 'cluster' });
   });
 

@@ -132,7 +132,8 @@ describe('Jamf client retries transient failures', () => {
     expect(error.failure).toBe(UpstreamFailure.RateLimited);
     expect(error.headers).toEqual({ 'Retry-After': '30' });
     expect(requestsFor(fake, 1)).toHaveLength(1);
-    expect(reported.summaries).toEqual([]);
+    // Nothing retried, yet the read's one line says why it gave up.
+    expect(reported.summaries).toEqual([{ retries: 0, answers: { '429': 1 }, gaveUp: 'deadline' }]);
   });
 
   it('retries only while a wait and one more attempt (its timeout) fit the deadline', async () => {

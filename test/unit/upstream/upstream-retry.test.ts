@@ -86,4 +86,11 @@ describe('makeRetryTally', () => {
     expect(tally.summary()).toEqual({ retries: 2, answers: { '503': 2, reset: 1 }, gaveUp: 'attempts' });
     expect(metric).toBe(2);
   });
+
+  it('sums up a read that retried nothing because the first wait asked for could not fit its deadline', () => {
+    const tally = makeRetryTally();
+    tally.noteTransient(status(429));
+    tally.noteGaveUp('deadline');
+    expect(tally.summary()).toEqual({ retries: 0, answers: { '429': 1 }, gaveUp: 'deadline' });
+  });
 });
