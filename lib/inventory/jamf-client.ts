@@ -1,5 +1,5 @@
 import { makeTokenSource, type JamfAuth } from './jamf-auth.ts';
-import { runBounded } from '../upstream/bounded-pool.ts';
+import { fetchPages, readWhileShrinking, type PagedRead } from '../upstream/paged-read.ts';
 import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.ts';
 import { excerpt, type BodyCap, type CallLimits } from '../upstream/upstream-call.ts';
 import { makeRetryTally, UPSTREAM_RETRY, type RetryContext, type RetryPolicy, type RetrySummary } from '../upstream/upstream-retry.ts';
@@ -202,20 +202,12 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   };
 
   /**
-   * Every page once; undefined when `totalCount` fell during the read. Jamf pages by offset, so a
-   * device removed meanwhile moves every later device one place forward, and a page served after
-   * that skips the one that crossed its start: the read is not whole and must be done again.
+   * Every page once, or `shrank` when `totalCount` fell during the read (a device removed: see
+   * lib/upstream/paged-read.ts). Enrolled devices take new, higher ids, so they only add pages at the
+   * end: the rounds go on while `totalCount` grows.
    */
-  const readOnce = async <T>(
-    pageOf: PageReader,
-    abort: AbortController,
-    signal: AbortSignal,
-    map: RecordMapper<T>,
-  ): Promise<T[] | undefined> => {
-    // Cancels this read's pages in flight once it is lost, so the next read starts without waiting on them.
-    const lost = new AbortController();
-    const pageSignal = AbortSignal.any([signal, lost.signal]);
-    const first = await pageOf(0, pageSize, pageSignal);
+  const readOnce = async <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: RecordMapper<T>): Promise<PagedRead<T[]>> => {
+    const first = await pageOf(0, pageSize, signal);
     // Fewer records than asked while more exist: upstream clamped the page size; use its size.
     const effective = first.results.length < pageSize && first.totalCount > first.results.length ? first.results.length : pageSize;
     if (effective === 0 && first.totalCount > 0) {
@@ -227,10 +219,7 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     const entries: { id: string; value: T }[][] = [mapped(first, map)];
     let totalCount = first.totalCount;
     // In the order the pages arrive: a count below one already seen means devices were removed.
-    // (Enrolled devices take new, higher ids, so they only add pages at the end.)
     let highestCount = first.totalCount;
-    let shrank = false;
-    // Re-checked after each round: devices enrolled during the read raise totalCount.
     for (let round = 0; round < MAX_PAGES; round += 1) {
       const pageCount = effective === 0 ? 1 : Math.ceil(totalCount / effective);
       if (pageCount > MAX_PAGES) {
@@ -238,26 +227,22 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
       }
       if (pageCount <= received.length) break;
       const from = received.length;
-      const tasks = Array.from({ length: pageCount - from }, (_, offset) => async () => {
-        if (shrank) return; // this read is lost already: start the next sooner
-        let page: JamfPage;
-        try {
-          page = await pageOf(from + offset, effective, pageSignal);
-        } catch (error) {
-          if (shrank) return; // cancelled (or failed) after the read was lost: the next read decides
-          throw error;
-        }
-        if (page.totalCount < highestCount) {
-          shrank = true;
-          lost.abort();
-        }
-        highestCount = Math.max(highestCount, page.totalCount);
-        received[from + offset] = page.results.length;
-        totals[from + offset] = page.totalCount;
-        entries[from + offset] = mapped(page, map);
+      const outcome = await fetchPages<JamfPage>({
+        indexes: Array.from({ length: pageCount - from }, (_, offset) => from + offset),
+        concurrency,
+        signal,
+        abort,
+        fetch: (page, pageSignal) => pageOf(page, effective, pageSignal),
+        take: (page, answer) => {
+          const fell = answer.totalCount < highestCount;
+          highestCount = Math.max(highestCount, answer.totalCount);
+          received[page] = answer.results.length;
+          totals[page] = answer.totalCount;
+          entries[page] = mapped(answer, map);
+          return fell ? 'shrank' : 'taken';
+        },
       });
-      await runBounded(tasks, concurrency, abort);
-      if (shrank) return undefined;
+      if (outcome === 'shrank') return { kind: 'shrank', detail: `totalCount fell below ${highestCount}` };
       totalCount = Math.max(totalCount, ...totals);
     }
     // A page cut short (not the clamping of page 0, which `effective` absorbed) would drop devices
@@ -269,21 +254,19 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
         detail: `pages held ${receivedCount} records but totalCount says ${expected}: a page came back short`,
       });
     }
-    return sortedUniqueById(entries.flat());
+    return { kind: 'whole', value: sortedUniqueById(entries.flat()) };
   };
 
   /** Every page, read again while devices keep being removed under the read (see `readOnce`). */
-  const readPages = async <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: RecordMapper<T>): Promise<T[]> => {
-    for (let read = 1; ; read += 1) {
-      const devices = await readOnce(pageOf, abort, signal, map);
-      if (devices !== undefined) return devices;
-      if (read === MAX_READS) {
-        throw new UpstreamError(UpstreamFailure.Unreadable, {
-          detail: `devices were removed during each of ${MAX_READS} reads of the inventory; a page read after a removal may have skipped a device`,
-        });
-      }
-    }
-  };
+  const readPages = <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: RecordMapper<T>): Promise<T[]> =>
+    readWhileShrinking(
+      MAX_READS,
+      () => readOnce(pageOf, abort, signal, map),
+      (_detail, reads) =>
+        new UpstreamError(UpstreamFailure.Unreadable, {
+          detail: `devices were removed during each of ${reads} reads of the inventory; a page read after a removal may have skipped a device`,
+        }),
+    );
 
   /**
    * One read: its signal (its deadline, or a failed page), its token (renewed only when upstream

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { backoffDelayMs, type Backoff } from '../async/backoff.ts';
 import { emailKey } from '../users/email-key.ts';
-import { runBounded } from '../upstream/bounded-pool.ts';
+import { fetchPages, readWhileShrinking, type PagedRead } from '../upstream/paged-read.ts';
 import {
   callUpstream,
   redactUrl,
@@ -253,16 +253,20 @@ const fetchPagesConcurrently = async (
   concurrency: number,
   settings: Settings,
 ): Promise<UsersPage[]> => {
-  const abort = new AbortController();
-  const scoped: Settings = { ...settings, signal: AbortSignal.any([settings.signal, abort.signal]) };
   const deep = numbers.findIndex((page) => page > DEEPEST_NUMBERED_PAGE);
   const order = deep > 0 ? [numbers[deep]!, ...numbers.slice(0, deep), ...numbers.slice(deep + 1)] : [...numbers];
-  const read = await runBounded(
-    order.map((page) => () => fetchNumberedPage(pageUrl(page), page, scoped)),
+  const byNumber = new Map<number, UsersPage>();
+  await fetchPages<UsersPage>({
+    indexes: order,
     concurrency,
-    abort,
-  );
-  const byNumber = new Map(order.map((page, index) => [page, read[index]!]));
+    signal: settings.signal,
+    fetch: (page, signal) => fetchNumberedPage(pageUrl(page), page, { ...settings, signal }),
+    // Whether the listing shrank is told by the whole read's counts (readByNumber).
+    take: (page, users) => {
+      byNumber.set(page, users);
+      return 'taken';
+    },
+  });
   return numbers.map((page) => byNumber.get(page)!);
 };
 
@@ -357,10 +361,10 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
   const pageUrl = (page: number) => `${baseUrl}/api/v1/users.json?page=${page}`;
   const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, offset) => from + offset);
   /** Every page once, or how the listing shrank when a later page's `count` is below page 1's. */
-  const readListing = async (): Promise<{ pages: UsersPage[] } | { shrank: string }> => {
+  const readListing = async (): Promise<PagedRead<UsersPage[]>> => {
     const first = await fetchNumberedPage(pageUrl(1), 1, settings);
     const { count } = first;
-    if (count === undefined) return { pages: [first, ...(await followNextPages(first, baseUrl, maxPages, settings))] };
+    if (count === undefined) return { kind: 'whole', value: [first, ...(await followNextPages(first, baseUrl, maxPages, settings))] };
     const lastPage = Math.max(1, Math.ceil(count / PAGE_SIZE));
     if (lastPage > maxPages) throw new TicketingListingError(`User listing claims ${count} users, more than ${maxPages} pages`);
     const pages = [first, ...(lastPage === 1 ? [] : await fetchPagesConcurrently(pageUrl, numbered(2, lastPage), concurrency, settings))];
@@ -381,22 +385,19 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
       next += batch.length;
     }
     const shrunk = pages.find((page) => page.count !== undefined && page.count < count);
-    return shrunk === undefined ? { pages } : { shrank: `from ${count} to ${String(shrunk.count)} users` };
+    return shrunk === undefined ? { kind: 'whole', value: pages } : { kind: 'shrank', detail: `from ${count} to ${String(shrunk.count)} users` };
   };
-  /** Page numbers, read again while users are removed under the read. */
-  const readByNumber = async (): Promise<UsersPage[]> => {
-    // A user removed during the read moves every later user one place up, so one could fall between
-    // two pages already read; such a read is thrown away and the listing read again, a bounded number
-    // of times. (A user added only repeats one on the next page, and the first entry of an email counts.)
-    let read = await readListing();
-    for (let again = 1; 'shrank' in read && again <= LISTING_REREADS; again += 1) read = await readListing();
-    if ('shrank' in read) {
-      throw new TicketingListingError(
-        `User listing kept losing users while it was read (${LISTING_REREADS + 1} reads; the last went ${read.shrank}); run the import again when it is quiet`,
-      );
-    }
-    return read.pages;
-  };
+  // Page numbers, read again while users are removed under the read (lib/upstream/paged-read.ts). A
+  // user added only repeats one on the next page, and the first entry of an email counts.
+  const readByNumber = (): Promise<UsersPage[]> =>
+    readWhileShrinking(
+      LISTING_REREADS + 1,
+      readListing,
+      (detail, reads) =>
+        new TicketingListingError(
+          `User listing kept losing users while it was read (${reads} reads; the last went ${detail}); run the import again when it is quiet`,
+        ),
+    );
   let pages: UsersPage[];
   if (options.pagination === 'cursor') pages = await readByCursor(baseUrl, maxPages, settings);
   else {
