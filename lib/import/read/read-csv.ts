@@ -1,5 +1,6 @@
 import Papa from 'papaparse';
-import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from './chat-columns.ts';
+import { REQUIRED_COLUMNS } from '../formats/assets.ts';
+import { columnMapFromHeader, type ColumnMap } from './chat-columns.ts';
 import { HeaderWidth } from './header-width.ts';
 import { ImportInputError } from './import-input-error.ts';
 import { countLineFeeds, LineCounter } from './line-count.ts';

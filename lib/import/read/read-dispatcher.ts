@@ -7,7 +7,7 @@ import type { CsvShape, CsvStart } from './read-csv.ts';
 import type { OnBatch, ReadSideOptions } from './read-side.ts';
 import { startReadWorker } from './read-worker.ts';
 import { RowCuts } from './row-cuts.ts';
-import type { VerdictBatch } from './row-verdicts.ts';
+import type { VerdictBatch } from '../formats/verdict-batch.ts';
 import { arrivedBatch, batchMemory, rebuild, type Failure, type FromWorker, type ToWorker } from './worker-protocol.ts';
 
 // Pass 1's read side in worker threads, the source cut between rows (docs/architecture.md, "The import's threads").

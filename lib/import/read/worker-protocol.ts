@@ -2,7 +2,7 @@ import { asError } from '../../errors.ts';
 import { ImportInputError } from './import-input-error.ts';
 import { CsvRowError, type CsvShape, type CsvStart } from './read-csv.ts';
 import type { ReadSideOptions } from './read-side.ts';
-import type { VerdictBatch } from './row-verdicts.ts';
+import type { VerdictBatch } from '../formats/verdict-batch.ts';
 
 // The messages between the read dispatcher (main thread) and its reading threads (docs/architecture.md, "The import's threads").
 
