@@ -2,7 +2,7 @@ import { emailKey } from '../../users/email-key.ts';
 import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from './parse-fields.ts';
 import type { ColumnMap } from './chat-columns.ts';
 import type { FaultReason, RequiredColumn } from '../formats/assets.ts';
-import type { CsvRow } from './read-csv.ts';
+import type { CsvRow } from './csv-state.ts';
 import type { Comment, Ticket } from '../formats/spill-record.ts';
 import type { DestinationUsers } from '../../ticketing/user-listing-client.ts';
 import { canonicalInt64 } from '../../values/int64.ts';

@@ -3,7 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { makeChangeSignal } from '../../async/change-signal.ts';
 import { BufferPool } from '../../bytes/buffer-pool.ts';
 import { asError } from '../../errors.ts';
-import type { CsvShape, CsvStart } from './read-csv.ts';
+import type { CsvShape, CsvStart } from './csv-state.ts';
 import type { OnBatch, ReadSideOptions } from './read-side.ts';
 import { startReadWorker } from './read-worker.ts';
 import { RowCuts } from './row-cuts.ts';

@@ -1,4 +1,5 @@
-import { makeCsvReader, type CsvShape, type CsvStart } from './read-csv.ts';
+import type { CsvShape, CsvStart } from './csv-state.ts';
+import { makeCsvReader } from './read-csv.ts';
 import type { DestinationUsers } from '../../ticketing/user-listing-client.ts';
 import type { VerdictBatch } from '../formats/verdict-batch.ts';
 import { VerdictWriter } from './row-verdicts.ts';

@@ -1,6 +1,6 @@
 import { isMainThread, parentPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import { makeChangeSignal } from '../../async/change-signal.ts';
-import type { CsvStart } from './read-csv.ts';
+import type { CsvStart } from './csv-state.ts';
 import { makeReadSide } from './read-side.ts';
 import { VerdictWriter } from './row-verdicts.ts';
 import { asBuffer, batchMemory, failureOf, type FromWorker, type ReadWorkerData, type ToWorker } from './worker-protocol.ts';

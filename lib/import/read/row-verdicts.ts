@@ -6,7 +6,7 @@ import { RecordBuffer, writeComment, writeTicket, writeUser } from '../formats/s
 import { VerdictBytes, type SpareBuffers, type VerdictBatch } from '../formats/verdict-batch.ts';
 import { destinationUserId, isFault, judgeRow } from './asset-rules.ts';
 import type { ColumnMap } from './chat-columns.ts';
-import type { CsvRow } from './read-csv.ts';
+import type { CsvRow } from './csv-state.ts';
 import { RecentEmails, RecentIds } from './recent-keys.ts';
 
 /** Judges rows one by one (asset-rules.ts) into a verdict batch (formats/verdict-batch.ts). */

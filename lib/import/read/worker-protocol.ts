@@ -1,6 +1,7 @@
 import { asError } from '../../errors.ts';
 import { ImportInputError } from './import-input-error.ts';
-import { CsvRowError, type CsvShape, type CsvStart } from './read-csv.ts';
+import type { CsvShape, CsvStart } from './csv-state.ts';
+import { CsvRowError } from './csv-faults.ts';
 import type { ReadSideOptions } from './read-side.ts';
 import type { VerdictBatch } from '../formats/verdict-batch.ts';
 
