@@ -4,7 +4,7 @@ import { READ_WORKER_SCRIPT } from './read-worker.ts';
 import { batchMemory, READ_WORKER_ROLE, type FromWorker, type ReadWorkerData, type ToWorker } from './worker-protocol.ts';
 
 /** What the main thread hears from a reading thread. */
-export interface ReadThreadListener {
+interface ReadThreadListener {
   message(message: FromWorker): void;
   error(error: Error): void;
   exit(code: number): void;
