@@ -29,8 +29,23 @@ export const LAYERS = [
   'errors.ts',
 ];
 
-/** Folders whose own subfolders run one way too: the import's stages (docs/architecture.md#the-import). */
-export const STAGES: Record<string, string[]> = { import: ['job', 'take', 'read', 'write'] };
+/**
+ * Folders cut into stages (docs/architecture.md#the-import): a stage imports its own folder and the
+ * shared formats, never a sibling stage; the composer imports them all; the formats import no stage.
+ */
+export interface Stages {
+  /** The folder that composes the stages (and may import any of them). */
+  composer: string;
+  /** The folder of the formats that cross stages, which every stage may import. */
+  formats: string;
+  stages: string[];
+}
+
+export const STAGES: Record<string, Stages> = { import: { composer: 'job', formats: 'formats', stages: ['read', 'take', 'write'] } };
+
+/** May a module of stage `from` import one of stage `to` (both subfolders of a folder with `stages`)? */
+const stageMayImport = (stages: Stages, from: string, to: string): boolean =>
+  from === to || from === stages.composer || to === stages.formats;
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -42,7 +57,7 @@ const layerOf = (file: string): string | undefined => {
   return match?.[1];
 };
 
-/** The subfolder of a folder with STAGES (`read` of lib/import/read/…); undefined elsewhere. */
+/** The subfolder (or file) of a folder with STAGES (`read` of lib/import/read/…); undefined elsewhere. */
 const stageOf = (file: string, layer: string): string | undefined => {
   const path = relative(root, file).split('\\').join('/');
   return STAGES[layer] === undefined ? undefined : path.split('/')[2];
@@ -73,11 +88,15 @@ export const importDirection: Rule.RuleModule = {
       if (from === to) {
         const stages = STAGES[from];
         const [fromStage, toStage] = [stageOf(file, from), stageOf(target, to)];
-        if (stages === undefined || fromStage === undefined || toStage === undefined || fromStage === toStage) return;
-        if (stages.includes(fromStage) && stages.includes(toStage) && stages.indexOf(toStage) < stages.indexOf(fromStage)) {
+        if (stages === undefined || fromStage === undefined || toStage === undefined) return;
+        const known = [stages.composer, stages.formats, ...stages.stages];
+        const unplaced = [fromStage, toStage].find((stage) => !known.includes(stage));
+        if (unplaced !== undefined) {
+          context.report({ node, message: `${from}/${unplaced}: not a stage in lint/import-direction.ts' STAGES; place it there.` });
+        } else if (!stageMayImport(stages, fromStage, toStage)) {
           context.report({
             node,
-            message: `${from}/${fromStage} must not import ${from}/${toStage}: its stages run ${stages.join(' → ')}.`,
+            message: `${from}/${fromStage} must not import ${from}/${toStage}: stages share only ${from}/${stages.formats}, and ${from}/${stages.composer} composes them.`,
           });
         }
         return;

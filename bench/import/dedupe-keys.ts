@@ -1,4 +1,4 @@
-import { int64Halves } from '../../lib/import/read/row-keys.ts';
+import { int64Halves } from '../../lib/import/formats/row-keys.ts';
 import { AssetDeduper } from '../../lib/import/take/asset-deduper.ts';
 import { UserResolver } from '../../lib/import/take/resolve-users.ts';
 

@@ -7,6 +7,7 @@ import { finished } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { removeAtExit } from '../runtime/remove-at-exit.ts';
 import { LocationError } from './location.ts';
+import { sinkOf } from './sink-protocol.ts';
 import { StorageError, type Sink, type Source } from './storage.ts';
 
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -95,38 +96,36 @@ export const openFileSink = async (path: string): Promise<Sink> => {
   const closed = new Promise<void>((resolve) => stream.once('close', resolve));
   // The writer sees write errors through its own listener; this one only keeps a late error from crashing the process.
   stream.on('error', () => undefined);
-  let settled = false;
-  let committed = false;
+  const discard = async (): Promise<void> => {
+    if (!stream.destroyed) stream.destroy();
+    await closed;
+    await rm(temporary, { force: true });
+    forget();
+  };
 
-  return {
+  return sinkOf<void>({
     stream,
-    commit: async () => {
-      if (settled) throw new StorageError(`Sink for ${path} was already committed or aborted`);
-      if (!stream.writableEnded) throw new StorageError(`Archive for ${path} was committed before it was complete`);
+    shown: path,
+    finish: async () => {
       try {
         await finished(stream);
         await closed;
-        await rename(temporary, path);
-        forget();
-        settled = true;
-        committed = true;
       } catch (error) {
         throw new StorageError(`Could not write ${path}`, error);
       }
     },
-    abort: async () => {
-      // Undoing a commit: the other file of the same run failed.
-      if (committed) {
-        committed = false;
-        await rm(path, { force: true });
-        return;
+    // A rename is atomic: one that failed moved nothing, and the temporary file is discarded.
+    publish: async () => {
+      try {
+        await rename(temporary, path);
+        forget();
+      } catch (error) {
+        throw new StorageError(`Could not write ${path}`, error);
       }
-      if (settled) return;
-      settled = true;
-      if (!stream.destroyed) stream.destroy();
-      await closed;
-      await rm(temporary, { force: true });
-      forget();
     },
-  };
+    // Undoing a commit: the other file of the same run failed.
+    unpublish: () => rm(path, { force: true }),
+    undoUnknown: discard,
+    discard,
+  });
 };

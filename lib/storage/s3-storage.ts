@@ -16,6 +16,7 @@ import { BufferPool } from '../bytes/buffer-pool.ts';
 import { BlockFiller } from '../bytes/block-filler.ts';
 import { formatLocation, LocationError } from './location.ts';
 import { asError, describeError } from '../errors.ts';
+import { sinkOf } from './sink-protocol.ts';
 import { StorageError, type Sink, type Source } from './storage.ts';
 
 export interface S3Object {
@@ -55,12 +56,6 @@ const CLEAN_UP_MS = 5_000;
  * completion's outcome is unknown, the object at the key is this upload's only if it has the token.
  */
 const UPLOAD_TOKEN = 'import-upload';
-
-/**
- * Where an upload stands: `completed` with the version its completion returned (undefined on an
- * unversioned bucket), `unknown` when the completion was sent but its answer never came.
- */
-type UploadState = { kind: 'open' } | { kind: 'completed'; versionId: string | undefined } | { kind: 'unknown' } | { kind: 'aborted' };
 
 const errorName = (error: unknown): string | undefined => (error as { name?: string } | undefined)?.name;
 const statusCode = (error: unknown): number | undefined =>
@@ -226,7 +221,6 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
   });
   // Failures surface through the writer's pipeline and `commit`; this listener only prevents a crash.
   stream.on('error', () => undefined);
-  let state: UploadState = { kind: 'open' };
   const bounded = () => ({ abortSignal: AbortSignal.timeout(CLEAN_UP_MS) });
   /** Deletes the version this upload wrote; without a version id (an unversioned bucket) the key is all there is. */
   const deleteWritten = (versionId: string | undefined) =>
@@ -249,49 +243,44 @@ export const openS3Sink = async (client: S3Client, object: S3Object, contentType
     await deleteWritten(head.VersionId).catch(() => undefined);
   };
 
-  return {
+  // Published: the version the completion returned (undefined on an unversioned bucket), which undoing deletes.
+  return sinkOf<string | undefined>({
     stream,
-    commit: async () => {
-      if (!stream.writableEnded) throw new StorageError(`Archive for ${shown(object)} was committed before it was complete`);
+    shown: shown(object),
+    finish: async () => {
       try {
         await finished(stream);
       } catch (error) {
         throw failure ?? uploadFailed(error);
       }
+    },
+    publish: async () => {
       const parts = [...uploaded].sort((a, b) => a.PartNumber! - b.PartNumber!);
       try {
         const { VersionId: versionId } = await client.send(
           new CompleteMultipartUploadCommand({ ...upload, MultipartUpload: { Parts: parts } }),
           { abortSignal: options.signal },
         );
-        state = { kind: 'completed', versionId };
+        return versionId;
       } catch (error) {
         // Sent, then failed, timed out or stopped: S3 may have completed it all the same (an answer
         // lost on the way back), so the clean-up asks before it deletes anything.
-        state = { kind: 'unknown' };
         if (options.signal?.aborted) throw options.signal.reason;
         throw uploadFailed(error);
       }
     },
-    abort: async (reason) => {
-      const was = state;
-      if (was.kind === 'aborted') return;
-      state = { kind: 'aborted' };
-      // The other file of the run failed after this one was completed (or the completion may have
-      // happened): only the version this upload wrote goes, so the one before it is current again.
-      // A bare delete of the key would put a delete marker over it on a versioned bucket.
-      if (was.kind === 'completed') {
-        await deleteWritten(was.versionId).catch(() => undefined);
-        return;
-      }
-      if (was.kind === 'unknown') {
-        await undoUnknown();
-        return;
-      }
+    // The other file of the run failed after this one was completed (or the completion may have
+    // happened): only the version this upload wrote goes, so the one before it is current again.
+    // A bare delete of the key would put a delete marker over it on a versioned bucket.
+    unpublish: async (versionId) => {
+      await deleteWritten(versionId).catch(() => undefined);
+    },
+    undoUnknown,
+    discard: async (reason) => {
       if (!stream.destroyed) stream.destroy(asError(reason));
       // Parts still on their way were cancelled; S3 drops the ones it has with the upload. A failed
       // abort leaves parts that the bucket's lifecycle rule for incomplete uploads removes.
       await client.send(new AbortMultipartUploadCommand(upload), bounded()).catch(() => undefined);
     },
-  };
+  });
 };

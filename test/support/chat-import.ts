@@ -4,7 +4,7 @@ import { extract } from 'tar-stream';
 import { expect } from 'vitest';
 import { runImportPipeline, type ImportPipelineOptions, type ImportSummary } from '../../lib/import/job/import-pipeline.ts';
 import { planRun, type RunAsk } from '../../lib/import/job/run-plan.ts';
-import { REQUIRED_COLUMNS, type RequiredColumn } from '../../lib/import/read/chat-columns.ts';
+import { REQUIRED_COLUMNS, type RequiredColumn } from '../../lib/import/formats/assets.ts';
 
 /**
  * The import tests' one harness: chat-export CSVs built from rows, the archive read back, and the

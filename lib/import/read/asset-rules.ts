@@ -1,8 +1,9 @@
 import { emailKey } from '../../users/email-key.ts';
 import { isBlank, parseBody, parseBoolean, parseEmail, parseInt64, parseName, parseTimestamp } from './parse-fields.ts';
-import type { ColumnMap, RequiredColumn } from './chat-columns.ts';
-import type { CsvRow } from './read-csv.ts';
-import type { Comment, Ticket } from '../write/spill-record.ts';
+import type { ColumnMap } from './chat-columns.ts';
+import type { FaultReason, RequiredColumn } from '../formats/assets.ts';
+import type { CsvRow } from './csv-state.ts';
+import type { Comment, Ticket } from '../formats/spill-record.ts';
 import type { DestinationUsers } from '../../ticketing/user-listing-client.ts';
 import { canonicalInt64 } from '../../values/int64.ts';
 
@@ -83,11 +84,6 @@ const userOf = (parsed: ParsedRow, destinationHolds?: DestinationHolds): UserRow
     ? null
     : { author_id: parsed.authorId, name: parsed.name, email: parsed.email };
 
-/** The reasons a row's asset was refused other than `duplicate`, in their order of precedence. */
-export const FAULT_REASONS = ['missing_field', 'bad_email', 'invalid_field'] as const;
-export type FaultReason = (typeof FAULT_REASONS)[number];
-export type DropReason = FaultReason | 'duplicate';
-
 /** Why a row's asset was refused: the reason, and the one column it names. */
 export interface Fault {
   reason: FaultReason;
@@ -165,6 +161,3 @@ export const judgeRow = (row: CsvRow, columns: ColumnMap, destinationHolds?: Des
     user: user ?? faultOf(row, columns, held() ? HELD_USER_COLUMNS : USER_COLUMNS, parsed),
   };
 };
-
-/** The three assets, as the summary names them. */
-export type Asset = 'tickets' | 'comments' | 'users';

@@ -1,21 +1,6 @@
 import { ImportInputError } from './import-input-error.ts';
 import { ENCODING_OPTION } from './source-encoding.ts';
-
-/** The columns every chat CSV must have (any order, extra columns ignored). */
-export const REQUIRED_COLUMNS = [
-  'TICKET_CREATED_AT',
-  'TICKET_REQUESTER_ID',
-  'COMMENT_PART_ID',
-  'CONVERSATION_ID',
-  'COMMENT_PUBLIC',
-  'BODY',
-  'COMMENT_CREATED_AT',
-  'AUTHOR_ID',
-  'NAME',
-  'EMAIL',
-] as const;
-
-export type RequiredColumn = (typeof REQUIRED_COLUMNS)[number];
+import { REQUIRED_COLUMNS, type RequiredColumn } from '../formats/assets.ts';
 
 /** Where each required column sits in a row array (rows stay arrays: no per-row objects). */
 export type ColumnMap = Readonly<Record<RequiredColumn, number>>;

@@ -1,14 +1,13 @@
 import { setImmediate } from 'node:timers/promises';
-import type { Worker } from 'node:worker_threads';
 import { makeChangeSignal } from '../../async/change-signal.ts';
 import { BufferPool } from '../../bytes/buffer-pool.ts';
 import { asError } from '../../errors.ts';
-import type { CsvShape, CsvStart } from './read-csv.ts';
+import type { CsvShape, CsvStart } from './csv-state.ts';
 import type { OnBatch, ReadSideOptions } from './read-side.ts';
-import { startReadWorker } from './read-worker.ts';
+import { ReadThread } from './read-thread.ts';
 import { RowCuts } from './row-cuts.ts';
-import type { VerdictBatch } from './row-verdicts.ts';
-import { arrivedBatch, batchMemory, rebuild, type Failure, type FromWorker, type ToWorker } from './worker-protocol.ts';
+import type { VerdictBatch } from '../formats/verdict-batch.ts';
+import { arrivedBatch, rebuild, type Failure, type FromWorker } from './worker-protocol.ts';
 
 // Pass 1's read side in worker threads, the source cut between rows (docs/architecture.md, "The import's threads").
 
@@ -33,14 +32,9 @@ export interface ReadThreads {
   segmentBytes?: number | undefined;
 }
 
-interface Thread {
-  worker: Worker;
-  piecesInFlight: number;
-}
-
 interface Segment {
   index: number;
-  thread: Thread;
+  thread: ReadThread;
   /** Bytes routed to it. */
   bytes: number;
   /** Its bytes as handed over, kept while a segment before it may still turn out to end inside a row. */
@@ -52,13 +46,13 @@ interface Segment {
   failure: Failure | undefined;
 }
 
-/** The main thread's half: routes the source to the threads in segments and takes their batches back in file order. */
+/** The main thread's side (with read-thread.ts): routes the source to the threads in segments and takes their batches back in file order. */
 class ReadDispatcher {
   private readonly changed = makeChangeSignal();
   private readonly options: ReadSideOptions;
   private readonly threadCount: number;
   private readonly segmentBytes: number;
-  private readonly threads: Thread[] = [];
+  private readonly threads: ReadThread[] = [];
   /** Cutting needs more than one thread; a join (a segment that ended inside a row) ends it. */
   private cutting: boolean;
   private readonly cuts = new RowCuts();
@@ -88,7 +82,7 @@ class ReadDispatcher {
       while (this.threads.length < this.threadCount) this.threads.push(this.startThread());
     } catch (error) {
       this.finished = true;
-      await Promise.all(this.threads.map((thread) => thread.worker.terminate()));
+      await Promise.all(this.threads.map((thread) => thread.stop()));
       throw error;
     }
     this.filling = this.openSegment(this.threads[0]!, undefined);
@@ -104,7 +98,7 @@ class ReadDispatcher {
       // After a failure the source may be stalled (a pipe nobody writes to): the caller destroys it,
       // which ends the pump; only a finished run waits for it (it has ended by then).
       if (this.failure === undefined) await pump;
-      await Promise.all(this.threads.map((thread) => thread.worker.terminate()));
+      await Promise.all(this.threads.map((thread) => thread.stop()));
     }
   }
 
@@ -113,27 +107,21 @@ class ReadDispatcher {
     this.changed.notify();
   }
 
-  private send(thread: Thread, message: ToWorker, transfer: ArrayBuffer[] = []): void {
-    thread.worker.postMessage(message, transfer);
-  }
-
-  private giveBack(thread: Thread, batch: VerdictBatch): void {
-    const buffers = batchMemory(batch);
-    this.send(thread, { type: 'taken', buffers }, buffers);
-  }
-
-  private startThread(): Thread {
-    const worker = startReadWorker({ options: this.options, maxBatches: batchesInFlight(this.threadCount) });
-    const thread: Thread = { worker, piecesInFlight: 0 };
-    worker.on('message', (message: FromWorker) => this.listen(thread, message));
-    worker.on('error', (error: Error) => this.fail(error));
-    worker.on('exit', (code) => {
-      if (!this.finished) this.fail(new Error(`The import's reading thread stopped (exit code ${code})`));
-    });
+  private startThread(): ReadThread {
+    const thread: ReadThread = new ReadThread(
+      { options: this.options, maxBatches: batchesInFlight(this.threadCount) },
+      {
+        message: (message) => this.listen(thread, message),
+        error: (error) => this.fail(error),
+        exit: (code) => {
+          if (!this.finished) this.fail(new Error(`The import's reading thread stopped (exit code ${code})`));
+        },
+      },
+    );
     return thread;
   }
 
-  private openSegment(thread: Thread, start: CsvStart | undefined): Segment {
+  private openSegment(thread: ReadThread, start: CsvStart | undefined): Segment {
     const index = this.nextIndex++;
     const segment: Segment = {
       index,
@@ -145,7 +133,7 @@ class ReadDispatcher {
       failure: undefined,
     };
     this.segments.set(index, segment);
-    this.send(thread, { type: 'segment', segment: index, start });
+    thread.send({ type: 'segment', segment: index, start });
     return segment;
   }
 
@@ -160,7 +148,7 @@ class ReadDispatcher {
       at += piece.length;
     }
     segment.thread.piecesInFlight += 1;
-    this.send(segment.thread, { type: 'bytes', segment: segment.index, data }, [data.buffer as ArrayBuffer]);
+    segment.thread.send({ type: 'bytes', segment: segment.index, data }, [data.buffer as ArrayBuffer]);
     // One by one: a megabyte of tiny chunks would be too many arguments for one push.
     if (segment.held !== undefined) for (const piece of pieces) segment.held.push(piece);
   }
@@ -170,11 +158,11 @@ class ReadDispatcher {
     const segment = this.segments.get(index);
     if (segment === undefined) return;
     this.cutting = false;
-    for (const thread of this.threads) this.send(thread, { type: 'drop', after: index });
+    for (const thread of this.threads) thread.send({ type: 'drop', after: index });
     const replay: Buffer[] = [];
     for (const [later, dropped] of this.segments) {
       if (later <= index) continue;
-      for (const batch of dropped.batches) this.giveBack(dropped.thread, batch);
+      for (const batch of dropped.batches) dropped.thread.giveBack(batch);
       for (const piece of dropped.held ?? []) replay.push(piece);
       this.segments.delete(later);
     }
@@ -188,7 +176,7 @@ class ReadDispatcher {
     }
     if (this.lastSegment !== undefined) {
       this.lastSegment = index;
-      this.send(segment.thread, { type: 'end', segment: index, last: true });
+      segment.thread.send({ type: 'end', segment: index, last: true });
     }
   }
 
@@ -201,7 +189,7 @@ class ReadDispatcher {
     }
   }
 
-  private listen(thread: Thread, message: FromWorker): void {
+  private listen(thread: ReadThread, message: FromWorker): void {
     if (message.type === 'header') this.shape = message.shape;
     else if (message.type === 'consumed') {
       thread.piecesInFlight -= 1;
@@ -212,7 +200,7 @@ class ReadDispatcher {
       if (message.type === 'batch') {
         const arrived = arrivedBatch(message.batch);
         // A dropped segment's batch only goes back.
-        if (segment === undefined) this.giveBack(thread, arrived);
+        if (segment === undefined) thread.giveBack(arrived);
         else segment.batches.push(arrived);
       } else if (segment !== undefined) {
         if (message.type === 'done') {
@@ -271,7 +259,7 @@ class ReadDispatcher {
             await handOver();
             // A join meanwhile ended the cutting: the rest goes on to the segment the bytes so far went to.
             if (this.cutting && this.failure === undefined) {
-              this.send(this.filling.thread, { type: 'end', segment: this.filling.index, last: false });
+              this.filling.thread.send({ type: 'end', segment: this.filling.index, last: false });
               const next = this.threads[(this.threads.indexOf(this.filling.thread) + 1) % this.threads.length]!;
               this.filling = this.openSegment(next, { byte: routed, line: this.cuts.line, shape: this.shape! });
             }
@@ -282,7 +270,7 @@ class ReadDispatcher {
       await handOver();
       if (this.failure !== undefined) return;
       this.lastSegment = this.filling.index;
-      this.send(this.filling.thread, { type: 'end', segment: this.filling.index, last: true });
+      this.filling.thread.send({ type: 'end', segment: this.filling.index, last: true });
     } catch (error) {
       this.fail(asError(error));
     }
@@ -301,7 +289,7 @@ class ReadDispatcher {
       if (segment !== undefined && batch !== undefined) {
         await onBatch({ ...batch, firstRow: rowsBefore + batch.firstRow });
         rowsTaken += batch.rows;
-        this.giveBack(segment.thread, batch);
+        segment.thread.giveBack(batch);
       } else if (segment?.failure !== undefined) {
         throw rebuild(segment.failure, rowsBefore);
       } else if (segment?.done === true && current === this.lastSegment) {

@@ -1,6 +1,8 @@
-import { makeCsvReader, type CsvShape, type CsvStart } from './read-csv.ts';
+import type { CsvShape, CsvStart } from './csv-state.ts';
+import { makeCsvReader } from './read-csv.ts';
 import type { DestinationUsers } from '../../ticketing/user-listing-client.ts';
-import { VerdictWriter, type VerdictBatch } from './row-verdicts.ts';
+import type { VerdictBatch } from '../formats/verdict-batch.ts';
+import { VerdictWriter } from './row-verdicts.ts';
 
 /** What the read side needs to know: plain data, so it can be handed to a worker thread. */
 export interface ReadSideOptions {

@@ -1,12 +1,20 @@
-import { isMainThread, parentPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { makeChangeSignal } from '../../async/change-signal.ts';
-import type { CsvStart } from './read-csv.ts';
+import type { CsvStart } from './csv-state.ts';
 import { makeReadSide } from './read-side.ts';
 import { VerdictWriter } from './row-verdicts.ts';
-import { asBuffer, batchMemory, failureOf, type FromWorker, type ReadWorkerData, type ToWorker } from './worker-protocol.ts';
+import {
+  asBuffer,
+  batchMemory,
+  failureOf,
+  READ_WORKER_ROLE,
+  type FromWorker,
+  type ReadWorkerData,
+  type ToWorker,
+} from './worker-protocol.ts';
 
-// A reading thread: segments' bytes in, their batches out (docs/architecture.md, "The import's threads").
-const ROLE = 'ticket-import-read-side';
+// The reading thread's side, and only that: segments' bytes in, their batches out (docs/architecture.md,
+// "The import's threads"). The main thread's side is read-thread.ts and read-dispatcher.ts.
 
 /** A segment as its thread holds it. */
 interface Part {
@@ -107,16 +115,12 @@ const serve = (port: MessagePort, { options, maxBatches }: ReadWorkerData): void
 };
 
 /**
- * Starts a reading thread on this module, found by its own URL: the TypeScript file when run from
+ * This module's own address, which a reading thread is started on: the TypeScript file when run from
  * source, the function's one bundle when deployed (re-entered; the check below starts the worker's
- * part only in a thread started with this role).
+ * part only in a thread started with its role).
  */
-export const startReadWorker = (data: ReadWorkerData): Worker =>
-  // No inherited command-line options: a parent started with `-e` or `--input-type` (a test, a bench)
-  // would hand the worker options that refuse a file entry; V8 flags such as the young generation's
-  // size apply to the whole process anyway.
-  new Worker(new URL(import.meta.url), { workerData: { role: ROLE, ...data }, execArgv: [] });
+export const READ_WORKER_SCRIPT = new URL(import.meta.url);
 
-if (!isMainThread && parentPort !== null && (workerData as { role?: unknown } | null)?.role === ROLE) {
+if (!isMainThread && parentPort !== null && (workerData as { role?: unknown } | null)?.role === READ_WORKER_ROLE) {
   serve(parentPort, workerData as ReadWorkerData);
 }

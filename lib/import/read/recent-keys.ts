@@ -1,4 +1,4 @@
-import { hashHalves, ownedCopy } from './row-keys.ts';
+import { hashHalves, ownedCopy } from '../formats/row-keys.ts';
 
 // Keys the read side saw lately, so a certain duplicate goes on without its record (docs/architecture.md, "Keys and users").
 

@@ -1,10 +1,16 @@
 import { asError } from '../../errors.ts';
 import { ImportInputError } from './import-input-error.ts';
-import { CsvRowError, type CsvShape, type CsvStart } from './read-csv.ts';
+import type { CsvShape, CsvStart } from './csv-state.ts';
+import { CsvRowError } from './csv-faults.ts';
 import type { ReadSideOptions } from './read-side.ts';
-import type { VerdictBatch } from './row-verdicts.ts';
+import type { VerdictBatch } from '../formats/verdict-batch.ts';
 
-// The messages between the read dispatcher (main thread) and its reading threads (docs/architecture.md, "The import's threads").
+// The messages between the main thread (read-thread.ts, read-dispatcher.ts) and its reading threads
+// (read-worker.ts), and how their contents cross (docs/architecture.md, "The import's threads"): each
+// side imports this module, never the other's.
+
+/** What a thread is started with to be a reading thread (read-worker.ts checks it). */
+export const READ_WORKER_ROLE = 'ticket-import-read-side';
 
 /** What a reading thread is started with. */
 export interface ReadWorkerData {

@@ -1,4 +1,4 @@
-import type { Asset, DropReason, FaultReason } from '../read/asset-rules.ts';
+import type { Asset, DropReason, FaultReason } from '../formats/assets.ts';
 import { Int64Set } from './int64-set.ts';
 import { TextSet } from './text-set.ts';
 

@@ -1,4 +1,4 @@
-import { hashHalves } from '../read/row-keys.ts';
+import { hashHalves } from '../formats/row-keys.ts';
 
 /**
  * The load at which a set's slots double, for Int64Set and TextSet: three quarters, not the usual

@@ -1,4 +1,4 @@
-import { int64Halves, ownedCopy } from '../read/row-keys.ts';
+import { int64Halves, ownedCopy } from '../formats/row-keys.ts';
 import { Int64Set } from './int64-set.ts';
 
 // User ids and references: the first winning user row of an AUTHOR_ID decides (docs/architecture.md, "Keys and users").

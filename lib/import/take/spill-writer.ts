@@ -5,7 +5,7 @@ import { BlockQueue } from './block-queue.ts';
 /** Blocks are written to disk whole (block-queue.ts). */
 const BLOCK_BYTES = 512 * 1024;
 
-/** Collects spill records (write/spill-record.ts) into 512 KiB blocks for the spill file. */
+/** Collects spill records (formats/spill-record.ts) into 512 KiB blocks for the spill file. */
 export class SpillWriter {
   private readonly stream: WriteStream;
   private readonly queue: BlockQueue;

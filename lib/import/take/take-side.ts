@@ -1,6 +1,6 @@
-import type { Asset } from '../read/asset-rules.ts';
-import { visitVerdicts, type VerdictBatch, type VerdictVisitor } from '../read/row-verdicts.ts';
-import { recordIdText } from '../write/spill-record.ts';
+import type { Asset } from '../formats/assets.ts';
+import { visitVerdicts, type VerdictBatch, type VerdictVisitor } from '../formats/verdict-batch.ts';
+import { recordIdText } from '../formats/spill-record.ts';
 import { AssetDeduper } from './asset-deduper.ts';
 import type { RejectedAsset, RejectsWriter } from './rejects-file.ts';
 import { UserResolver } from './resolve-users.ts';

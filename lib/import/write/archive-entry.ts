@@ -1,4 +1,4 @@
-import { jsonStart, recordEnd, referenceLength, referenceStart, sliceJsonBytes, type SpillSlice } from './spill-record.ts';
+import { jsonStart, recordEnd, referenceLength, referenceStart, sliceJsonBytes, type SpillSlice } from '../formats/spill-record.ts';
 
 /**
  * The archive's batches (docs/import.md): each asset is cut into consecutive slices of 100; entry n holds the n-th

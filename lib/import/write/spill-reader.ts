@@ -1,5 +1,5 @@
 import { openSync, readSync, closeSync } from 'node:fs';
-import { recordBytes, type SpillSlice } from './spill-record.ts';
+import { recordBytes, type SpillSlice } from '../formats/spill-record.ts';
 
 const READ_BYTES = 512 * 1024;
 

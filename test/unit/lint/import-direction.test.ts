@@ -1,7 +1,7 @@
 import { Linter } from 'eslint';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { importDirection, LAYERS } from '../../../lint/import-direction.ts';
+import { importDirection, LAYERS, STAGES } from '../../../lint/import-direction.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const linter = new Linter({ configType: 'flat' });
@@ -34,15 +34,43 @@ describe('the import-direction rule', () => {
     ]);
   });
 
-  it('keeps the stages of lib/import in their order: job, take, read, write', () => {
+  it('lets the stages of lib/import share only formats, and job compose them all', () => {
     expect(
       problems(
         'lib/import/take/a.ts',
-        "import { r } from '../read/read-side.ts';\nimport { w } from '../write/tar-writer.ts';\nexport { r, w };",
+        "import { k } from '../formats/row-keys.ts';\nimport { s } from './spill-writer.ts';\nexport { k, s };",
       ),
     ).toEqual([]);
-    expect(problems('lib/import/write/a.ts', "import { r } from '../read/read-side.ts';\nexport { r };")).toEqual([
-      expect.stringContaining('import/write must not import import/read'),
+    expect(problems('lib/import/write/a.ts', "import { r } from '../formats/spill-record.ts';\nexport { r };")).toEqual([]);
+    expect(
+      problems(
+        'lib/import/job/a.ts',
+        "import { r } from '../read/read-side.ts';\nimport { t } from '../take/take-side.ts';\nimport { w } from '../write/tar-writer.ts';\nimport { f } from '../formats/assets.ts';\nexport { r, t, w, f };",
+      ),
+    ).toEqual([]);
+  });
+
+  it('refuses a stage importing a sibling stage, the composer, or formats importing a stage', () => {
+    expect(problems('lib/import/take/a.ts', "import { r } from '../read/row-verdicts.ts';\nexport { r };")).toEqual([
+      expect.stringContaining('import/take must not import import/read'),
+    ]);
+    expect(problems('lib/import/read/a.ts', "import { w } from '../write/tar-writer.ts';\nexport { w };")).toEqual([
+      expect.stringContaining('import/read must not import import/write'),
+    ]);
+    expect(problems('lib/import/write/a.ts', "import { t } from '../take/take-side.ts';\nexport { t };")).toEqual([
+      expect.stringContaining('import/write must not import import/take'),
+    ]);
+    expect(problems('lib/import/read/a.ts', "import { j } from '../job/run-plan.ts';\nexport { j };")).toEqual([
+      expect.stringContaining('import/read must not import import/job'),
+    ]);
+    expect(problems('lib/import/formats/a.ts', "import { r } from '../read/chat-columns.ts';\nexport { r };")).toEqual([
+      expect.stringContaining('import/formats must not import import/read'),
+    ]);
+  });
+
+  it('refuses a folder of lib/import that STAGES does not place', () => {
+    expect(problems('lib/import/misc/a.ts', "import { f } from '../formats/assets.ts';\nexport { f };")).toEqual([
+      expect.stringContaining('import/misc: not a stage'),
     ]);
   });
 
@@ -55,7 +83,11 @@ describe('the import-direction rule', () => {
     ]);
   });
 
-  it('names each layer once', () => {
+  it('names each layer once, and each stage once', () => {
     expect(new Set(LAYERS).size).toBe(LAYERS.length);
+    for (const { composer, formats, stages } of Object.values(STAGES)) {
+      const all = [composer, formats, ...stages];
+      expect(new Set(all).size).toBe(all.length);
+    }
   });
 });

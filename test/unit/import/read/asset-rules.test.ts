@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { isFault, judgeRow, type RowJudgement } from '../../../../lib/import/read/asset-rules.ts';
 import { AssetDeduper } from '../../../../lib/import/take/asset-deduper.ts';
-import { columnMapFromHeader, REQUIRED_COLUMNS } from '../../../../lib/import/read/chat-columns.ts';
-import { int64Halves } from '../../../../lib/import/read/row-keys.ts';
+import { REQUIRED_COLUMNS } from '../../../../lib/import/formats/assets.ts';
+import { columnMapFromHeader } from '../../../../lib/import/read/chat-columns.ts';
+import { int64Halves } from '../../../../lib/import/formats/row-keys.ts';
 
 const columns = columnMapFromHeader(REQUIRED_COLUMNS);
 type Cells = Partial<Record<(typeof REQUIRED_COLUMNS)[number], string>>;

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ImportInputError } from '../../../../lib/import/read/import-input-error.ts';
-import { columnMapFromHeader, REQUIRED_COLUMNS, type ColumnMap } from '../../../../lib/import/read/chat-columns.ts';
-import { CsvRowError, makeCsvReader, type CsvRow, type ReadCsvOptions } from '../../../../lib/import/read/read-csv.ts';
+import { REQUIRED_COLUMNS } from '../../../../lib/import/formats/assets.ts';
+import { columnMapFromHeader, type ColumnMap } from '../../../../lib/import/read/chat-columns.ts';
+import { CsvRowError } from '../../../../lib/import/read/csv-faults.ts';
+import type { CsvRow } from '../../../../lib/import/read/csv-state.ts';
+import { makeCsvReader, type ReadCsvOptions } from '../../../../lib/import/read/read-csv.ts';
 
 /** A whole input through the reader, chunk by chunk, as the read side feeds it. */
 const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { int64Halves } from '../../../../lib/import/read/row-keys.ts';
+import { int64Halves } from '../../../../lib/import/formats/row-keys.ts';
 import { RecentEmails, RecentIds } from '../../../../lib/import/read/recent-keys.ts';
 import { retainedMb } from '../../../support/retained-heap.ts';
 

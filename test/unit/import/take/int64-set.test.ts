@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { int64Halves, ownedCopy } from '../../../../lib/import/read/row-keys.ts';
+import { int64Halves, ownedCopy } from '../../../../lib/import/formats/row-keys.ts';
 import { Int64Set } from '../../../../lib/import/take/int64-set.ts';
 import { retainedMb } from '../../../support/retained-heap.ts';
 

@@ -7,8 +7,8 @@ import type { Remap } from '../../../../lib/import/write/archive-entry.ts';
 import { maxUtf8Bytes } from '../../../../lib/bytes/growable-buffer.ts';
 import { SpillWriter } from '../../../../lib/import/take/spill-writer.ts';
 import { SpillReader } from '../../../../lib/import/write/spill-reader.ts';
-import { jsonStart, recordEnd, RecordBuffer, writeComment, writeTicket, writeUser } from '../../../../lib/import/write/spill-record.ts';
-import type { SpillSlice } from '../../../../lib/import/write/spill-record.ts';
+import { jsonStart, recordEnd, RecordBuffer, writeComment, writeTicket, writeUser } from '../../../../lib/import/formats/spill-record.ts';
+import type { SpillSlice } from '../../../../lib/import/formats/spill-record.ts';
 
 /** The JSON texts of a slice's records, read through the record headers. */
 const recordsOf = (slice: SpillSlice): string[] => {
