@@ -2,7 +2,8 @@ import { buildSnapshot, decideLatest, renderDevices } from '../lib/devices/devic
 import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../lib/latest-os/sofa-feed.ts';
-import { COMPUTERS_INVENTORY, JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
+import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
+import { COMPUTERS_INVENTORY } from '../lib/inventory/jamf-inventories.ts';
 import { deadlineIn } from '../lib/async/deadline.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { readSofaFeed } from '../demo/fake-sofa.ts';

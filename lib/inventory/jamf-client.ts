@@ -6,7 +6,9 @@ import { makeRetryTally, UPSTREAM_RETRY, type RetryContext, type RetryPolicy, ty
 import type { Deadline } from '../async/deadline.ts';
 import { mapIdentified, sortedUniqueById, type RecordMapper } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
-import { afterNotFound, INVENTORY_PATHS, LAST_CONTACT_FIELD, makeVersionedEndpoint, MOBILE_INVENTORY_PATHS } from './jamf-versions.ts';
+import { afterNotFound, makeVersionedEndpoint } from './jamf-versions.ts';
+import type { JamfInventoryEndpoint } from './jamf-inventories.ts';
+import { FilterRefusedError, withReauthentication, type JamfPage, type JamfPageResult, type PageReader } from './token-renewal.ts';
 
 /**
  * Records per inventory page. Jamf silently clamps above 2000, and with four sections a 2000-record
@@ -24,59 +26,6 @@ const JAMF_PAGE_CAP: BodyCap = { name: 'a Jamf page', bytes: 64 * 1024 * 1024 };
 const MAX_PAGES = 10_000;
 /** Whole reads tried while devices keep being removed under them (see `readInventory`). */
 const MAX_READS = 3;
-
-/**
- * One of Jamf Pro's inventories, read the same way (token, pages, sort by id, re-reads): where it is,
- * which sections, the field its records are sorted and identified by, and its change filter.
- */
-export interface JamfInventoryEndpoint {
-  /** Newest first: the paths of the Jamf Pro versions this service reads (makeVersionedEndpoint). */
-  readonly paths: readonly [string, ...string[]];
-  readonly sections: readonly string[];
-  readonly idField: string;
-  /** RSQL for the records changed at or after `instant` (ISO 8601 UTC), as `path` names their dates. */
-  readonly changedFilter: (path: string, instant: string) => string;
-}
-
-/** Records last in contact, or last reporting their inventory, at or after `instant` (`,` is RSQL's or). */
-const changedFilter = (path: string, instant: string): string =>
-  `${LAST_CONTACT_FIELD[path as (typeof INVENTORY_PATHS)[number]]}=ge=${instant},general.reportDate=ge=${instant}`;
-
-export const COMPUTERS_INVENTORY: JamfInventoryEndpoint = {
-  paths: INVENTORY_PATHS,
-  sections: ['GENERAL', 'HARDWARE', 'OPERATING_SYSTEM', 'USER_AND_LOCATION'],
-  idField: 'id',
-  changedFilter,
-};
-
-/** iPhones, iPads and Apple TVs. */
-export const MOBILE_DEVICES_INVENTORY: JamfInventoryEndpoint = {
-  paths: MOBILE_INVENTORY_PATHS,
-  sections: ['GENERAL', 'HARDWARE', 'USER_AND_LOCATION'],
-  idField: 'mobileDeviceId',
-  // Last reporting their inventory: the one date a mobile device's record has.
-  changedFilter: (_path, instant) => `general.lastInventoryUpdateDate=ge=${instant}`,
-};
-
-interface JamfPage {
-  totalCount: number;
-  results: unknown[];
-}
-
-/**
- * An inventory page, or the news that upstream refused the token (401), which the read handles, or
- * refused a filter (400 to a filtered request).
- */
-type JamfPageResult =
-  { kind: 'page'; page: JamfPage } | { kind: 'token-rejected'; detail: string } | { kind: 'filter-refused'; detail: string };
-
-/** Jamf answered a filtered request 400: it cannot filter by those fields. */
-class FilterRefusedError extends Error {
-  constructor(detail: string) {
-    super(detail);
-    this.name = 'FilterRefusedError';
-  }
-}
 
 /** What a read of the changes found: the records Jamf dates as changed, and the whole inventory's size. */
 export type InventoryChanges<T> = { kind: 'changes'; changed: T[]; totalCount: number } | { kind: 'filter-refused'; detail: string };
@@ -206,7 +155,12 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
    * lib/upstream/paged-read.ts). Enrolled devices take new, higher ids, so they only add pages at the
    * end: the rounds go on while `totalCount` grows.
    */
-  const readOnce = async <T>(pageOf: PageReader, abort: AbortController, signal: AbortSignal, map: RecordMapper<T>): Promise<PagedRead<T[]>> => {
+  const readOnce = async <T>(
+    pageOf: PageReader,
+    abort: AbortController,
+    signal: AbortSignal,
+    map: RecordMapper<T>,
+  ): Promise<PagedRead<T[]>> => {
     const first = await pageOf(0, pageSize, signal);
     // Fewer records than asked while more exist: upstream clamped the page size; use its size.
     const effective = first.results.length < pageSize && first.totalCount > first.results.length ? first.results.length : pageSize;
@@ -310,55 +264,4 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
     });
 
   return { readInventory, readChanges };
-};
-
-type PageReader = (page: number, size: number, signal: AbortSignal) => Promise<JamfPage>;
-
-interface ReauthenticationDeps {
-  authenticate: (signal: AbortSignal) => Promise<string>;
-  fetchPage: (token: string, page: number, size: number, signal: AbortSignal, since?: string) => Promise<JamfPageResult>;
-  onAuthFailure: (() => void) | undefined;
-  signal: AbortSignal;
-}
-
-/**
- * One read's token, renewed when upstream refuses it, shared by concurrent pages so four
- * simultaneous 401s renew it once. A token that served a page and is then refused has expired (a
- * long refresh outlives several short-lived tokens): it is renewed, as often as that happens. Two
- * tokens in a row refused before either served a page fail the read, since upstream then refuses the
- * credentials themselves; one alone may have expired on its way, or been refused for a page while
- * another page it served was still being answered. So renewals stay below two per page served.
- */
-const withReauthentication = (deps: ReauthenticationDeps) => {
-  const tokens: { token: Promise<string>; served: boolean }[] = [];
-  const issue = (): void => {
-    const token = deps.authenticate(deps.signal);
-    // Every page awaits the current token; this only keeps a failure from being "unhandled" meanwhile.
-    token.catch(() => undefined);
-    tokens.push({ token, served: false });
-  };
-  issue();
-
-  return async (page: number, size: number, signal: AbortSignal, since?: string): Promise<JamfPage> => {
-    for (;;) {
-      const generation = tokens.length - 1;
-      const current = tokens[generation]!;
-      const result = await deps.fetchPage(await current.token, page, size, signal, since);
-      if (result.kind === 'page') {
-        current.served = true;
-        return result.page;
-      }
-      if (result.kind === 'filter-refused') throw new FilterRefusedError(result.detail);
-      // Reported once per refused token, however many pages it failed.
-      if (generation === tokens.length - 1) {
-        deps.onAuthFailure?.();
-        if (generation > 0 && !current.served && !tokens[generation - 1]!.served) {
-          throw new UpstreamError(UpstreamFailure.CredentialsRejected, {
-            detail: `token refused after re-authentication: ${result.detail}`,
-          });
-        }
-        issue();
-      }
-    }
-  };
 };

@@ -1,22 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { backoffDelayMs, type Backoff } from '../async/backoff.ts';
 import { emailKey } from '../users/email-key.ts';
 import { fetchPages, readWhileShrinking, type PagedRead } from '../upstream/paged-read.ts';
-import {
-  callUpstream,
-  redactUrl,
-  retryAfterMs,
-  UpstreamCallError,
-  type BodyCap,
-  type UpstreamResponse,
-} from '../upstream/upstream-call.ts';
+import { redactUrl } from '../upstream/upstream-call.ts';
+import { PAGE_SIZE, readByCursor } from './listing-cursor.ts';
+import { fetchPage, followable, PageStatusError } from './listing-page.ts';
+import type { Settings } from './listing-pacing.ts';
 import { TicketingListingError } from './ticketing-error.ts';
-import { parseUsersPage, type UsersPage } from './users-page.ts';
-
-/** A page of 100 users is tens of KB; one past this is not a page of the listing. */
-const LISTING_PAGE_CAP: BodyCap = { name: 'a listing page', bytes: 16 * 1024 * 1024 };
-/** The listing's fixed page size. */
-const PAGE_SIZE = 100;
+import type { UsersPage } from './users-page.ts';
 /** How often a listing that changed while it was read is read again before the run gives up. */
 const LISTING_REREADS = 2;
 /** Zendesk answers page-number paging past 10,000 records (page 100) with a 400 (InvalidPaginationDepth). */
@@ -64,7 +54,6 @@ export interface FetchDestinationUsersOptions {
 /** Email key (lib/users/email-key.ts) → the destination's user id (exact decimal text): what the listing gives the import. */
 export type DestinationUsers = ReadonlyMap<string, string>;
 
-const RATE_LIMIT_ATTEMPTS_PER_PAGE = 20;
 /**
  * A page's backoff stops growing at 2^6 = 64 × backoffMs (32 s by default): a page throttled without
  * Retry-After keeps trying every 32 s while the wait budget lasts, instead of soon asking for a wait
@@ -74,18 +63,6 @@ const MAX_BACKOFF_DOUBLINGS = 6;
 
 const defaultSleep = (ms: number, signal: AbortSignal) => delay(ms, undefined, { signal });
 
-/** Whole seconds as `130 s`; anything finer in ms, so a message never rounds a wait across the budget. */
-const formatWait = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.ceil(ms)} ms`);
-
-/** A page answered a status the reader does not handle itself. */
-class PageStatusError extends TicketingListingError {
-  readonly status: number;
-  constructor(message: string, status: number) {
-    super(message);
-    this.status = status;
-  }
-}
-
 /** The destination refused page-number paging this deep: the read starts again with cursors. */
 class NumberedPagingRefused extends TicketingListingError {
   readonly page: number;
@@ -94,142 +71,6 @@ class NumberedPagingRefused extends TicketingListingError {
     this.page = page;
   }
 }
-
-/**
- * The rate limit as the destination last described it: no request starts before `until` (ms on the
- * settings' clock). `charged` is how far the wait budget already covers, so requests waiting out
- * the same pause count it once.
- */
-interface RatePause {
-  until: number;
-  charged: number;
-}
-
-interface Settings {
-  authorization: string;
-  timeoutMs: number;
-  maxRetries: number;
-  backoff: Backoff;
-  maxRateLimitWaitMs: number;
-  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  now: () => number;
-  signal: AbortSignal;
-  /**
-   * How long rate limits have been waited for, and the pause in force, shared by every page of
-   * every read of the listing (the budget is per job): objects, so copies of these settings (a
-   * read's own abort signal) share them.
-   */
-  rateLimitWaited: { ms: number };
-  pause: RatePause;
-}
-
-/** Extends the pause to `until` (asked at `from`), charging the budget for what it did not cover yet; throws past the budget. */
-const extendPause = (settings: Settings, from: number, until: number, overBudget: (remaining: number) => string): void => {
-  const extra = until - Math.max(settings.pause.charged, from);
-  if (extra > 0) {
-    const remaining = settings.maxRateLimitWaitMs - settings.rateLimitWaited.ms;
-    if (extra > remaining) throw new TicketingListingError(overBudget(remaining));
-    settings.rateLimitWaited.ms += extra;
-    settings.pause.charged = until;
-  }
-  settings.pause.until = Math.max(settings.pause.until, until);
-};
-
-/** `X-Rate-Limit-Remaining: 0` (or `ratelimit-remaining`) pauses new requests until the reset the response names. */
-const notePause = (headers: Headers, settings: Settings): void => {
-  const remaining = [headers.get('x-rate-limit-remaining'), headers.get('ratelimit-remaining')];
-  if (!remaining.some((value) => value?.trim() === '0')) return;
-  const at = settings.now();
-  // `ratelimit-reset` is delta-seconds, one of Retry-After's two forms: one parser reads both.
-  const reset = retryAfterMs(headers.get('ratelimit-reset'), at) ?? retryAfterMs(headers.get('retry-after'), at);
-  if (reset !== undefined) settings.pause.until = Math.max(settings.pause.until, at + reset);
-};
-
-/** Waits out a pause this request has not already waited for (a 429's own wait covers its pause). */
-const waitOutPause = async (shown: string, settings: Settings, waitedUntil: number): Promise<void> => {
-  const now = settings.now();
-  const { until } = settings.pause;
-  if (until <= now || until <= waitedUntil) return;
-  extendPause(
-    settings,
-    now,
-    until,
-    (remaining) =>
-      `User listing ${shown} is rate limited (X-Rate-Limit-Remaining 0): its reset in ${formatWait(until - now)} exceeds the remaining ${formatWait(remaining)} of the ${formatWait(settings.maxRateLimitWaitMs)} wait budget`,
-  );
-  await settings.sleep(until - now, settings.signal);
-};
-
-const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> => {
-  // Credentials never reach a message: user info is stripped from any URL that is shown.
-  const shown = redactUrl(url);
-  let failures = 0;
-  let rateLimited = 0;
-  let waitedUntil = 0;
-  // Each pass either returns, throws, or uses up a bounded retry (failures ≤ maxRetries, 429s ≤ the cap).
-  for (;;) {
-    settings.signal.throwIfAborted();
-    await waitOutPause(shown, settings, waitedUntil);
-    let response: UpstreamResponse;
-    try {
-      response = await callUpstream(
-        url,
-        { headers: { authorization: settings.authorization, accept: 'application/json' } },
-        { signal: settings.signal, timeoutMs: settings.timeoutMs, bodyCap: LISTING_PAGE_CAP },
-      );
-    } catch (error) {
-      settings.signal.throwIfAborted();
-      // Past its cap the page would be as large again: not worth a retry.
-      if (error instanceof UpstreamCallError && error.failure === 'too-large')
-        throw new TicketingListingError(`User listing: ${error.message}`, error);
-      failures += 1;
-      const problem =
-        error instanceof UpstreamCallError && error.failure === 'timed-out'
-          ? `timed out after ${settings.timeoutMs} ms`
-          : 'was unreachable';
-      if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} ${problem} (${failures} attempts)`, error);
-      await settings.sleep(backoffDelayMs(settings.backoff, failures), settings.signal);
-      continue;
-    }
-    notePause(response.headers, settings);
-    if (response.status >= 200 && response.status < 300) {
-      const page = parseUsersPage(response.text);
-      if (typeof page === 'string') throw new TicketingListingError(`User listing ${shown} answered something unreadable: ${page}`);
-      return page;
-    }
-    if (response.status === 401 || response.status === 403) {
-      throw new TicketingListingError(`Ticketing credentials rejected by ${shown} (HTTP ${response.status})`);
-    }
-    if (response.status === 429) {
-      rateLimited += 1;
-      if (rateLimited > RATE_LIMIT_ATTEMPTS_PER_PAGE) {
-        throw new TicketingListingError(
-          `User listing ${shown} is still rate limited (HTTP 429) after ${RATE_LIMIT_ATTEMPTS_PER_PAGE} retries`,
-        );
-      }
-      const at = settings.now();
-      const retryAfter = retryAfterMs(response.headers.get('retry-after'), at);
-      const wait = retryAfter ?? backoffDelayMs(settings.backoff, rateLimited);
-      // No other request starts before this one's retry either; the budget counts the pause once.
-      extendPause(settings, at, at + wait, (remaining) => {
-        const asked = retryAfter === undefined ? `the next ${formatWait(wait)} backoff` : `Retry-After ${formatWait(wait)}`;
-        return `User listing ${shown} is rate limited (HTTP 429): ${asked} exceeds the remaining ${formatWait(remaining)} of the ${formatWait(settings.maxRateLimitWaitMs)} wait budget`;
-      });
-      waitedUntil = at + wait;
-      await settings.sleep(wait, settings.signal);
-      continue;
-    }
-    if (response.status >= 500) {
-      failures += 1;
-      if (failures > settings.maxRetries)
-        throw new TicketingListingError(`User listing ${shown} failed with HTTP ${response.status} (${failures} attempts)`);
-      await settings.sleep(backoffDelayMs(settings.backoff, failures), settings.signal);
-      continue;
-    }
-    // A redirect is reported, not followed: basic credentials go to the configured host only.
-    throw new PageStatusError(`User listing ${shown} answered HTTP ${response.status}`, response.status);
-  }
-};
 
 /** Page `page` by its number; a 400 past page 100 is the destination refusing page-number paging that deep. */
 const fetchNumberedPage = async (url: string, page: number, settings: Settings): Promise<UsersPage> => {
@@ -270,19 +111,6 @@ const fetchPagesConcurrently = async (
   return numbers.map((page) => byNumber.get(page)!);
 };
 
-/** Resolves a link the listing gave; basic credentials go only to the configured host. */
-const followable = (link: string, baseUrl: string, what: string): URL => {
-  let url: URL;
-  try {
-    url = new URL(link, baseUrl);
-  } catch {
-    throw new TicketingListingError(`User listing gave a ${what} that is not a URL`);
-  }
-  const origin = new URL(baseUrl).origin;
-  if (url.origin !== origin) throw new TicketingListingError(`User listing's ${what} points to another origin (${url.origin})`);
-  return url;
-};
-
 /** Follows `next_page` links one by one (the listing gave no `count`). */
 const followNextPages = async (first: UsersPage, baseUrl: string, maxPages: number, settings: Settings): Promise<UsersPage[]> => {
   const pages: UsersPage[] = [];
@@ -300,39 +128,6 @@ const followNextPages = async (first: UsersPage, baseUrl: string, maxPages: numb
     link = page.nextPage;
   }
   return pages;
-};
-
-/** Cursor paging: the first page, then each `links.next` until `meta.has_more` is false, one at a time. */
-const readByCursor = async (baseUrl: string, maxPages: number, settings: Settings): Promise<UsersPage[]> => {
-  const pages: UsersPage[] = [];
-  const seen = new Set<string>();
-  const cursors = new Set<string>();
-  let url = `${baseUrl}/api/v1/users.json?page[size]=${PAGE_SIZE}`;
-  for (;;) {
-    if (pages.length >= maxPages) throw new TicketingListingError(`User listing has more than ${maxPages} pages; giving up`);
-    seen.add(new URL(url).href);
-    const page = await fetchPage(url, settings);
-    if (page.cursor === undefined) {
-      throw new TicketingListingError(
-        `User listing ${redactUrl(url)} answered without cursor paging's "meta.has_more": the destination does not page by cursor (TICKETING_PAGINATION=pages reads it by page number)`,
-      );
-    }
-    pages.push(page);
-    if (!page.cursor.hasMore) return pages;
-    // A cursor that leads back to a page already read would never end.
-    const { afterCursor } = page.cursor;
-    if (afterCursor !== null && cursors.has(afterCursor))
-      throw new TicketingListingError(`User listing's cursor repeats: ${redactUrl(url)} gives the after_cursor of a page already read`);
-    if (afterCursor !== null) cursors.add(afterCursor);
-    if (page.cursor.next === null)
-      throw new TicketingListingError(`User listing ${redactUrl(url)} says it has more users ("meta.has_more") but gives no "links.next"`);
-    const next = followable(page.cursor.next, baseUrl, 'links.next');
-    if (seen.has(next.href))
-      throw new TicketingListingError(
-        `User listing's cursor repeats: links.next of ${redactUrl(url)} leads back to ${redactUrl(next.href)}, already read`,
-      );
-    url = next.href;
-  }
 };
 
 /**
@@ -385,7 +180,9 @@ export const fetchDestinationUsers = async (options: FetchDestinationUsersOption
       next += batch.length;
     }
     const shrunk = pages.find((page) => page.count !== undefined && page.count < count);
-    return shrunk === undefined ? { kind: 'whole', value: pages } : { kind: 'shrank', detail: `from ${count} to ${String(shrunk.count)} users` };
+    return shrunk === undefined
+      ? { kind: 'whole', value: pages }
+      : { kind: 'shrank', detail: `from ${count} to ${String(shrunk.count)} users` };
   };
   // Page numbers, read again while users are removed under the read (lib/upstream/paged-read.ts). A
   // user added only repeats one on the next page, and the first entry of an email counts.
