@@ -31,15 +31,14 @@ const isJsonText = (event: HttpEvent): boolean => {
 };
 
 /**
- * Turns the body parser's and the validator's errors into the project's own, recognised by the
- * package that raised them and their status, never their wording:
- * - the parser's 415 (a content type that is not JSON, or none): a 415 only for a body that is JSON;
- *   any other body, no body included, is a 400 whatever its label, since the body itself is wrong;
- * - the parser's 422: a `__proto__` or `constructor.prototype` key (json-body-limits has already
- *   refused JSON-typed text that is not JSON);
- * - the validator's 400 (the schema failed): a 422 naming `parameterName`, a detail per failure.
+ * Turns the body parser's errors into the project's own, recognised by the package that raised them
+ * and their status, never their wording (the main chain, around the parser):
+ * - its 415 (a content type that is not JSON, or none): a 415 only for a body that is JSON; any
+ *   other body, no body included, is a 400 whatever its label, since the body itself is wrong;
+ * - its 422: a `__proto__` or `constructor.prototype` key (json-body-limits has already refused
+ *   JSON-typed text that is not JSON).
  */
-export const bodyErrors = (parameterName: string): HttpMiddleware => ({
+export const parserErrors = (parameterName: string): HttpMiddleware => ({
   onError: (request) => {
     const error = middyError(request.error);
     if (error?.package === PARSER && error.status === 415) {
@@ -48,7 +47,18 @@ export const bodyErrors = (parameterName: string): HttpMiddleware => ({
       request.error = FORBIDDEN_KEYS.has(String(error.data))
         ? new ValidationError(parameterName, [{ path: `/${String(error.data)}`, message: 'must NOT have additional properties' }])
         : new BadRequestError(undefined, request.error);
-    } else if (error?.package === VALIDATOR && error.status === 400) {
+    }
+  },
+});
+
+/**
+ * Turns the validator's 400 (the schema failed) into a 422 naming `parameterName`, a detail per
+ * failure (the request's rules, around the validator, so safe retries keep the 422 as an outcome).
+ */
+export const validatorErrors = (parameterName: string): HttpMiddleware => ({
+  onError: (request) => {
+    const error = middyError(request.error);
+    if (error?.package === VALIDATOR && error.status === 400) {
       request.error = new ValidationError(parameterName, toErrorDetails(error.data as never));
     }
   },

@@ -39,7 +39,7 @@ export const bodyText = (event: HttpEvent): string => {
  * (400) nested no deeper than MAX_JSON_DEPTH (a 422 naming `parameterName`). The parser's own
  * prototype guard walks the parsed value recursively and would overflow the stack on deep input.
  * Checking the syntax here also leaves the parser one reason to refuse a JSON body: a forbidden
- * key (see body-errors.ts). Bodies of another content type are the parser's to refuse, and
+ * key (see parserErrors in body-errors.ts). Bodies of another content type are the parser's to refuse, and
  * body-errors.ts then tells a JSON body (415) from one that is not JSON (400).
  */
 export const jsonBodyLimits = (parameterName: string): HttpMiddleware => ({

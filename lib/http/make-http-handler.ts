@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda';
 import { remainingTimeOf } from '../async/deadline.ts';
 import { RequestTimeoutError } from '../errors.ts';
 import { accessLog, addAccessLogFields } from './access-log.ts';
-import { bodyErrors } from './body-errors.ts';
+import { parserErrors, validatorErrors } from './body-errors.ts';
 import { jsonResponse } from './envelope.ts';
 import { errorEnvelope } from './error-envelope.ts';
 import type { HttpEvent, HttpMiddleware, HttpOperation, HttpResult } from './http-types.ts';
@@ -135,7 +135,7 @@ const withRequestRules = (body: BodySpec | undefined, answersJsonOnly: boolean, 
     if (normalize) rules.use(normalizeBody(normalize));
     rules.use(wellFormedStrings(parameterName, validate));
     // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
-    rules.use(validator({ eventSchema: validate as unknown as Ajv })).use(bodyErrors(parameterName));
+    rules.use(validator({ eventSchema: validate as unknown as Ajv })).use(validatorErrors(parameterName));
   }
   if (answersJsonOnly) rules.use(jsonAccept());
   return rules.handler(operation);
@@ -177,7 +177,7 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
   };
   if (spec.body) {
     const { parameterName } = spec.body;
-    chain.use(jsonBodyLimits(parameterName)).use(contentTypeName()).use(httpJsonBodyParser()).use(bodyErrors(parameterName));
+    chain.use(jsonBodyLimits(parameterName)).use(contentTypeName()).use(httpJsonBodyParser()).use(parserErrors(parameterName));
   }
   operation = withRequestRules(spec.body, spec.answersJsonOnly ?? false, operation);
   if (spec.wrapOperation) operation = spec.wrapOperation(operation);

@@ -70,6 +70,13 @@ interface Encoded {
 const ENCODED_KEPT = 16;
 const KEPT_MAX_CHARS = 8 * 1024 * 1024;
 
+/**
+ * Whether a result's representation depends on `Accept-Encoding`: a text body large enough to be sent
+ * gzip-compressed to a client that accepts it (the way out says `Vary` for it, response-encoding.ts).
+ */
+export const negotiatesEncoding = (result: Result): boolean =>
+  typeof result.body === 'string' && result.isBase64Encoded !== true && result.body.length >= COMPRESS_MIN_BYTES;
+
 export interface ResponseEncoder {
   (result: Result, acceptEncoding: string | undefined): Result;
   /** The body kept for `etag`, if one was encoded lately: what a tagged response need not render again. */
@@ -115,10 +122,10 @@ export const makeResponseEncoder = (
     }
     const encoded = encodedOf(body, etag);
     encoded.plainBytes ??= Buffer.byteLength(body);
-    const headers = { ...result.headers, Vary: 'Accept-Encoding' };
+    const { headers } = result;
     if (!acceptsGzip(acceptEncoding)) {
       if (encoded.plainBytes > BODY_LIMIT_BYTES) throw new ResponseTooLargeError(encoded.plainBytes, false);
-      return { ...result, headers };
+      return result;
     }
     encoded.gzipBase64 ??= gzip(body).toString('base64');
     if (encoded.gzipBase64.length > BODY_LIMIT_BYTES) throw new ResponseTooLargeError(encoded.plainBytes, true);

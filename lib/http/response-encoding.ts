@@ -1,6 +1,6 @@
 import { headerValue } from './headers.ts';
 import type { HttpMiddleware } from './http-types.ts';
-import { makeResponseEncoder, notModifiedEtag } from './response-encoder.ts';
+import { makeResponseEncoder, negotiatesEncoding, notModifiedEtag } from './response-encoder.ts';
 
 export interface ResponseEncodingOptions {
   /**
@@ -16,6 +16,12 @@ export interface ResponseEncodingOptions {
  * body the operation left to render (`renderBody`) rendered only when it is sent and not kept
  * already, and the encoding (response-encoder.ts) with its one bounded cache keyed by ETag.
  */
+/** The one place `Vary` is said: a representation chosen by `Accept-Encoding`. */
+const varyingByEncoding = <R extends { headers?: Record<string, string | number | boolean> | undefined }>(result: R): R => ({
+  ...result,
+  headers: { ...result.headers, Vary: 'Accept-Encoding' },
+});
+
 export const responseEncoding = (options: ResponseEncodingOptions): HttpMiddleware => {
   const encode = makeResponseEncoder();
   return {
@@ -23,16 +29,17 @@ export const responseEncoding = (options: ResponseEncodingOptions): HttpMiddlewa
       const { renderBody, ...response } = request.response!;
       const headers = request.event.headers ?? {};
       const etag = typeof response.headers?.ETag === 'string' ? response.headers.ETag : undefined;
-      if (options.conditional && response.statusCode === 200 && etag !== undefined) {
+      const conditional = options.conditional && response.statusCode === 200 && etag !== undefined;
+      if (conditional) {
         const held = notModifiedEtag(headerValue(headers, 'if-none-match'), etag);
         if (held !== undefined) {
-          request.response = { statusCode: 304, headers: { ETag: held, Vary: 'Accept-Encoding' } };
+          request.response = varyingByEncoding({ statusCode: 304, headers: { ETag: held } });
           return;
         }
-        response.headers = { ...response.headers, Vary: 'Accept-Encoding' };
       }
       if (renderBody !== undefined) response.body = (etag === undefined ? undefined : encode.kept(etag)) ?? renderBody();
-      request.response = encode(response, headerValue(headers, 'accept-encoding'));
+      const encoded = encode(response, headerValue(headers, 'accept-encoding'));
+      request.response = conditional || negotiatesEncoding(response) ? varyingByEncoding(encoded) : encoded;
     },
   };
 };

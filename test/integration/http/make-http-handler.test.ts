@@ -74,6 +74,29 @@ describe('the shared HTTP chain', () => {
     expect(handled).toBe(2);
   });
 
+  it('says Vary: Accept-Encoding once, and only for a body whose encoding the client chooses', async () => {
+    const answering = (json: string) =>
+      makeHttpHandler({
+        route: 'POST /credentials',
+        logger: new Logger({ serviceName: 'test' }),
+        handle: async () => ({ status: 200, json }),
+      });
+    const large = JSON.stringify(Array.from({ length: 20_000 }, (_, index) => ({ id: String(index), name: `device-${index}` })));
+    for (const acceptEncoding of ['gzip', 'identity']) {
+      const result = await answering(large)(
+        httpEvent('POST', '/credentials', { headers: { 'accept-encoding': acceptEncoding } }),
+        lambdaContext(),
+      );
+      expect(result.headers?.Vary, acceptEncoding).toBe('Accept-Encoding');
+      expect(result.headers?.['Content-Encoding'], acceptEncoding).toBe(acceptEncoding === 'gzip' ? 'gzip' : undefined);
+    }
+    const small = await answering('{"ok":true}')(
+      httpEvent('POST', '/credentials', { headers: { 'accept-encoding': 'gzip' } }),
+      lambdaContext(),
+    );
+    expect(small.headers).not.toHaveProperty('Vary');
+  });
+
   it('writes the access line even when the log level filters INFO out', async () => {
     const handler = makeHttpHandler({
       route: 'GET /devices',
