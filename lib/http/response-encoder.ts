@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { ResponseTooLargeError } from '../errors.ts';
 import type { HttpResult as Result } from './http-types.ts';
+import { RecentEntries } from '../values/recent-entries.ts';
 
 /** Lambda refuses a synchronous response above 6 MB (the whole result's JSON); API Gateway then answers a bare 502. */
 const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -94,23 +95,14 @@ export const makeResponseEncoder = (
   /** How a body is gzipped (injectable: the tests count how often). */
   gzip: (body: string) => Buffer = (body) => gzipSync(body, { level: GZIP_LEVEL }),
 ): ResponseEncoder => {
-  // Most recently used last.
-  const kept: Encoded[] = [];
-  const find = (test: (entry: Encoded) => boolean): Encoded | undefined => {
-    const index = kept.findIndex(test);
-    if (index === -1) return undefined;
-    const entry = kept.splice(index, 1)[0]!;
-    kept.push(entry);
-    return entry;
+  // Tagged bodies by their ETag, untagged ones by their text.
+  const kept = new RecentEntries<string, Encoded>(ENCODED_KEPT);
+  const encodedOf = (body: string, etag: string | undefined): Encoded => {
+    const found = kept.get(etag ?? body);
+    if (found !== undefined && found.body === body) return found;
+    const entry: Encoded = { etag, body };
+    return entry.body.length > KEPT_MAX_CHARS ? entry : kept.set(etag ?? body, entry);
   };
-  const keep = (entry: Encoded): Encoded => {
-    if (entry.body.length > KEPT_MAX_CHARS) return entry;
-    kept.push(entry);
-    if (kept.length > ENCODED_KEPT) kept.shift();
-    return entry;
-  };
-  const encodedOf = (body: string, etag: string | undefined): Encoded =>
-    find((entry) => (etag === undefined ? entry.body === body : entry.etag === etag && entry.body === body)) ?? keep({ etag, body });
 
   const encode = (result: Result, acceptEncoding: string | undefined): Result => {
     const { body } = result;
@@ -136,5 +128,5 @@ export const makeResponseEncoder = (
       isBase64Encoded: true,
     };
   };
-  return Object.assign(encode, { kept: (etag: string) => kept.findLast((entry) => entry.etag === etag)?.body });
+  return Object.assign(encode, { kept: (etag: string) => kept.get(etag)?.body });
 };
