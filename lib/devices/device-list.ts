@@ -1,15 +1,6 @@
 import type { CacheTier } from '../cache/tiered-cache.ts';
 import type { LatestReference } from '../latest-os/latest-reference.ts';
-import {
-  COMPUTER_QUERY,
-  deviceListEtag,
-  filterKey,
-  filterMatches,
-  nextPageLink,
-  selectPage,
-  type DeviceQuery,
-  type QueryKind,
-} from './device-query.ts';
+import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery, type QueryKind } from './device-query.ts';
 import { decideLatest, renderDevices, type DeviceSnapshot, type LatestDecisions } from './device-snapshot.ts';
 
 /** What a lookup needs to read upstream on a miss: the time left in the invocation. */
@@ -47,10 +38,11 @@ export const makeDeviceList = (deps: {
   snapshots: SnapshotSource;
   /** The latest-OS reference; a fetch it starts fits in the request's time. */
   reference: (request: SnapshotRequest) => Promise<LatestReference>;
-  query?: QueryKind;
+  /** The list's own filters and route (the inventory kind's). */
+  query: QueryKind;
   decides?: (category: string | undefined) => boolean;
 }) => {
-  const kind = deps.query ?? COMPUTER_QUERY;
+  const kind = deps.query;
   // What is decided once per snapshot and reference: every device's decision, and each filter's matches.
   let decided:
     | { snapshot: DeviceSnapshot; referenceKey: string; decisions: LatestDecisions; matches: Map<string, Uint32Array | undefined> }

@@ -117,7 +117,7 @@ const tristate = (value: boolean): number => (value ? 1 : 0);
  * the same devices. Values are escaped, so that no value can spell another filter (an `os_name` of
  * `macOS&model_identifier=X` is not `macOS` filtered by model).
  */
-export const filterKey = (query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY): string =>
+export const filterKey = (query: DeviceQuery, kind: QueryKind): string =>
   filtersOf(kind)
     .filter((name) => query[name] !== undefined)
     .map((name) => `${name}=${encodeURIComponent(String(query[name]).toLowerCase())}`)
@@ -132,7 +132,7 @@ export const filterMatches = (
   snapshot: DeviceSnapshot,
   flags: Uint8Array,
   query: DeviceQuery,
-  kind: QueryKind = COMPUTER_QUERY,
+  kind: QueryKind,
 ): Uint32Array | undefined => {
   const tests: ((index: number) => boolean)[] = [];
   if (query.os_is_latest !== undefined) {
@@ -198,14 +198,14 @@ const queryString = (query: DeviceQuery, kind: QueryKind): string =>
     .join('&');
 
 /** The `Link` header of the next page: the same filters and limit, a new cursor (GitHub's style). */
-export const nextPageLink = (query: DeviceQuery, after: string, kind: QueryKind = COMPUTER_QUERY): string =>
+export const nextPageLink = (query: DeviceQuery, after: string, kind: QueryKind): string =>
   `<${kind.path}?${queryString({ ...query, after }, kind)}>; rel="next"`;
 
 /**
  * A strong ETag for the body of `query` over a snapshot flagged against a reference: it changes
  * whenever the body would (other devices, another reference, another page) and only then.
  */
-export const deviceListEtag = (snapshotId: string, referenceKey: string, query: DeviceQuery, kind: QueryKind = COMPUTER_QUERY): string =>
+export const deviceListEtag = (snapshotId: string, referenceKey: string, query: DeviceQuery, kind: QueryKind): string =>
   `"${createHash('sha256')
     .update(`${snapshotId}\n${referenceKey}\n${queryString(query, kind)}`)
     .digest('base64url')

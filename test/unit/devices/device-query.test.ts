@@ -27,7 +27,7 @@ const { flags } = decideLatest(snapshot, fixedReference('26.1'));
 
 /** A page the way device-list.ts selects it: the filter's matches, then the page. */
 const selectDevices = (from: DeviceSnapshot, flagged: Uint8Array, query: DeviceQuery) =>
-  selectPage(from, filterMatches(from, flagged, query), query);
+  selectPage(from, filterMatches(from, flagged, query, COMPUTER_QUERY), query);
 
 /** What a query selects, decided device by device from the devices themselves. */
 const matching = (query: DeviceQuery) =>
@@ -114,19 +114,19 @@ describe('selecting devices', () => {
 
 describe('the next link and the ETag', () => {
   it('writes the next link relative, with the same filters and limit and the new cursor last', () => {
-    expect(nextPageLink({ limit: 2, managed: true, os_name: 'Mac OS X', after: '5' }, '17')).toBe(
+    expect(nextPageLink({ limit: 2, managed: true, os_name: 'Mac OS X', after: '5' }, '17', COMPUTER_QUERY)).toBe(
       '</devices?limit=2&managed=true&os_name=Mac%20OS%20X&after=17>; rel="next"',
     );
   });
 
   it('changes the ETag with the devices, the reference and the query, and only with them', () => {
-    const base = deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10 });
+    const base = deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10 }, COMPUTER_QUERY);
     expect(base).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
-    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10 })).toBe(base);
-    expect(deviceListEtag('snapshot-b', 'fixed:26.1', { limit: 10 })).not.toBe(base);
-    expect(deviceListEtag('snapshot-a', 'fixed:26.2', { limit: 10 })).not.toBe(base);
-    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10, after: '3' })).not.toBe(base);
-    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 11 })).not.toBe(base);
+    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10 }, COMPUTER_QUERY)).toBe(base);
+    expect(deviceListEtag('snapshot-b', 'fixed:26.1', { limit: 10 }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag('snapshot-a', 'fixed:26.2', { limit: 10 }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10, after: '3' }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 11 }, COMPUTER_QUERY)).not.toBe(base);
   });
 });
 
