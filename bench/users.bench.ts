@@ -8,6 +8,7 @@ import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { makeCreateUser } from '../lib/users/create-user.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
 import { makeUserBodySpec } from '../lib/users/user-body.ts';
+import { jsonBody } from '../lib/http/json-body.ts';
 import type { NewUser, UserStore } from '../lib/users/user.ts';
 import { createIdempotencyTable, createUsersTable, startDynalite } from '../scripts/local/dynalite.ts';
 import { LOCAL_AWS, LOCAL_AWS_ENV } from '../scripts/local/local-aws.ts';
@@ -138,7 +139,7 @@ export const run = async (): Promise<void> => {
     const instrumented = makeHttpHandler<NewUser>({
       route: 'POST /api/users',
       logger: makeLogger('createUser'),
-      body: { ...spec, normalize: timedNormalize, validate: timedValidate },
+      body: jsonBody({ ...spec, normalize: timedNormalize, validate: timedValidate }),
       handle: async ({ body: user }) => ({ status: 201, body: await createUser(user) }),
     }) as unknown as Handler;
     const instrumentedCreate = async () => {

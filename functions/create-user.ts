@@ -5,6 +5,8 @@ import { idempotentRequests } from '../lib/http/idempotent-requests.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
 import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
+import { jsonAccept } from '../lib/http/json-accept.ts';
+import { jsonBody } from '../lib/http/json-body.ts';
 import { makeCreateUser, userLocation } from '../lib/users/create-user.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
@@ -35,8 +37,8 @@ checkConfigAtStartup(logger, createUser);
 export const handler = makeHttpHandler<NewUser>({
   route: ROUTE,
   logger,
-  answersJsonOnly: true,
-  body: makeUserBodySpec(() => config().emailPattern),
+  accept: jsonAccept(),
+  body: jsonBody(makeUserBodySpec(() => config().emailPattern)),
   wrapOperation: idempotentRequests({ persistenceStore: idempotencyStore, keyPrefix: ROUTE, canonicalBody: canonicalUserBody }),
   handle: async ({ body, origin }) => {
     const user = await createUser()(body, origin);

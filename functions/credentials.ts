@@ -1,6 +1,7 @@
 import type { Credentials } from '../lib/credentials/credentials-schema.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
+import { jsonBody } from '../lib/http/json-body.ts';
 import { validate as validateCredentials } from '../lib/credentials/credentials.generated.ts';
 
 const logger = makeLogger('credentials');
@@ -9,7 +10,7 @@ const logger = makeLogger('credentials');
 export const handler = makeHttpHandler<Credentials>({
   route: 'POST /credentials',
   logger,
-  body: { parameterName: 'credentials', validate: validateCredentials },
+  body: jsonBody({ parameterName: 'credentials', validate: validateCredentials }),
   handle: async ({ body }) => ({
     status: 200,
     body: { client_id: body.client_id, client_secret: body.client_secret },

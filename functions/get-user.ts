@@ -4,6 +4,7 @@ import { NotFoundError } from '../lib/errors.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
 import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
+import { jsonAccept } from '../lib/http/json-accept.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';
 import { makeDynamoDbUserStore } from '../lib/users/dynamodb-user-store.ts';
 import { isUserId } from '../lib/users/user.ts';
@@ -16,7 +17,7 @@ checkConfigAtStartup(logger, store);
 export const handler = makeHttpHandler({
   route: 'GET /api/users/{id}',
   logger,
-  answersJsonOnly: true,
+  accept: jsonAccept(),
   handle: async ({ pathParameters }) => {
     const users = store(); // first, so a misconfigured function answers 500 whatever the id
     const id = pathParameters.id;

@@ -1,24 +1,18 @@
 import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
-import validator from '@middy/validator';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { Ajv, ValidateFunction } from 'ajv';
 import type { Context } from 'aws-lambda';
 import { remainingTimeOf } from '../async/deadline.ts';
 import { RequestTimeoutError } from '../errors.ts';
 import { accessLog, addAccessLogFields } from './access-log.ts';
-import { parserErrors, validatorErrors } from './body-errors.ts';
 import { jsonResponse } from './envelope.ts';
 import { errorEnvelope } from './error-envelope.ts';
 import type { HttpEvent, HttpMiddleware, HttpOperation, HttpResult } from './http-types.ts';
-import { jsonAccept } from './json-accept.ts';
-import { jsonBodyLimits } from './json-body-limits.ts';
+import type { JsonBody } from './json-body.ts';
 import { queryParameters, type QuerySpec } from './query-parameters.ts';
 import { requestOriginOf } from './request-origin.ts';
 import { responseEncoding } from './response-encoding.ts';
 import { routeGuard } from './route-guard.ts';
 import type { RouteKey } from './routes.ts';
-import { wellFormedStrings } from './well-formed-strings.ts';
 
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
 const TIMEOUT_MARGIN_MS = 200;
@@ -55,19 +49,11 @@ export interface HttpResponse {
   headers?: Record<string, string>;
 }
 
-export interface BodySpec {
-  /** The name in the 422 message: `Parameter (<name>) failed schema validation`. */
-  parameterName: string;
-  /** A validator of the event's `{ body }` (generated ahead of time, see lib/validators/). */
-  validate: ValidateFunction;
-  /** Runs on the parsed body before validation (e.g. folding aliases); throw a ValidationError to refuse. */
-  normalize?: (body: unknown) => unknown;
-}
-
 export interface HttpHandlerSpec<TBody, TQuery> {
   route: RouteKey;
   logger: Logger;
-  body?: BodySpec;
+  /** The route's JSON body: parsing and its rules (json-body.ts's `jsonBody`), so only routes with a body bundle them. */
+  body?: JsonBody;
   query?: QuerySpec;
   /**
    * Keys every access line of this route starts with, once the route is known to be this one (e.g.
@@ -75,10 +61,10 @@ export interface HttpHandlerSpec<TBody, TQuery> {
    */
   logFields?: Record<string, unknown>;
   /**
-   * The route answers JSON only: a request whose `Accept` header rules out `application/json` is a
-   * 406 (json-accept.ts), checked after the body's rules, so an invalid body still gets its 422.
+   * The route's `Accept` rule, checked after the body's rules so an invalid body still gets its 422:
+   * json-accept.ts's `jsonAccept()` for a route that answers JSON only (406 otherwise).
    */
-  answersJsonOnly?: boolean;
+  accept?: HttpMiddleware;
   /** The route answers conditional GETs on its ETag (response-encoding.ts). */
   conditional?: boolean;
   /**
@@ -96,30 +82,6 @@ const routeLogFields = (fields: Record<string, unknown>): HttpMiddleware => ({
 });
 
 /**
- * Gives the Content-Type header the name Middy's JSON parser looks up. The parser reads only
- * `content-type` and `Content-Type`, but header names are case-insensitive (headers.ts): API Gateway
- * lower-cases them, another caller of the handler (a sample event, a test) may send `CONTENT-TYPE`,
- * and its JSON would otherwise be refused as another content type.
- */
-const contentTypeName = (): HttpMiddleware => ({
-  before: ({ event }) => {
-    const headers = event.headers ?? {};
-    if (Object.hasOwn(headers, 'content-type') || Object.hasOwn(headers, 'Content-Type')) return;
-    const name = Object.keys(headers).find((candidate) => candidate.toLowerCase() === 'content-type');
-    if (name === undefined) return;
-    headers['content-type'] = headers[name];
-    delete headers[name];
-  },
-});
-
-/** Runs `normalize` on the parsed body, between parsing and validation. */
-const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware => ({
-  before: (request) => {
-    request.event.body = normalize(request.event.body) as never;
-  },
-});
-
-/**
  * The request's own rules, a Middy chain of their own around the operation: for a body, folding,
  * well-formed Unicode and the schema (422), and the translation of the validator's errors; then, for
  * a route that answers JSON only, the `Accept` check (406), so an invalid body still gets its 422.
@@ -127,17 +89,11 @@ const normalizeBody = (normalize: (body: unknown) => unknown): HttpMiddleware =>
  * the 422 they answer is an outcome kept and replayed like the operation's own (a 406 is not kept).
  * The main chain answers the deadline.
  */
-const withRequestRules = (body: BodySpec | undefined, answersJsonOnly: boolean, operation: HttpOperation): HttpOperation => {
-  if (body === undefined && !answersJsonOnly) return operation;
+const withRequestRules = (body: JsonBody | undefined, accept: HttpMiddleware | undefined, operation: HttpOperation): HttpOperation => {
+  if (body === undefined && accept === undefined) return operation;
   const rules = middy<HttpEvent, HttpResult, Error, Context>({ timeoutEarlyInMillis: 0 });
-  if (body) {
-    const { parameterName, normalize, validate } = body;
-    if (normalize) rules.use(normalizeBody(normalize));
-    rules.use(wellFormedStrings(parameterName, validate));
-    // @middy/validator's typings say `Ajv`, but it takes (and calls) a compiled validate function.
-    rules.use(validator({ eventSchema: validate as unknown as Ajv })).use(validatorErrors(parameterName));
-  }
-  if (answersJsonOnly) rules.use(jsonAccept());
+  for (const middleware of body?.rules ?? []) rules.use(middleware);
+  if (accept) rules.use(accept);
   return rules.handler(operation);
 };
 
@@ -175,11 +131,8 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
     const result = { statusCode: response.status, headers: { 'Content-Type': 'application/json', ...response.headers } };
     return typeof response.json === 'string' ? { ...result, body: response.json } : { ...result, renderBody: response.json };
   };
-  if (spec.body) {
-    const { parameterName } = spec.body;
-    chain.use(jsonBodyLimits(parameterName)).use(contentTypeName()).use(httpJsonBodyParser()).use(parserErrors(parameterName));
-  }
-  operation = withRequestRules(spec.body, spec.answersJsonOnly ?? false, operation);
+  for (const middleware of spec.body?.parsing ?? []) chain.use(middleware);
+  operation = withRequestRules(spec.body, spec.accept, operation);
   if (spec.wrapOperation) operation = spec.wrapOperation(operation);
   return chain.handler(operation);
 };

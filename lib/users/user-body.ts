@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { ValidationError } from '../errors.ts';
-import type { BodySpec } from '../http/make-http-handler.ts';
+import type { BodySpec } from '../http/json-body.ts';
 import { toErrorDetails } from '../http/error-details.ts';
 import { illFormedStrings } from '../http/well-formed-strings.ts';
 import type { EmailMode } from './email-address.ts';

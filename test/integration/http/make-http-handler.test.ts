@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { makeHttpHandler } from '../../../lib/http/make-http-handler.ts';
+import { jsonAccept } from '../../../lib/http/json-accept.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
 
@@ -53,7 +54,7 @@ describe('the shared HTTP chain', () => {
       makeHttpHandler({
         route: 'GET /devices',
         logger: new Logger({ serviceName: 'test' }),
-        answersJsonOnly,
+        ...(answersJsonOnly ? { accept: jsonAccept() } : {}),
         handle: async () => {
           handled += 1;
           return { status: 200, body: [] };
