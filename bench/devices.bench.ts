@@ -3,7 +3,7 @@ import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../lib/latest-os/sofa-feed.ts';
 import { JAMF_CONCURRENCY, JAMF_PAGE_SIZE, makeJamfClient, type JamfClient } from '../lib/inventory/jamf-client.ts';
-import { COMPUTERS_INVENTORY } from '../lib/inventory/jamf-inventories.ts';
+import { COMPUTERS_INVENTORY } from '../lib/inventory/jamf-endpoints.ts';
 import { deadlineIn } from '../lib/async/deadline.ts';
 import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';
 import { readSofaFeed } from '../demo/fake-sofa.ts';

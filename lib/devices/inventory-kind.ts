@@ -1,4 +1,4 @@
-import { COMPUTERS_INVENTORY, MOBILE_DEVICES_INVENTORY, type JamfInventoryEndpoint } from '../inventory/jamf-inventories.ts';
+import { COMPUTERS_INVENTORY, MOBILE_DEVICES_INVENTORY, type JamfInventoryEndpoint } from '../inventory/jamf-endpoints.ts';
 import type { RecordMapper } from '../inventory/record-id.ts';
 import { COMPUTER_QUERY, MOBILE_QUERY, type QueryKind } from './device-query.ts';
 import { COMPUTER_LAYOUT, type SnapshotLayout } from './device-snapshot.ts';

@@ -3,7 +3,7 @@ import { callJamf, loggableBase, parseJsonBody, statusError, withinDeadline } fr
 import type { BodyCap, CallLimits } from '../upstream/upstream-call.ts';
 import type { RetryContext } from '../upstream/upstream-retry.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
-import { afterNotFound, makeVersionedEndpoint, OAUTH_TOKEN_PATHS } from './jamf-versions.ts';
+import { afterNotFound, makeVersionedEndpoint, OAUTH_TOKEN_PATHS } from './jamf-endpoints.ts';
 
 /** Basic credentials for a token: the same path in every Jamf Pro version this service reads. */
 const BASIC_TOKEN_PATH = '/api/v1/auth/token';

@@ -6,8 +6,7 @@ import { makeRetryTally, UPSTREAM_RETRY, type RetryContext, type RetryPolicy, ty
 import type { Deadline } from '../async/deadline.ts';
 import { mapIdentified, sortedUniqueById, type RecordMapper } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
-import { afterNotFound, makeVersionedEndpoint } from './jamf-versions.ts';
-import type { JamfInventoryEndpoint } from './jamf-inventories.ts';
+import { afterNotFound, makeVersionedEndpoint, type JamfInventoryEndpoint } from './jamf-endpoints.ts';
 import { FilterRefusedError, withReauthentication, type JamfPage, type JamfPageResult, type PageReader } from './token-renewal.ts';
 
 /**

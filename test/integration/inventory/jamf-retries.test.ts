@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { deadlineIn } from '../../../lib/async/deadline.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
 import { makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
-import { COMPUTERS_INVENTORY } from '../../../lib/inventory/jamf-inventories.ts';
+import { COMPUTERS_INVENTORY } from '../../../lib/inventory/jamf-endpoints.ts';
 import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
 import type { RetrySummary } from '../../../lib/upstream/upstream-retry.ts';
