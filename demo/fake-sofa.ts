@@ -3,28 +3,34 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * The macadmins SOFA feeds on 127.0.0.1: trimmed copies of the real `macos_data_feed.json` and a
- * hand-written `ios_data_feed.json` in the real v2 shape (demo/sofa/, docs/local-stack.md), at the
- * feeds' own paths, with fault controls for tests. No test-framework imports: `npm start` serves it
- * when asked for a demo feed.
+ * The macadmins SOFA feeds on 127.0.0.1: trimmed copies of the real macOS, iOS and tvOS feeds
+ * (demo/sofa/, docs/local-stack.md), at the feeds' own paths, with fault controls for tests. No
+ * test-framework imports: `npm start` serves it when asked for a demo feed.
  */
 
 /**
- * Which feed: the macOS copies, v1 (September 2025) or v2 (September 2026, with BSIs), or the iOS
- * v2 feed (September 2026: 26, 18 with device-specific releases for older models, 17, one BSI).
+ * Which feed: the macOS copies, v1 (September 2025, Ventura's RSRs) or v2 (August 2026, with BSIs);
+ * the iOS copies of August 2026 (v2: 26, 18 with device-specific releases for older models, 17, one
+ * BSI); the tvOS copies, v1 (September 2025: 18, 17) and v2 (August 2026: 26, 18).
  */
-export type SofaFeedVersion = 'v1' | 'v2' | 'ios-v2';
+export type SofaFeedVersion = 'v1' | 'v2' | 'ios-v1' | 'ios-v2' | 'tvos-v1' | 'tvos-v2';
 
 const SOFA_FEED_PATHS: Readonly<Record<SofaFeedVersion, string>> = {
   v1: '/v1/macos_data_feed.json',
   v2: '/v2/macos_data_feed.json',
+  'ios-v1': '/v1/ios_data_feed.json',
   'ios-v2': '/v2/ios_data_feed.json',
+  'tvos-v1': '/v1/tvos_data_feed.json',
+  'tvos-v2': '/v2/tvos_data_feed.json',
 };
 
 const FIXTURES: Readonly<Record<SofaFeedVersion, URL>> = {
   v1: new URL('./sofa/macos-data-feed-v1.json', import.meta.url),
   v2: new URL('./sofa/macos-data-feed-v2.json', import.meta.url),
+  'ios-v1': new URL('./sofa/ios-data-feed-v1.json', import.meta.url),
   'ios-v2': new URL('./sofa/ios-data-feed-v2.json', import.meta.url),
+  'tvos-v1': new URL('./sofa/tvos-data-feed-v1.json', import.meta.url),
+  'tvos-v2': new URL('./sofa/tvos-data-feed-v2.json', import.meta.url),
 };
 
 /** One of the feeds, parsed (a fresh object each time: callers may change it). */
@@ -67,7 +73,8 @@ export interface FakeSofa {
 
 export const startFakeSofa = async (options: { port?: number } = {}): Promise<FakeSofa> => {
   const feeds = new Map<string, string>();
-  for (const version of ['v1', 'v2', 'ios-v2'] as const) feeds.set(SOFA_FEED_PATHS[version], JSON.stringify(await readSofaFeed(version)));
+  for (const version of Object.keys(SOFA_FEED_PATHS) as SofaFeedVersion[])
+    feeds.set(SOFA_FEED_PATHS[version], JSON.stringify(await readSofaFeed(version)));
   let fault: SofaFault | undefined;
   let requests = 0;
   let lastUserAgent: string | undefined;

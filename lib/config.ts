@@ -1,4 +1,5 @@
 import { parseVersion } from './latest-os/os-version.ts';
+import type { ServiceLevels } from './latest-os/patch-compliance.ts';
 import { ConfigError } from './errors.ts';
 import type { SecretRef } from './runtime/secrets.ts';
 
@@ -47,10 +48,15 @@ export interface LatestOsConfig {
 
 export interface DevicesConfig extends InventoryConfig {
   latestOs: LatestOsConfig;
+  /** PATCH_SLA_*: the days from a release to the deadline of a device that lacks it (docs/api.md#patch-compliance). */
+  patchSla: ServiceLevels;
 }
 
-/** GET /mobile-devices: the same inventory, its iPhones and iPads decided against iOS (LATEST_IOS_*). */
-export type MobileDevicesConfig = DevicesConfig;
+/** GET /mobile-devices: the same inventory, its iPhones and iPads decided against iOS (LATEST_IOS_*), its Apple TVs against tvOS. */
+export interface MobileDevicesConfig extends DevicesConfig {
+  /** LATEST_TVOS_*: unset, no Apple TV is decided (none is latest). */
+  latestTvos: LatestOsConfig | undefined;
+}
 
 /** The scheduled refresh stores devices, not decisions: it needs no latest-OS reference. */
 export type RefreshConfig = InventoryConfig & {
@@ -248,13 +254,36 @@ const latestOsConfig = (
   return { version, feed };
 };
 
+/** A service level: whole days, 0 (due on the release's day) to 3650 (ten years). */
+const slaDays = (env: Env, name: string, fallback: number): number => {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\s*\d{1,4}\s*$/.test(raw) || Number(raw) > 3650) throw new ConfigError(name, 'must be a whole number of days from 0 to 3650');
+  return Number(raw);
+};
+
+const patchSla = (env: Env): ServiceLevels => ({
+  exploitedDays: slaDays(env, 'PATCH_SLA_EXPLOITED_DAYS', 14),
+  securityDays: slaDays(env, 'PATCH_SLA_SECURITY_DAYS', 21),
+  otherDays: slaDays(env, 'PATCH_SLA_DAYS', 28),
+});
+
 export const loadDevicesConfig = (env: Env = process.env): DevicesConfig => ({
   ...loadInventoryConfig(env),
   latestOs: latestOsConfig(env, osVersion(env, 'LATEST_OS_VERSION'), optionalHttpUrl(env, 'LATEST_OS_FEED_URL'), {
     version: 'LATEST_OS_VERSION',
     feed: 'LATEST_OS_FEED_URL',
   }),
+  patchSla: patchSla(env),
 });
+
+/** Apple TVs are decided only when LATEST_TVOS_VERSION or LATEST_TVOS_FEED_URL is set. */
+const latestTvosConfig = (env: Env): LatestOsConfig | undefined => {
+  const version = osVersion(env, 'LATEST_TVOS_VERSION');
+  const feedUrl = optionalHttpUrl(env, 'LATEST_TVOS_FEED_URL');
+  if (version === undefined && feedUrl === undefined) return undefined;
+  return latestOsConfig(env, version, feedUrl, { version: 'LATEST_TVOS_VERSION', feed: 'LATEST_TVOS_FEED_URL' });
+};
 
 export const loadMobileDevicesConfig = (env: Env = process.env): MobileDevicesConfig => ({
   ...loadInventoryConfig(env),
@@ -262,6 +291,8 @@ export const loadMobileDevicesConfig = (env: Env = process.env): MobileDevicesCo
     version: 'LATEST_IOS_VERSION',
     feed: 'LATEST_IOS_FEED_URL',
   }),
+  latestTvos: latestTvosConfig(env),
+  patchSla: patchSla(env),
 });
 
 /** The scheduled refresh writes the cluster entry: without REDIS_URL it has nothing to do. */

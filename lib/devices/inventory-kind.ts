@@ -1,3 +1,4 @@
+import type { LatestOsSystem } from '../latest-os/latest-os-feed.ts';
 import { COMPUTERS_INVENTORY, MOBILE_DEVICES_INVENTORY, type JamfInventoryEndpoint } from '../inventory/jamf-endpoints.ts';
 import type { RecordMapper } from '../inventory/record-id.ts';
 import { COMPUTER_QUERY, MOBILE_QUERY, type QueryKind } from './device-query.ts';
@@ -24,11 +25,20 @@ export interface InventoryKind {
   readonly query: QueryKind;
   /** The cluster key's prefix (cluster-key.ts). */
   readonly keyPrefix: 'devices' | 'mobile-devices';
-  /** Which SOFA feed decides `os_is_latest`. */
+  /** Which SOFA feed decides `os_is_latest` where the list has one reference: the system of most devices. */
   readonly system: 'macOS' | 'iOS';
-  /** Which devices, by lower-cased category, the reference decides; undefined: every device. */
+  /** Which devices, by lower-cased category, `system`'s reference decides; undefined: every device. */
   readonly decides?: (category: string | undefined) => boolean;
+  /**
+   * Which system's reference decides a device, by its lower-cased category (an iPhone's `ios`: iOS,
+   * an Apple TV's `tvos`: tvOS); undefined: none does (not latest, no compliance fields).
+   */
+  readonly systemOf: (category: string | undefined) => LatestOsSystem | undefined;
 }
+
+/** iPhones and iPads against iOS, Apple TVs against tvOS; watchOS and Unknown devices against nothing. */
+const mobileSystemOf = (category: string | undefined): LatestOsSystem | undefined =>
+  category === 'ios' ? 'iOS' : category === 'tvos' ? 'tvOS' : undefined;
 
 /** A kind over its own device type: the stack sees only ids and the layout it is given. */
 const kindOf = <D extends ServedDevice>(
@@ -43,9 +53,14 @@ export const COMPUTERS = kindOf({
   query: COMPUTER_QUERY,
   keyPrefix: 'devices',
   system: 'macOS',
+  systemOf: () => 'macOS',
 });
 
-/** iPhones, iPads and Apple TVs: only `iOS` devices (iPhones and iPads) are decided against the iOS feed. */
+/**
+ * iPhones, iPads and Apple TVs: `iOS` devices (iPhones and iPads) are decided against the iOS
+ * reference, `tvOS` ones against the tvOS reference (systemOf). `decides` keeps the list's one
+ * reference to the iOS devices until the list holds one reference per system.
+ */
 export const MOBILE_DEVICES = kindOf({
   name: 'mobile_devices',
   endpoint: MOBILE_DEVICES_INVENTORY,
@@ -54,5 +69,6 @@ export const MOBILE_DEVICES = kindOf({
   query: MOBILE_QUERY,
   keyPrefix: 'mobile-devices',
   system: 'iOS',
-  decides: (category) => category === 'ios',
+  decides: (category) => mobileSystemOf(category) === 'iOS',
+  systemOf: mobileSystemOf,
 });

@@ -4,15 +4,18 @@ import { makeStateLog, type HealthLogger } from '../runtime/health-logger.ts';
 import { redactUrl, type BodyCap } from '../upstream/upstream-call.ts';
 import { callUpstreamRetrying, makeRetryTally, retryFields, UPSTREAM_RETRY, type RetryPolicy } from '../upstream/upstream-retry.ts';
 import { feedReference, fixedReference, type FeedMatch, type LatestReference } from './latest-reference.ts';
+import type { ServiceLevels } from './patch-compliance.ts';
 import { sofaReleases } from './sofa-feed.ts';
 
 export interface LatestOsSourceOptions {
-  /** A SOFA-format feed (`LATEST_OS_FEED_URL`, `LATEST_IOS_FEED_URL`); undefined: `fallbackVersion` alone decides. */
+  /** A SOFA-format feed (`LATEST_OS_FEED_URL`, `LATEST_IOS_FEED_URL`, `LATEST_TVOS_FEED_URL`); undefined: `fallbackVersion` alone decides. */
   feedUrl: string | undefined;
-  /** `LATEST_OS_VERSION` (`LATEST_IOS_VERSION`): for majors the feed does not list, and while no feed copy exists. */
+  /** `LATEST_OS_VERSION` (`LATEST_IOS_VERSION`, `LATEST_TVOS_VERSION`): for majors the feed does not list, and while no feed copy exists. */
   fallbackVersion: string | undefined;
-  /** Which SOFA feed: macOS (default; devices matched by board id) or iOS (matched by product type). */
-  system?: 'macOS' | 'iOS';
+  /** Which SOFA feed: macOS (default; devices matched by board id), iOS or tvOS (matched by product type). */
+  system?: LatestOsSystem;
+  /** The patch service levels of the feed's due dates (PATCH_SLA_*); default DEFAULT_SERVICE_LEVELS. */
+  levels?: ServiceLevels;
   /** How long a fetched feed is kept (`LATEST_OS_FEED_TTL_SECONDS`). */
   ttlMs: number;
   logger: HealthLogger;
@@ -34,14 +37,18 @@ export interface FeedRequest {
   remainingTimeMs: () => number;
 }
 
+/** Which SOFA feed a reference reads: each system has its own (docs/api.md#os_is_latest). */
+export type LatestOsSystem = 'macOS' | 'iOS' | 'tvOS';
+
 /** What serves the latest-OS decision: the feed, its last good copy, or the fixed version's variable. */
-type Serving = 'feed' | 'last good copy' | 'LATEST_OS_VERSION' | 'LATEST_IOS_VERSION';
+type Serving = 'feed' | 'last good copy' | 'LATEST_OS_VERSION' | 'LATEST_IOS_VERSION' | 'LATEST_TVOS_VERSION';
 
 /** Each feed's fixed version and how its devices are matched. */
 const SYSTEMS = {
   macOS: { fixed: 'LATEST_OS_VERSION', match: 'board' },
   iOS: { fixed: 'LATEST_IOS_VERSION', match: 'product-type' },
-} as const satisfies Record<string, { fixed: Serving; match: FeedMatch }>;
+  tvOS: { fixed: 'LATEST_TVOS_VERSION', match: 'product-type' },
+} as const satisfies Record<LatestOsSystem, { fixed: Serving; match: FeedMatch }>;
 
 const FEED_TIMEOUT_MS = 3_000;
 const RETRY_MS = 60_000;
@@ -112,7 +119,7 @@ export const makeLatestOsSource = (options: LatestOsSourceOptions): ((request?: 
     }
     const releases = sofaReleases(feed);
     if (typeof releases === 'string') throw new FeedUnavailableError(`${shown} is not a SOFA ${system} feed: ${releases}`);
-    return feedReference(releases, options.fallbackVersion, SYSTEMS[system].match);
+    return feedReference(releases, options.fallbackVersion, SYSTEMS[system].match, options.levels);
   };
 
   const refresh = async (request: FeedRequest | undefined): Promise<void> => {

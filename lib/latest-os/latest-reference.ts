@@ -1,5 +1,13 @@
 import { isAtLeast, majorOf, parseVersion, type Version } from './os-version.ts';
-import { latestRelease, type SofaReleases } from './sofa-feed.ts';
+import {
+  assessOnMajor,
+  DEFAULT_SERVICE_LEVELS,
+  osFieldsOf,
+  type Compliance,
+  type DeviceOsFields,
+  type ServiceLevels,
+} from './patch-compliance.ts';
+import type { SofaReleases } from './sofa-feed.ts';
 
 /** What the latest-OS decision reads of a device (docs/api.md#os_is_latest). */
 export interface DeviceFacts {
@@ -20,19 +28,35 @@ export interface LatestDecision {
 }
 
 /**
+ * The latest decision with the device's patch compliance (docs/api.md#patch-compliance), both from
+ * the same releases; `compliance` only where a feed's release decided the device.
+ */
+export interface DeviceAssessment extends LatestDecision {
+  compliance: Compliance | undefined;
+}
+
+/**
  * What a device's OS is compared with to decide `os_is_latest` (docs/api.md). The decision is a
  * pure function of the device and the reference; `key` names the reference, so decisions and
- * responses made with it are kept apart from another's (a new LATEST_OS_VERSION, a feed that moved).
- * `perDevice` says whether a device's board and model can change its decision (a feed), or only its
- * version can (LATEST_OS_VERSION alone).
+ * responses made with it are kept apart from another's (a new LATEST_OS_VERSION, a feed that moved,
+ * other service levels). `perDevice` says whether a device's board and model can change its decision
+ * (a feed), or only its version can (LATEST_OS_VERSION alone). `decide` is `assess` without the
+ * compliance; neither depends on the time (only `os_overdue` does: osFieldsOf).
  */
 export interface LatestReference {
   readonly key: string;
   readonly perDevice: boolean;
   decide: (device: DeviceFacts) => LatestDecision;
+  assess: (device: DeviceFacts) => DeviceAssessment;
 }
 
-const NOT_DECIDED: LatestDecision = { latest: false, reference: undefined };
+const NOT_ASSESSED: DeviceAssessment = { latest: false, reference: undefined, compliance: undefined };
+
+const decisionOf = ({ latest, reference }: DeviceAssessment): LatestDecision => ({ latest, reference });
+
+/** A device's `os_*` fields against `reference` at `now` (ms): what the lists serve (docs/api.md#patch-compliance). */
+export const deviceOsFields = (reference: LatestReference, device: DeviceFacts, now: number): DeviceOsFields =>
+  osFieldsOf(reference.assess(device), now);
 
 const deviceVersion = (device: DeviceFacts): Version | undefined =>
   device.osVersion === undefined ? undefined : parseVersion(device.osVersion, device.response);
@@ -43,8 +67,10 @@ const fallbackOf = (text: string | undefined): { version: Version; text: string 
   return version === undefined ? undefined : { version, text: text!.trim() };
 };
 
-const decideAgainst = (version: Version, reference: { version: Version; text: string } | undefined): LatestDecision =>
-  reference === undefined ? NOT_DECIDED : { latest: isAtLeast(version, reference.version), reference: reference.text };
+const decideAgainst = (version: Version, reference: { version: Version; text: string } | undefined): DeviceAssessment =>
+  reference === undefined
+    ? NOT_ASSESSED
+    : { latest: isAtLeast(version, reference.version), reference: reference.text, compliance: undefined };
 
 /**
  * One version for every device: `LATEST_OS_VERSION` (undefined: no device is latest). Text that
@@ -52,30 +78,34 @@ const decideAgainst = (version: Version, reference: { version: Version; text: st
  */
 export const fixedReference = (version: string | undefined): LatestReference => {
   const fallback = fallbackOf(version);
-  return {
-    key: `fixed:${fallback?.text ?? '-'}`,
-    perDevice: false,
-    decide: (device) => {
-      const own = deviceVersion(device);
-      return own === undefined ? NOT_DECIDED : decideAgainst(own, fallback);
-    },
+  const assess = (device: DeviceFacts): DeviceAssessment => {
+    const own = deviceVersion(device);
+    return own === undefined ? NOT_ASSESSED : decideAgainst(own, fallback);
   };
+  return { key: `fixed:${fallback?.text ?? '-'}`, perDevice: false, assess, decide: (device) => decisionOf(assess(device)) };
 };
 
 /**
  * How a device is matched with the releases the feed scopes to some devices: by the Mac's board id
  * (SOFA's macOS feed, its `Devices` table mapping model identifiers to board ids), or by product
- * type, which is the device's model identifier itself (`iPhone17,1`: SOFA's iOS feed).
+ * type, which is the device's model identifier itself (`iPhone17,1`, `AppleTV14,1`: SOFA's iOS and
+ * tvOS feeds).
  */
 export type FeedMatch = 'board' | 'product-type';
 
 /**
  * The SOFA feed's releases: a device is compared with the highest release of its own major that
  * applies to it, matched by board id (`board`) or model identifier (`product-type`); a major the feed
- * does not list falls back to `fallback`, else the device is not latest. The rules, by example:
- * docs/api.md#os_is_latest.
+ * does not list (or one with no release for the device) falls back to `fallback`, else the device is
+ * not latest. A device the feed's release decides also gets its compliance, due dates after `levels`.
+ * The rules, by example: docs/api.md#os_is_latest, docs/api.md#patch-compliance.
  */
-export const feedReference = (releases: SofaReleases, fallback: string | undefined, match: FeedMatch = 'board'): LatestReference => {
+export const feedReference = (
+  releases: SofaReleases,
+  fallback: string | undefined,
+  match: FeedMatch = 'board',
+  levels: ServiceLevels = DEFAULT_SERVICE_LEVELS,
+): LatestReference => {
   const fallbackVersion = fallbackOf(fallback);
   // The feed's product types by their lower case: the snapshot keeps model identifiers lower-cased.
   const productTypes = new Map<string, string>();
@@ -89,15 +119,19 @@ export const feedReference = (releases: SofaReleases, fallback: string | undefin
     const boardId = device.boardId === '' ? undefined : device.boardId;
     return boardId !== undefined ? [boardId] : (releases.boardsByModel.get(model) ?? []);
   };
+  const assess = (device: DeviceFacts): DeviceAssessment => {
+    const version = deviceVersion(device);
+    if (version === undefined) return NOT_ASSESSED;
+    const ofMajor = releases.byMajor.get(majorOf(version));
+    const assessed = ofMajor === undefined ? undefined : assessOnMajor(ofMajor, version, devicesOf(device), levels);
+    if (assessed === undefined) return decideAgainst(version, fallbackVersion);
+    return { ...decideAgainst(version, assessed.release), compliance: assessed.compliance };
+  };
+  const sla = `${levels.exploitedDays},${levels.securityDays},${levels.otherDays}`;
   return {
-    key: `feed:${releases.key}${match === 'board' ? '' : `;${match}`};fallback=${fallbackVersion?.text ?? '-'}`,
+    key: `feed:${releases.key}${match === 'board' ? '' : `;${match}`};fallback=${fallbackVersion?.text ?? '-'};sla=${sla}`,
     perDevice: true,
-    decide: (device) => {
-      const version = deviceVersion(device);
-      if (version === undefined) return NOT_DECIDED;
-      const ofMajor = releases.byMajor.get(majorOf(version));
-      if (ofMajor === undefined) return decideAgainst(version, fallbackVersion);
-      return decideAgainst(version, latestRelease(ofMajor, devicesOf(device)) ?? fallbackVersion);
-    },
+    assess,
+    decide: (device) => decisionOf(assess(device)),
   };
 };

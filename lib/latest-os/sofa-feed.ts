@@ -3,17 +3,73 @@ import { isPlainObject } from '../values/plain-object.ts';
 import { compareVersions, formatVersion, majorOf, parseVersion, responseLevel, type Version } from './os-version.ts';
 
 /**
- * The macOS and iOS feeds of SOFA (v1 or v2), one shape: per major release its latest and security
- * releases, each kept with the devices it applies to, and the response level wherever the feed
- * writes it (the places: docs/api.md#os_is_latest).
+ * The macOS, iOS and tvOS feeds of SOFA (v1 or v2), one shape: per major release its latest and
+ * security releases, each kept with the devices it applies to, the response level wherever the feed
+ * writes it (the places: docs/api.md#os_is_latest), and its security content (docs/api.md#patch-compliance).
  */
 export interface FeedRelease {
   readonly version: Version;
   /** The version as the feed writes it (`26.6.2`, `26.3.2 (a)`): the device's `os_latest_version`. */
   readonly text: string;
-  /** The board ids (macOS) or product types (iOS) it applies to; undefined: every device of its major. */
+  /** The board ids (macOS) or product types (iOS, tvOS) it applies to; undefined: every device of its major. */
   readonly devices: ReadonlySet<string> | undefined;
+  /** The distinct CVE ids it fixes: its `CVEs` keys (a BSI's `CVEs` list) and its `ActivelyExploitedCVEs`. */
+  readonly cves: readonly string[];
+  /** Those of them it marks actively exploited. */
+  readonly exploited: readonly string[];
+  /** Its `ReleaseDate` (a BSI's `PostingDate`) as the UTC midnight of its calendar date, in ms; undefined: unreadable. */
+  readonly date: number | undefined;
 }
+
+/** A CVE's entry in a `CVEs` map marks it exploited as `true` (v1) or `{"ActivelyExploited": true}` (v2). */
+const markedExploited = (detail: unknown): boolean => detail === true || (isPlainObject(detail) && detail.ActivelyExploited === true);
+
+const idList = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((id): id is string => typeof id === 'string' && id !== '') : [];
+
+/** What a release (or BSI) fixes, from its `CVEs` (a map, or a BSI's list) and its `ActivelyExploitedCVEs`. */
+const securityOf = (release: Record<string, unknown>): { cves: string[]; exploited: string[] } => {
+  const listed = idList(release.ActivelyExploitedCVEs);
+  const exploited = new Set(listed);
+  const cves = new Set(listed);
+  if (Array.isArray(release.CVEs)) for (const id of idList(release.CVEs)) cves.add(id);
+  else if (isPlainObject(release.CVEs)) {
+    for (const [id, detail] of Object.entries(release.CVEs)) {
+      if (id === '') continue;
+      cves.add(id);
+      if (markedExploited(detail)) exploited.add(id);
+    }
+  }
+  return { cves: [...cves].sort(), exploited: [...exploited].sort() };
+};
+
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/;
+const DAY_MS = 86_400_000;
+
+/** A calendar date that exists (no 30 February), as its UTC midnight. */
+const utcDay = (year: string, month: string, day: string): number | undefined => {
+  const at = Date.UTC(Number(year), Number(month) - 1, Number(day));
+  const date = new Date(at);
+  return date.getUTCFullYear() === Number(year) && date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day)
+    ? at
+    : undefined;
+};
+
+/**
+ * `2026-05-11` and `2026-05-11T00:00:00Z` alike: the UTC calendar date, as its midnight in ms. A time
+ * with an offset counts on the UTC date it falls on; one without an offset is UTC. Anything else: undefined.
+ */
+const releaseDay = (text: unknown): number | undefined => {
+  if (typeof text !== 'string') return undefined;
+  const trimmed = text.trim();
+  const dateOnly = DATE_ONLY.exec(trimmed);
+  if (dateOnly !== null) return utcDay(dateOnly[1]!, dateOnly[2]!, dateOnly[3]!);
+  const dateTime = DATE_TIME.exec(trimmed);
+  if (dateTime === null || utcDay(dateTime[1]!, dateTime[2]!, dateTime[3]!) === undefined) return undefined;
+  const at = Date.parse(dateTime[4] === undefined ? `${trimmed.replace(' ', 'T')}Z` : trimmed.replace(' ', 'T'));
+  return Number.isNaN(at) ? undefined : Math.floor(at / DAY_MS) * DAY_MS;
+};
 
 export interface SofaReleases {
   /** Every release of each major the feed lists. */
@@ -34,7 +90,7 @@ const textOf = (written: string, version: Version): string => {
 };
 
 /** A release's version with its response level, wherever the feed put it; undefined when unreadable. */
-const releaseVersion = (release: Record<string, unknown>): { version: Version; text: string } | undefined => {
+const releaseVersion = (release: Record<string, unknown>): Pick<FeedRelease, 'version' | 'text'> | undefined => {
   if (typeof release.ProductVersion !== 'string') return undefined;
   const fromType = typeof release.ReleaseType === 'string' ? RELEASE_TYPE_RESPONSE.exec(release.ReleaseType)?.[1] : undefined;
   const fromName = typeof release.UpdateName === 'string' ? NAME_RESPONSE.exec(release.UpdateName)?.[1] : undefined;
@@ -55,6 +111,13 @@ const scopeOf = (release: Record<string, unknown>, latestDevices: ReadonlySet<st
   return boardList(release.SupportedDevices) ?? latestDevices ?? new Set();
 };
 
+/** A `Latest` or security release: its version, whom it applies to, what it fixes and when it came. */
+const releaseOf = (
+  release: Record<string, unknown>,
+  read: Pick<FeedRelease, 'version' | 'text'>,
+  latestDevices: ReadonlySet<string> | undefined,
+): FeedRelease => ({ ...read, devices: scopeOf(release, latestDevices), ...securityOf(release), date: releaseDay(release.ReleaseDate) });
+
 /** The v2 feed's Background Security Improvements with their scopes. Malformed entries are skipped. */
 const improvements = (value: unknown, latestDevices: (major: string) => ReadonlySet<string> | undefined): FeedRelease[] => {
   if (!isPlainObject(value)) return [];
@@ -69,6 +132,9 @@ const improvements = (value: unknown, latestDevices: (major: string) => Readonly
           version,
           text: textOf(extra === '' ? entry.Version : `${entry.Version.trim()} ${extra}`, version),
           devices: scopeOf(entry, latestDevices(majorOf(version))),
+          ...securityOf(entry),
+          // A BSI has no ReleaseDate: it is dated by its PostingDate.
+          date: releaseDay(entry.ReleaseDate) ?? releaseDay(entry.PostingDate),
         },
       ];
     }),
@@ -93,7 +159,13 @@ const describeFor = (releases: SofaReleases['byMajor'], boards: SofaReleases['bo
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([major, list]) => [
         major,
-        list.map((release) => [release.text, release.devices === undefined ? null : [...release.devices].sort()]),
+        list.map((release) => [
+          release.text,
+          release.devices === undefined ? null : [...release.devices].sort(),
+          release.cves,
+          release.exploited,
+          release.date ?? null,
+        ]),
       ]),
     boards: [...boards].sort(([a], [b]) => (a < b ? -1 : 1)),
   });
@@ -116,12 +188,12 @@ export const sofaReleases = (feed: unknown): SofaReleases | string => {
     // The entry's major is its Latest's; a release filed under it counts for it.
     const major = majorOf(latest.version);
     latestDevicesOf.set(major, latestDevices);
-    const releases = [...(byMajor.get(major) ?? []), { ...latest, devices: scopeOf(entry.Latest, latestDevices) }];
+    const releases = [...(byMajor.get(major) ?? []), releaseOf(entry.Latest, latest, latestDevices)];
     for (const release of entry.SecurityReleases) {
       if (!isPlainObject(release) || typeof release.ProductVersion !== 'string')
         return `OSVersions[${index}].SecurityReleases holds an entry without a ProductVersion`;
       const read = releaseVersion(release);
-      if (read !== undefined) releases.push({ ...read, devices: scopeOf(release, latestDevices) });
+      if (read !== undefined) releases.push(releaseOf(release, read, latestDevices));
     }
     byMajor.set(major, releases);
   }
@@ -133,6 +205,10 @@ export const sofaReleases = (feed: unknown): SofaReleases | string => {
   return { byMajor, boardsByModel, key: createHash('sha256').update(describeFor(byMajor, boardsByModel)).digest('base64url').slice(0, 16) };
 };
 
+/** Whether a release applies to a device with `boards`: to every device, or to one of its boards. */
+export const appliesTo = (release: FeedRelease, boards: readonly string[]): boolean =>
+  release.devices === undefined || boards.some((board) => release.devices!.has(board));
+
 /**
  * The release a device with `boards` is compared with: the highest of its major's releases that
  * apply to every device or to one of its boards; undefined when none applies.
@@ -140,7 +216,7 @@ export const sofaReleases = (feed: unknown): SofaReleases | string => {
 export const latestRelease = (releases: readonly FeedRelease[], boards: readonly string[]): FeedRelease | undefined => {
   let held: FeedRelease | undefined;
   for (const release of releases) {
-    if (release.devices !== undefined && !boards.some((board) => release.devices!.has(board))) continue;
+    if (!appliesTo(release, boards)) continue;
     if (held === undefined || compareVersions(release.version, held.version) > 0) held = release;
   }
   return held;

@@ -13,8 +13,8 @@ const DEFAULT_LATEST_OS_VERSION = '26.6.2';
 /** The newest iOS of the demo iOS feed, so the demo mobile devices have latest iPhones and iPads without the feed too. */
 const DEFAULT_LATEST_IOS_VERSION = '26.6.1';
 /**
- * `LATEST_OS_FEED_URL=demo` (`LATEST_IOS_FEED_URL=demo`): serve the demo SOFA feeds (demo/sofa/)
- * and point the devices (the mobile devices) at the macOS (iOS) one.
+ * `LATEST_OS_FEED_URL=demo` (`LATEST_IOS_FEED_URL=demo`, `LATEST_TVOS_FEED_URL=demo`): serve the
+ * demo SOFA feeds (demo/sofa/) and point the devices (the mobile devices) at the macOS (iOS, tvOS) one.
  */
 const DEMO_FEED_VALUE = 'demo';
 const DEFAULT_USERS_TABLE = 'users-local';
@@ -69,6 +69,8 @@ interface DefaultsPlan {
   feed: boolean;
   /** The demo latest-iOS feed, because LATEST_IOS_FEED_URL is `demo`. */
   iosFeed: boolean;
+  /** The demo latest-tvOS feed, because LATEST_TVOS_FEED_URL is `demo`. */
+  tvosFeed: boolean;
   /** A local Redis, because LOCAL_REDIS asks for one, the devices run and REDIS_URL is unset. */
   redis: LocalRedisKind | undefined;
   /** Plain values used where the variable is unset. */
@@ -93,6 +95,7 @@ const planDefaults = (env: Env, needs: ReadonlySet<LocalService>): DefaultsPlan 
     storage: needs.has('storage') && !anyEndpoint && !present(env, 'AWS_ENDPOINT_URL_S3'),
     feed: needs.has('inventory') && env.LATEST_OS_FEED_URL?.trim() === DEMO_FEED_VALUE,
     iosFeed: needs.has('inventory') && env.LATEST_IOS_FEED_URL?.trim() === DEMO_FEED_VALUE,
+    tvosFeed: needs.has('inventory') && env.LATEST_TVOS_FEED_URL?.trim() === DEMO_FEED_VALUE,
     // A REDIS_URL that is set wins: nothing is started.
     redis: needs.has('inventory') && !present(env, 'REDIS_URL') ? localRedis : undefined,
     values: {},
@@ -196,8 +199,8 @@ export const startEmbeddedDefaults = async (
         ),
       );
     }
-    if (plan.feed || plan.iosFeed) {
-      // One server for both feeds: each variable asking for `demo` is pointed at its own.
+    if (plan.feed || plan.iosFeed || plan.tvosFeed) {
+      // One server for every feed: each variable asking for `demo` is pointed at its own.
       const { startFakeSofa } = await import('../../demo/fake-sofa.ts');
       const sofa = await startFakeSofa();
       stoppers.push(() => sofa.close());
@@ -206,7 +209,7 @@ export const startEmbeddedDefaults = async (
         notes.push(
           note(
             'LATEST_OS_FEED_URL',
-            `${sofa.feedUrl('v2')} — DEMO DATA: a copy of the SOFA macOS feed of September 2026 (v1 of September 2025 at ${sofa.feedUrl('v1')})`,
+            `${sofa.feedUrl('v2')} — DEMO DATA: a copy of the SOFA macOS feed of August 2026 (v1 of September 2025 at ${sofa.feedUrl('v1')})`,
           ),
         );
       }
@@ -215,7 +218,16 @@ export const startEmbeddedDefaults = async (
         notes.push(
           note(
             'LATEST_IOS_FEED_URL',
-            `${sofa.feedUrl('ios-v2')} — DEMO DATA: a SOFA iOS feed (v2) of September 2026, written for the demo`,
+            `${sofa.feedUrl('ios-v2')} — DEMO DATA: a copy of the SOFA iOS feed (v2) of August 2026 (v1 at ${sofa.feedUrl('ios-v1')})`,
+          ),
+        );
+      }
+      if (plan.tvosFeed) {
+        overlay.LATEST_TVOS_FEED_URL = sofa.feedUrl('tvos-v2');
+        notes.push(
+          note(
+            'LATEST_TVOS_FEED_URL',
+            `${sofa.feedUrl('tvos-v2')} — DEMO DATA: a copy of the SOFA tvOS feed (v2) of August 2026 (v1 of September 2025 at ${sofa.feedUrl('tvos-v1')})`,
           ),
         );
       }

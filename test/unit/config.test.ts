@@ -35,6 +35,7 @@ describe('loadDevicesConfig', () => {
       cacheStaleSeconds: 0,
       redis: undefined,
       latestOs: { version: '26.1', feed: undefined },
+      patchSla: { exploitedDays: 14, securityDays: 21, otherDays: 28 },
     });
   });
 
@@ -212,10 +213,12 @@ describe('upstream URLs', () => {
       return loadImportConfig({ TICKETING_URL: value, TICKETING_USERNAME: 'u', TICKETING_PASSWORD: 'p' }).ticketing?.url;
     if (name === 'LATEST_IOS_FEED_URL')
       return loadMobileDevicesConfig({ ...devicesEnv, LATEST_IOS_VERSION: '26.1', [name]: value }).latestOs.feed?.url;
+    if (name === 'LATEST_TVOS_FEED_URL')
+      return loadMobileDevicesConfig({ ...devicesEnv, LATEST_IOS_VERSION: '26.1', [name]: value }).latestTvos?.feed?.url;
     const config = loadDevicesConfig({ ...devicesEnv, [name]: value });
     return name === 'INVENTORY_URL' ? config.inventoryUrl : config.latestOs.feed?.url;
   };
-  const names = ['INVENTORY_URL', 'TICKETING_URL', 'LATEST_OS_FEED_URL', 'LATEST_IOS_FEED_URL'];
+  const names = ['INVENTORY_URL', 'TICKETING_URL', 'LATEST_OS_FEED_URL', 'LATEST_IOS_FEED_URL', 'LATEST_TVOS_FEED_URL'];
 
   it.each(
     names.flatMap((name) =>
@@ -278,6 +281,77 @@ describe('loadMobileDevicesConfig', () => {
     expect(error.variable).toBe(variable);
     expect(error.message).toBe(message);
   });
+
+  it('decides no Apple TV without LATEST_TVOS_VERSION or LATEST_TVOS_FEED_URL', () => {
+    expect(loadMobileDevicesConfig({ ...inventoryOnly, LATEST_IOS_VERSION: '26.6.1' }).latestTvos).toBeUndefined();
+  });
+
+  it("reads LATEST_TVOS_VERSION and LATEST_TVOS_FEED_URL (with the feeds' one TTL), apart from the iOS ones", () => {
+    const tvosFeed = 'https://sofa.example.test/v2/tvos_data_feed.json';
+    const ios = { ...inventoryOnly, LATEST_IOS_VERSION: '26.6.1' };
+    expect(loadMobileDevicesConfig({ ...ios, LATEST_TVOS_VERSION: '26.6' }).latestTvos).toEqual({ version: '26.6', feed: undefined });
+    const both = loadMobileDevicesConfig({
+      ...ios,
+      LATEST_TVOS_FEED_URL: tvosFeed,
+      LATEST_TVOS_VERSION: '26.6',
+      LATEST_OS_FEED_TTL_SECONDS: '600',
+    });
+    expect(both.latestTvos).toEqual({ version: '26.6', feed: { url: tvosFeed, ttlSeconds: 600 } });
+    expect(both.latestOs).toEqual({ version: '26.6.1', feed: undefined });
+    expect(loadMobileDevicesConfig({ ...ios, LATEST_TVOS_FEED_URL: tvosFeed }).latestTvos).toEqual({
+      version: undefined,
+      feed: { url: tvosFeed, ttlSeconds: 3600 },
+    });
+  });
+
+  it.each([
+    [
+      'LATEST_TVOS_VERSION',
+      { LATEST_TVOS_VERSION: 'tvOS 26' },
+      'Configuration error: LATEST_TVOS_VERSION is not a dotted version such as 26.1',
+    ],
+    [
+      'LATEST_TVOS_FEED_URL',
+      { LATEST_TVOS_FEED_URL: 'ftp://sofa.example.test/tvos_data_feed.json' },
+      'Configuration error: LATEST_TVOS_FEED_URL must be an http(s) URL',
+    ],
+  ])('refuses a configuration naming %s', (variable, extra, message) => {
+    const error = configErrorOf(() => loadMobileDevicesConfig({ ...inventoryOnly, LATEST_IOS_VERSION: '26.6.1', ...extra }));
+    expect(error.variable).toBe(variable);
+    expect(error.message).toBe(message);
+  });
+});
+
+describe('the patch service levels (PATCH_SLA_*)', () => {
+  const mobileEnv = { ...devicesEnv, LATEST_IOS_VERSION: '26.6.1' };
+  const variables = ['PATCH_SLA_EXPLOITED_DAYS', 'PATCH_SLA_SECURITY_DAYS', 'PATCH_SLA_DAYS'] as const;
+
+  it('defaults to 14, 21 and 28 days for both lists', () => {
+    const defaults = { exploitedDays: 14, securityDays: 21, otherDays: 28 };
+    expect(loadDevicesConfig(devicesEnv).patchSla).toEqual(defaults);
+    expect(loadMobileDevicesConfig(mobileEnv).patchSla).toEqual(defaults);
+  });
+
+  it('reads each variable, whole days from 0 to 3650, surrounding space ignored', () => {
+    const env = { PATCH_SLA_EXPLOITED_DAYS: '0', PATCH_SLA_SECURITY_DAYS: ' 3650 ', PATCH_SLA_DAYS: '30' };
+    expect(loadDevicesConfig({ ...devicesEnv, ...env }).patchSla).toEqual({ exploitedDays: 0, securityDays: 3650, otherDays: 30 });
+    expect(loadMobileDevicesConfig({ ...mobileEnv, ...env }).patchSla).toEqual({ exploitedDays: 0, securityDays: 3650, otherDays: 30 });
+    expect(loadDevicesConfig({ ...devicesEnv, PATCH_SLA_DAYS: '' }).patchSla.otherDays).toBe(28);
+  });
+
+  it.each(variables.flatMap((name) => ['3651', '-1', '1.5', '14d', 'fourteen', '1e3', '0x10', '99999'].map((value) => [name, value])))(
+    'refuses %s=%s with a configuration error naming it',
+    (name, value) => {
+      for (const load of [
+        () => loadDevicesConfig({ ...devicesEnv, [name]: value }),
+        () => loadMobileDevicesConfig({ ...mobileEnv, [name]: value }),
+      ]) {
+        const error = configErrorOf(load);
+        expect(error.variable).toBe(name);
+        expect(error.message).toBe(`Configuration error: ${name} must be a whole number of days from 0 to 3650`);
+      }
+    },
+  );
 });
 
 describe('loadUsersConfig', () => {

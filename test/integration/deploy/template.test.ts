@@ -43,6 +43,8 @@ const FULL_PARAMS = {
   inventoryUsername: 'jamf-reader',
   inventoryPasswordSsm: '/dui/test/inventory-password',
   latestIosFeedUrl: 'https://sofa.example.com/v2/ios_data_feed.json',
+  latestTvosFeedUrl: 'https://sofa.example.com/v2/tvos_data_feed.json',
+  patchSlaExploitedDays: '7',
   ticketingUrl: 'https://acme.zendesk.example',
   ticketingUsername: 'importer@acme.example',
   ticketingPasswordSsm: '/dui/test/ticketing-password',
@@ -529,13 +531,16 @@ describe('osls package: the CloudFormation template', () => {
         'LATEST_OS_VERSION',
         'LATEST_OS_FEED_URL',
         'LATEST_OS_FEED_TTL_SECONDS',
+        'PATCH_SLA_EXPLOITED_DAYS',
+        'PATCH_SLA_SECURITY_DAYS',
+        'PATCH_SLA_DAYS',
         'DEVICES_CACHE_TTL_SECONDS',
         'DEVICES_CACHE_STALE_SECONDS',
         'REDIS_URL',
         'REDIS_CLUSTER',
         'REDIS_PASSWORD_SSM',
       ],
-      // The devices function's inventory and cache, the iOS reference instead of the macOS one.
+      // The devices function's inventory, cache and service levels, the iOS and tvOS references instead of the macOS one.
       mobileDevices: [
         'INVENTORY_URL',
         'INVENTORY_CLIENT_ID',
@@ -544,7 +549,12 @@ describe('osls package: the CloudFormation template', () => {
         'INVENTORY_PASSWORD_SSM',
         'LATEST_IOS_VERSION',
         'LATEST_IOS_FEED_URL',
+        'LATEST_TVOS_VERSION',
+        'LATEST_TVOS_FEED_URL',
         'LATEST_OS_FEED_TTL_SECONDS',
+        'PATCH_SLA_EXPLOITED_DAYS',
+        'PATCH_SLA_SECURITY_DAYS',
+        'PATCH_SLA_DAYS',
         'DEVICES_CACHE_TTL_SECONDS',
         'DEVICES_CACHE_STALE_SECONDS',
         'REDIS_URL',
@@ -596,6 +606,9 @@ describe('osls package: the CloudFormation template', () => {
         REDIS_PASSWORD_SSM: FULL_PARAMS.redisPasswordSsm,
         LATEST_OS_VERSION: '26.1',
         LATEST_OS_FEED_TTL_SECONDS: '3600',
+        PATCH_SLA_EXPLOITED_DAYS: '7',
+        PATCH_SLA_SECURITY_DAYS: '21',
+        PATCH_SLA_DAYS: '28',
         DEVICES_CACHE_TTL_SECONDS: '60',
       });
       expect(environmentOf(full.template, 'importTickets').TICKETING_PASSWORD_SSM).toBe(FULL_PARAMS.ticketingPasswordSsm);
@@ -616,8 +629,18 @@ describe('osls package: the CloudFormation template', () => {
         ...inventoryAndCache,
         LATEST_IOS_VERSION: '26.6.1',
         LATEST_IOS_FEED_URL: FULL_PARAMS.latestIosFeedUrl,
+        LATEST_TVOS_VERSION: '',
+        LATEST_TVOS_FEED_URL: FULL_PARAMS.latestTvosFeedUrl,
       });
-      expect(environmentOf(byDefault.template, 'mobileDevices')).toMatchObject({ LATEST_IOS_VERSION: '26.6.1', LATEST_IOS_FEED_URL: '' });
+      expect(environmentOf(byDefault.template, 'mobileDevices')).toMatchObject({
+        LATEST_IOS_VERSION: '26.6.1',
+        LATEST_IOS_FEED_URL: '',
+        LATEST_TVOS_VERSION: '',
+        LATEST_TVOS_FEED_URL: '',
+        PATCH_SLA_EXPLOITED_DAYS: '14',
+        PATCH_SLA_SECURITY_DAYS: '21',
+        PATCH_SLA_DAYS: '28',
+      });
       const { MemorySize, Timeout } = lambdaOf(full.template, 'devices').Properties!;
       expect([MemorySize, Timeout]).toEqual([512, 29]);
       expect(lambdaOf(full.template, 'mobileDevices').Properties).toMatchObject({ MemorySize, Timeout });

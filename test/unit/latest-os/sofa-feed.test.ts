@@ -41,7 +41,7 @@ describe('the releases of the real SOFA feed, per major', () => {
     expect(readable(latestByMajor(feedV1))).toEqual({ '26': '26.0', '15': '15.7', '14': '14.8', '13': '13.7.8' });
   });
 
-  it("reads the v2 feed (September 2026), its Background Security Improvements below Tahoe's latest", () => {
+  it("reads the v2 feed (August 2026), its Background Security Improvements below Tahoe's latest", () => {
     expect(readable(latestByMajor(feedV2))).toEqual({ '26': '26.6.2', '15': '15.7.9', '14': '14.8.9' });
   });
 
