@@ -1,6 +1,7 @@
 import { parseVersion } from './latest-os/os-version.ts';
 import type { ServiceLevels } from './latest-os/patch-compliance.ts';
 import { ConfigError } from './errors.ts';
+import { httpUrl, nonNegativeInt, optionalHttpUrl, positiveInt, present, required, requiredSecret, type Env } from './env-values.ts';
 import type { SecretRef } from './runtime/secrets.ts';
 
 /**
@@ -8,8 +9,6 @@ import type { SecretRef } from './runtime/secrets.ts';
  * once, memoized: tried at init (runtime/startup.ts logs a ConfigError naming the variable when the container
  * starts) and met again by every request, which answers a generic 500 rather than the init crashing.
  */
-export type Env = Readonly<Record<string, string | undefined>>;
-
 export type InventoryAuthConfig =
   { kind: 'oauth'; clientId: string; clientSecret: SecretRef } | { kind: 'basic'; username: string; password: SecretRef };
 
@@ -106,55 +105,6 @@ export interface ImportConfig {
   bucketOwner: string | undefined;
 }
 
-const present = (env: Env, name: string): string | undefined => {
-  const value = env[name];
-  return value === undefined || value.trim() === '' ? undefined : value;
-};
-
-const required = (env: Env, name: string): string => {
-  const value = present(env, name);
-  if (value === undefined) throw new ConfigError(name, 'is required but not set');
-  return value;
-};
-
-/** The URL parser has already normalised the host: IPv4 in dotted decimal, IPv6 in brackets, names lower-case. */
-const isLoopbackHost = (hostname: string): boolean =>
-  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-
-const httpUrl = (env: Env, name: string): string => {
-  const value = required(env, name);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(name, 'is not a valid URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, 'must be an http(s) URL');
-  // Secrets (a client secret, basic credentials, a bearer token) travel on these connections.
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
-    throw new ConfigError(name, 'must be an https:// URL (http:// only for a loopback host: 127.0.0.0/8, [::1], localhost)');
-  // Credentials have their own (secret) variables; inside a URL they would reach error messages and logs.
-  if (url.username !== '' || url.password !== '') throw new ConfigError(name, 'must not contain credentials');
-  return value.replace(/\/+$/, '');
-};
-
-const secret = (env: Env, name: string): SecretRef | undefined => {
-  const ssm = present(env, `${name}_SSM`);
-  if (ssm !== undefined) {
-    // The function's IAM grants `arn:…:parameter<name>`: only a full path names the parameter it may read.
-    if (!/^\/\S+$/.test(ssm)) throw new ConfigError(`${name}_SSM`, 'must be the full path of an SSM parameter, starting with "/"');
-    return { kind: 'ssm', parameterName: ssm, variable: `${name}_SSM` };
-  }
-  const value = present(env, name);
-  return value === undefined ? undefined : { kind: 'value', value };
-};
-
-const requiredSecret = (env: Env, name: string): SecretRef => {
-  const ref = secret(env, name);
-  if (ref === undefined) throw new ConfigError(name, `is required but neither ${name} nor ${name}_SSM is set`);
-  return ref;
-};
-
 /** A misconfigured cache is an operator error to report loudly, not a cache to skip quietly. */
 const redisConfig = (env: Env): RedisConfig | undefined => {
   const value = present(env, 'REDIS_URL');
@@ -183,22 +133,6 @@ const redisConfig = (env: Env): RedisConfig | undefined => {
   }
   return { url: value, cluster, tlsCaFile, password };
 };
-
-/**
- * A whole number of at least `least` (1 or 0), as digits with optional surrounding space, and at most
- * 2^53 − 1: beyond that a double no longer holds it exactly, and a setting must not be rounded.
- */
-const wholeNumber = (env: Env, name: string, fallback: number, least: 0 | 1): number => {
-  const raw = present(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < least) {
-    throw new ConfigError(name, `must be a whole number from ${least} to ${Number.MAX_SAFE_INTEGER}`);
-  }
-  return Number(raw);
-};
-
-const positiveInt = (env: Env, name: string, fallback: number): number => wholeNumber(env, name, fallback, 1);
-const nonNegativeInt = (env: Env, name: string, fallback: number): number => wholeNumber(env, name, fallback, 0);
 
 const osVersion = (env: Env, name: string): string | undefined => {
   const value = present(env, name);
@@ -236,8 +170,6 @@ const loadInventoryConfig = (env: Env): InventoryConfig => {
 };
 
 const DEFAULT_FEED_TTL_SECONDS = 3600;
-
-const optionalHttpUrl = (env: Env, name: string): string | undefined => (present(env, name) === undefined ? undefined : httpUrl(env, name));
 
 /** A fixed version, a feed (kept for LATEST_OS_FEED_TTL_SECONDS, shared by both feeds), or both; one is required. */
 const latestOsConfig = (

@@ -19,6 +19,7 @@ export const LAYERS = [
   'cache',
   'inventory',
   'config.ts',
+  'env-values.ts',
   'latest-os',
   'upstream',
   'runtime',
