@@ -338,6 +338,10 @@ describe('osls package: the CloudFormation template', () => {
         LATEST_OS_VERSION: _version,
         LATEST_OS_FEED_URL: _feed,
         LATEST_OS_FEED_TTL_SECONDS: _ttl,
+        // Service levels decide responses; the refresh stores devices, not decisions.
+        PATCH_SLA_EXPLOITED_DAYS: _exploited,
+        PATCH_SLA_SECURITY_DAYS: _security,
+        PATCH_SLA_DAYS: _other,
         ...inventoryAndCache
       } = environmentOf(full.template, 'devices');
       expect(environmentOf(full.template, 'refreshDevices')).toEqual({ ...inventoryAndCache, DEVICES_FULL_REFRESH_SECONDS: '3600' });
