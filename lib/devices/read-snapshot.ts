@@ -4,7 +4,7 @@ import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
 import { buildSnapshot } from './build-snapshot.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 import { COMPUTERS, type InventoryKind } from './inventory-kind.ts';
-import { mergeSnapshot, planMerge } from './merge-snapshot.ts';
+import { mergeBase, mergeSnapshot, planMerge } from './merge-snapshot.ts';
 
 /**
  * Left of the Lambda's remaining time for answering once the upstream read gives up: logging the
@@ -82,9 +82,12 @@ export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs
     if (now() - previous.fullReadAt >= deps.fullReadEveryMs) return full('full read due');
     const deadline = deadlineOf(remainingTimeMs);
     const readAt = now();
-    const loading = previous.load();
-    const answer = await deps.inventory.readChanges(deadline, kind.map, previous.readAt - CHANGED_SINCE_MARGIN_MS);
-    const kept = await loading;
+    const loading = previous.load().then((snapshot) => snapshot && mergeBase(snapshot));
+    const answer = await deps.inventory
+      .readChanges(deadline, kind.map, previous.readAt - CHANGED_SINCE_MARGIN_MS)
+      .finally(() => loading.then((base) => base?.stopWarming()));
+    const base = await loading;
+    const kept = base?.previous;
     // Gone or unreadable since its header was read, or older than the header the changes were asked from.
     if (kept === undefined || kept.readAt < previous.readAt) return full('no previous snapshot');
     if (answer.kind === 'filter-refused') return full('filter refused');
@@ -92,7 +95,7 @@ export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs
     if (plan.count !== answer.totalCount) return full('count changed');
     let snapshot: DeviceSnapshot;
     try {
-      snapshot = await mergeSnapshot(kept, plan, answer.changed, readAt, kept.fullReadAt, kind.layout);
+      snapshot = await mergeSnapshot(base!, plan, answer.changed, readAt, kept.fullReadAt, kind.layout);
     } catch {
       // A chunk that does not hold what its index says: nothing to merge into.
       return full('no previous snapshot');

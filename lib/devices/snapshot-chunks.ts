@@ -10,7 +10,15 @@ import { FLAG_UNDECIDED } from './snapshot-layout.ts';
  */
 /** zstd's fastest level: the rendered JSON repeats keys and values, so even this shrinks it ~5×. */
 const ZSTD_LEVEL = 1;
-const ZSTD_OPTIONS: ZstdOptions = { params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } };
+/** The size pledged, as the one-shot compression writes it: a chunk compressed on the pool is then the same bytes. */
+const zstdOptions = (bytes: Buffer): ZstdOptions => ({
+  params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL },
+  pledgedSrcSize: bytes.length,
+  // One output buffer for a chunk, not node's 16 KiB: each filled one is a trip back to the main thread.
+  chunkSize: Math.max(bytes.length, MIN_CHUNK_SIZE),
+});
+/** zlib's smallest output buffer. */
+const MIN_CHUNK_SIZE = 64;
 /** Chunks compressed at once: libuv's pool has 4 threads, and each chunk is a few hundred KB. */
 export const CONCURRENT_CHUNKS = 4;
 const LEFT_BRACE = 123;
@@ -18,14 +26,16 @@ const RIGHT_BRACE = 125;
 
 export const malformed = (detail: string): Error => new Error(`device snapshot is malformed: ${detail}`);
 
-export const compressSync = (bytes: Buffer): Buffer => zstdCompressSync(bytes, ZSTD_OPTIONS);
+export const compressSync = (bytes: Buffer): Buffer => zstdCompressSync(bytes, zstdOptions(bytes));
 
 export const compress = (bytes: Buffer): Promise<Buffer> =>
-  new Promise((resolve, reject) => zstdCompress(bytes, ZSTD_OPTIONS, (error, result) => (error ? reject(error) : resolve(result))));
+  new Promise((resolve, reject) => zstdCompress(bytes, zstdOptions(bytes), (error, result) => (error ? reject(error) : resolve(result))));
 
 export const decompress = (bytes: Buffer, rawBytes: number): Promise<Buffer> =>
   new Promise((resolve, reject) =>
-    zstdDecompress(bytes, { maxOutputLength: Math.max(rawBytes, 1) }, (error, result) => (error ? reject(error) : resolve(result))),
+    zstdDecompress(bytes, { maxOutputLength: Math.max(rawBytes, 1), chunkSize: Math.max(rawBytes, MIN_CHUNK_SIZE) }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    ),
   );
 
 /** A chunk's text as stored: compressed, its length and the compressed bytes' checksum. */
