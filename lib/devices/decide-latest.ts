@@ -28,14 +28,20 @@ export const decideLatest = (
   const referenceOf = new Uint32Array(snapshot.count);
   const fragments = [''];
   const fragmentOf = new Map<string, number>();
-  const decided = new Map<string, { flag: number; fragment: number }>();
+  const decided = new Map<number | string, { flag: number; fragment: number }>();
+  // The five keys as one number where their dictionaries' sizes allow it (every fleet seen): no
+  // string per device; else as text.
+  const radix = [snapshot.responses.length, snapshot.boards.length, snapshot.models.length, snapshot.osNames.length];
+  const numeric = radix.reduce((product, size) => product * size, snapshot.osVersions.length) <= Number.MAX_SAFE_INTEGER;
   const decide = (index: number): { flag: number; fragment: number } => {
     const version = snapshot.osVersionKey[index]!;
     const response = snapshot.responseKey[index]!;
     const board = reference.perDevice ? snapshot.boardKey[index]! : 0;
     const model = reference.perDevice ? snapshot.modelKey[index]! : 0;
     const category = decides === undefined ? 0 : snapshot.osNameKey[index]!;
-    const slot = `${version},${response},${board},${model},${category}`;
+    const slot = numeric
+      ? (((version * radix[0]! + response) * radix[1]! + board) * radix[2]! + model) * radix[3]! + category
+      : `${version},${response},${board},${model},${category}`;
     let known = decided.get(slot);
     if (known === undefined) {
       const decision: LatestDecision =
