@@ -1,7 +1,7 @@
 import type { InventoryDevice } from './map-inventory-record.ts';
 
-/** The flag's key and its undecided literal, as every device's JSON holds them. */
-export const FLAG_KEY = '"os_is_latest":';
+/** The flag's key and its undecided literal (rendering replaces it), as every device's JSON holds them. */
+const FLAG_KEY = '"os_is_latest":';
 export const FLAG_UNDECIDED = 'false';
 
 /** What a snapshot's columns hold of one device, whichever inventory it is from. */
