@@ -64,9 +64,9 @@ export interface PreviousEntry {
  * The scheduled refresh's read (docs/architecture.md#the-incremental-refresh): after a full read,
  * only the records Jamf dates as changed since the previous read began (less a margin), merged by id
  * into the previous snapshot's chunks (merge-snapshot.ts), which loads while Jamf answers, checked
- * against the inventory's size. A full read instead when there
- * is no previous snapshot, when the last full read is `fullReadEveryMs` old, when Jamf refuses the
- * filter, or when the merged list's size is not the inventory's (a device was removed).
+ * against the inventory's size. A full read instead when there is no previous snapshot, when the
+ * last full read is `fullReadEveryMs` old, when Jamf refuses the filter, or when the merged list's
+ * size is not the inventory's (a device was removed).
  */
 export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs: number; kind?: InventoryKind; now?: () => number }) => {
   const now = deps.now ?? Date.now;
@@ -87,15 +87,14 @@ export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs
       .readChanges(deadline, kind.map, previous.readAt - CHANGED_SINCE_MARGIN_MS)
       .finally(() => loading.then((base) => base?.stopWarming()));
     const base = await loading;
-    const kept = base?.previous;
     // Gone or unreadable since its header was read, or older than the header the changes were asked from.
-    if (kept === undefined || kept.readAt < previous.readAt) return full('no previous snapshot');
+    if (base === undefined || base.previous.readAt < previous.readAt) return full('no previous snapshot');
     if (answer.kind === 'filter-refused') return full('filter refused');
-    const plan = planMerge(kept.ids, answer.changed);
+    const plan = planMerge(base.previous.ids, answer.changed);
     if (plan.count !== answer.totalCount) return full('count changed');
     let snapshot: DeviceSnapshot;
     try {
-      snapshot = await mergeSnapshot(base!, plan, answer.changed, readAt, kept.fullReadAt, kind.layout);
+      snapshot = await mergeSnapshot(base, plan, answer.changed, readAt, base.previous.fullReadAt, kind.layout);
     } catch {
       // A chunk that does not hold what its index says: nothing to merge into.
       return full('no previous snapshot');
