@@ -90,6 +90,17 @@ describe('merging changes into a stored snapshot chunk by chunk', () => {
     expect(merged.text.digests[3]).toBe(previous.text.digests[3]);
   });
 
+  it('merges into a snapshot never stored (its chunks as text) as into one read from the cluster', async () => {
+    const built = buildSnapshot(BASE, 1_000);
+    const changed = [
+      { ...BASE[10]!, name: 'renamed' },
+      { ...BASE[0]!, id: String(Number(BASE.at(-1)!.id) + 7) },
+    ];
+    const merged = await mergeSnapshot(mergeBase(built), planMerge(built.ids, changed), changed, 2_000, 1_000, COMPUTER_LAYOUT);
+    const expected = buildSnapshot([...BASE.with(10, changed[0]!), changed[1]!], 2_000, 1_000);
+    expect(deviceSnapshotCodec.encode(merged).equals(deviceSnapshotCodec.encode(expected))).toBe(true);
+  });
+
   it('refuses changes out of ascending id order', () => {
     expect(() => planMerge(['1', '5', '9'], [{ id: '9' }, { id: '5' }])).toThrow(/ascending/);
   });
