@@ -1,6 +1,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { deviceSnapshotCodec } from '../lib/devices/device-snapshot-codec.ts';
-import { buildSnapshot, deviceText } from '../lib/devices/device-snapshot.ts';
+import { buildSnapshot } from '../lib/devices/build-snapshot.ts';
+import { deviceText } from '../lib/devices/device-snapshot.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { generateJamfComputers, startFakeJamf } from '../demo/fake-jamf.ts';

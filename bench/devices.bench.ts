@@ -1,4 +1,6 @@
-import { buildSnapshot, decideLatest, renderDevices } from '../lib/devices/device-snapshot.ts';
+import { buildSnapshot } from '../lib/devices/build-snapshot.ts';
+import { decideLatest } from '../lib/devices/decide-latest.ts';
+import { renderDevices } from '../lib/devices/render-devices.ts';
 import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../lib/latest-os/sofa-feed.ts';

@@ -26,12 +26,12 @@ export interface ClusterTier {
   /** True once the cluster stored the value; false when it could not (the failure is tracked, not thrown). */
   write: (key: string, bytes: Buffer, ttlMs: number) => Promise<boolean>;
   /**
-   * Takes the lock `key` for `ttlMs` unless someone holds it (SET NX PX): the expiry frees a lock
-   * whose holder crashed. `unavailable` when the cluster could not be asked.
+   * Sets `key` to `value` for `ttlMs` unless it exists (SET NX PX): `exists` when it does,
+   * `unavailable` when the cluster could not be asked or refused the write.
    */
-  acquireLock: (key: string, token: string, ttlMs: number) => Promise<'acquired' | 'held' | 'unavailable'>;
-  /** Frees the lock if `token` still holds it (a lock that expired and was taken by another stays). */
-  releaseLock: (key: string, token: string) => Promise<void>;
+  setIfAbsent: (key: string, value: string, ttlMs: number) => Promise<'set' | 'exists' | 'unavailable'>;
+  /** Deletes `key` if it still holds `value`, in one step on the server; a failure is tracked, not thrown. */
+  deleteIfEqual: (key: string, value: string) => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -117,8 +117,8 @@ const waitUntilReady = (client: RedisClient, health: TierHealth, budgetMs: numbe
   });
 };
 
-/** Deletes a lock only if its value is still the caller's token: one atomic script on the server. */
-const RELEASE_IF_OWNED = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+/** Deletes a key only if it still holds the caller's value: one atomic script on the server. */
+const DELETE_IF_EQUAL = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 /** What the cluster said of a write: stored, refused (its reply), or not reached. */
 class WriteRefusedError extends Error {
@@ -276,23 +276,22 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
         return undefined;
       }
     },
-    acquireLock: async (key, token, ttlMs) => {
+    setIfAbsent: async (key, value, ttlMs) => {
       try {
-        const reply = await run('cluster lock', (client) =>
-          refusedAsWrite(client.set(key, token, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')),
+        const reply = await run('cluster set if absent', (client) =>
+          refusedAsWrite(client.set(key, value, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')),
         );
         health.succeeded();
-        return reply === 'OK' ? 'acquired' : 'held';
+        return reply === 'OK' ? 'set' : 'exists';
       } catch (error) {
         failedWrite(error);
         return 'unavailable';
       }
     },
-    releaseLock: async (key, token) => {
+    deleteIfEqual: async (key, value) => {
       try {
-        await run('cluster unlock', (client) => client.eval(RELEASE_IF_OWNED, 1, key, token));
+        await run('cluster delete if equal', (client) => client.eval(DELETE_IF_EQUAL, 1, key, value));
       } catch (error) {
-        // Not released: the lock's own expiry frees it.
         health.failed('unavailable', error);
       }
     },

@@ -16,8 +16,8 @@ export const makeDeferredClusterTier = (options: RedisClusterTierOptions): Clust
     read: async <T>(key: string, decode: (bytes: Buffer) => T | undefined | Promise<T | undefined>) => (await tier()).read(key, decode),
     peek: async <T>(key: string, length: number, describe: (prefix: Buffer) => T | undefined) => (await tier()).peek(key, length, describe),
     write: async (key, bytes, ttlMs) => (await tier()).write(key, bytes, ttlMs),
-    acquireLock: async (key, token, ttlMs) => (await tier()).acquireLock(key, token, ttlMs),
-    releaseLock: async (key, token) => (await tier()).releaseLock(key, token),
+    setIfAbsent: async (key, value, ttlMs) => (await tier()).setIfAbsent(key, value, ttlMs),
+    deleteIfEqual: async (key, value) => (await tier()).deleteIfEqual(key, value),
     close: async () => {
       if (loaded) await (await tier()).close();
     },

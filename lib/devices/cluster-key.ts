@@ -11,5 +11,5 @@ import type { InventoryConfig } from '../config.ts';
  */
 export const deviceListClusterKey = (config: InventoryConfig, prefix: 'devices' | 'mobile-devices' = 'devices'): string => {
   const principal = config.auth.kind === 'oauth' ? config.auth.clientId : config.auth.username;
-  return `${prefix}:v5:{${createHash('sha256').update(`${config.inventoryUrl}\n${principal}`).digest('hex').slice(0, 16)}}`;
+  return `${prefix}:v6:{${createHash('sha256').update(`${config.inventoryUrl}\n${principal}`).digest('hex').slice(0, 16)}}`;
 };

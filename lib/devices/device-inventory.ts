@@ -1,6 +1,5 @@
 import type { ClusterTier } from '../cache/cluster-tier.ts';
 import { makeDeferredClusterTier } from '../cache/deferred-cluster-tier.ts';
-import type { ClusterCodec } from '../cache/tiered-cache.ts';
 import type { InventoryAuthConfig, InventoryConfig } from '../config.ts';
 import type { JamfAuth } from '../inventory/jamf-auth.ts';
 import { makeJamfClient } from '../inventory/jamf-client.ts';
@@ -8,8 +7,7 @@ import { retryFields } from '../upstream/upstream-retry.ts';
 import type { HealthLogger } from '../runtime/health-logger.ts';
 import { resolveSecret } from '../runtime/secrets.ts';
 import { deviceListClusterKey } from './cluster-key.ts';
-import { deviceSnapshotCodec } from './device-snapshot-codec.ts';
-import type { DeviceSnapshot } from './device-snapshot.ts';
+import { deviceSnapshotCodec, type DeviceSnapshotCodec } from './device-snapshot-codec.ts';
 import type { InventoryKind } from './inventory-kind.ts';
 import { makeRefreshReader, makeSnapshotReader } from './read-snapshot.ts';
 
@@ -28,7 +26,7 @@ export interface DeviceInventoryDeps {
 export interface InventoryEntry {
   tier: ClusterTier;
   key: string;
-  codec: ClusterCodec<DeviceSnapshot>;
+  codec: DeviceSnapshotCodec;
 }
 
 /** The configured auth, with secrets resolved (SSM or inline) only when a token is requested. */

@@ -1,7 +1,9 @@
 import type { CacheTier } from '../cache/tiered-cache.ts';
 import type { LatestReference } from '../latest-os/latest-reference.ts';
 import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery, type QueryKind } from './device-query.ts';
-import { decideLatest, renderDevices, type DeviceSnapshot, type LatestDecisions } from './device-snapshot.ts';
+import { decideLatest, type LatestDecisions } from './decide-latest.ts';
+import type { DeviceSnapshot } from './device-snapshot.ts';
+import { renderDevices } from './render-devices.ts';
 
 /** What a lookup needs to read upstream on a miss: the time left in the invocation. */
 export interface SnapshotRequest {

@@ -2,7 +2,7 @@ import type { LatestOsSystem } from '../latest-os/latest-os-feed.ts';
 import { COMPUTERS_INVENTORY, MOBILE_DEVICES_INVENTORY, type JamfInventoryEndpoint } from '../inventory/jamf-endpoints.ts';
 import type { RecordMapper } from '../inventory/record-id.ts';
 import { COMPUTER_QUERY, MOBILE_QUERY, type QueryKind } from './device-query.ts';
-import { COMPUTER_LAYOUT, type SnapshotLayout } from './device-snapshot.ts';
+import { COMPUTER_LAYOUT, type SnapshotLayout } from './snapshot-layout.ts';
 import { mapInventoryRecord } from './map-inventory-record.ts';
 import { mapMobileRecord, MOBILE_LAYOUT } from './map-mobile-record.ts';
 

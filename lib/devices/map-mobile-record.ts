@@ -1,5 +1,5 @@
 import { flag, sectionOf, text, type Section } from './map-inventory-record.ts';
-import type { SnapshotLayout } from './device-snapshot.ts';
+import type { SnapshotLayout } from './snapshot-layout.ts';
 
 /**
  * A mobile device (iPhone, iPad, Apple TV) as read from Jamf Pro's mobile device inventory, before

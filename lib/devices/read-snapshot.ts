@@ -1,9 +1,10 @@
 import { deadlineIn, type Deadline } from '../async/deadline.ts';
-import { compareDigitStrings } from '../values/digit-strings.ts';
 import type { JamfClient } from '../inventory/jamf-client.ts';
 import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
-import { buildSnapshot, snapshotDevices, type DeviceSnapshot } from './device-snapshot.ts';
-import type { InventoryKind, ServedDevice } from './inventory-kind.ts';
+import { buildSnapshot } from './build-snapshot.ts';
+import type { DeviceSnapshot } from './device-snapshot.ts';
+import type { InventoryKind } from './inventory-kind.ts';
+import { mergeBase, mergeSnapshot, planMerge } from './merge-snapshot.ts';
 
 /**
  * Left of the Lambda's remaining time for answering once the upstream read gives up: logging the
@@ -52,31 +53,26 @@ export type FullReadReason = 'no previous snapshot' | 'full read due' | 'filter 
 export type RefreshRead =
   { snapshot: DeviceSnapshot; read: 'incremental' } | { snapshot: DeviceSnapshot; read: 'full'; reason: FullReadReason };
 
-/** `kept` (ascending ids) with `changed` (ascending ids) in place of, or beside, the devices of the same id. */
-const mergeById = (kept: readonly ServedDevice[], changed: readonly ServedDevice[]): ServedDevice[] => {
-  const merged: ServedDevice[] = [];
-  let next = 0;
-  for (const device of changed) {
-    while (next < kept.length && compareDigitStrings(kept[next]!.id, device.id) < 0) merged.push(kept[next++]!);
-    if (next < kept.length && compareDigitStrings(kept[next]!.id, device.id) === 0) next += 1;
-    merged.push(device);
-  }
-  while (next < kept.length) merged.push(kept[next++]!);
-  return merged;
-};
+/** The entry a refresh replaces: its header, read first, and its whole snapshot, read when asked. */
+export interface PreviousEntry {
+  readAt: number;
+  fullReadAt: number;
+  load: () => Promise<DeviceSnapshot | undefined>;
+}
 
 /**
  * The scheduled refresh's read (docs/architecture.md#the-incremental-refresh): after a full read,
  * only the records Jamf dates as changed since the previous read began (less a margin), merged by id
- * into the previous snapshot, checked against the inventory's size. A full read instead when there
- * is no previous snapshot, when the last full read is `fullReadEveryMs` old, when Jamf refuses the
- * filter, or when the merged list's size is not the inventory's (a device was removed).
+ * into the previous snapshot's chunks (merge-snapshot.ts), which loads while Jamf answers, checked
+ * against the inventory's size. A full read instead when there is no previous snapshot, when the
+ * last full read is `fullReadEveryMs` old, when Jamf refuses the filter, or when the merged list's
+ * size is not the inventory's (a device was removed).
  */
 export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs: number; kind: InventoryKind; now?: () => number }) => {
   const now = deps.now ?? Date.now;
   const { kind } = deps;
   const readFully = makeSnapshotReader(deps);
-  return async (previous: DeviceSnapshot | undefined, remainingTimeMs: () => number): Promise<RefreshRead> => {
+  return async (previous: PreviousEntry | undefined, remainingTimeMs: () => number): Promise<RefreshRead> => {
     const full = async (reason: FullReadReason): Promise<RefreshRead> => ({
       snapshot: await readFully(remainingTimeMs),
       read: 'full',
@@ -84,19 +80,25 @@ export const makeRefreshReader = (deps: { inventory: JamfClient; fullReadEveryMs
     });
     if (previous === undefined) return full('no previous snapshot');
     if (now() - previous.fullReadAt >= deps.fullReadEveryMs) return full('full read due');
-    let kept: ServedDevice[];
+    const deadline = deadlineOf(remainingTimeMs);
+    const readAt = now();
+    const loading = previous.load().then((snapshot) => snapshot && mergeBase(snapshot));
+    const answer = await deps.inventory
+      .readChanges(deadline, kind.map, previous.readAt - CHANGED_SINCE_MARGIN_MS)
+      .finally(() => loading.then((base) => base?.stopWarming()));
+    const base = await loading;
+    // Gone or unreadable since its header was read, or older than the header the changes were asked from.
+    if (base === undefined || base.previous.readAt < previous.readAt) return full('no previous snapshot');
+    if (answer.kind === 'filter-refused') return full('filter refused');
+    const plan = planMerge(base.previous.ids, answer.changed);
+    if (plan.count !== answer.totalCount) return full('count changed');
+    let snapshot: DeviceSnapshot;
     try {
-      kept = snapshotDevices(previous);
+      snapshot = await mergeSnapshot(base, plan, answer.changed, readAt, base.previous.fullReadAt, kind.layout);
     } catch {
       // A chunk that does not hold what its index says: nothing to merge into.
       return full('no previous snapshot');
     }
-    const deadline = deadlineOf(remainingTimeMs);
-    const readAt = now();
-    const answer = await deps.inventory.readChanges(deadline, kind.map, previous.readAt - CHANGED_SINCE_MARGIN_MS);
-    if (answer.kind === 'filter-refused') return full('filter refused');
-    const devices = mergeById(kept, answer.changed);
-    if (devices.length !== answer.totalCount) return full('count changed');
-    return { snapshot: buildSnapshot(devices, readAt, previous.fullReadAt, kind.layout), read: 'incremental' };
+    return { snapshot, read: 'incremental' };
   };
 };

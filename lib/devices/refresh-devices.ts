@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { ClusterTier } from '../cache/cluster-tier.ts';
-import type { ClusterCodec } from '../cache/tiered-cache.ts';
-import type { DeviceSnapshot } from './device-snapshot.ts';
-import type { FullReadReason, RefreshRead } from './read-snapshot.ts';
+import type { DeviceSnapshotCodec } from './device-snapshot-codec.ts';
+import type { FullReadReason, PreviousEntry, RefreshRead } from './read-snapshot.ts';
+import { takeRefreshLock } from './refresh-lock.ts';
 
 export type RefreshOutcome =
   | { outcome: 'refreshed'; devices: number; durationMs: number; read: 'full' | 'incremental'; fullReadReason?: FullReadReason }
@@ -12,9 +11,9 @@ export type RefreshOutcome =
 
 export interface DevicesRefreshDeps {
   /** A full read, or the changes merged into `previous` (the entry this refresh replaces, if any). */
-  readSnapshot: (previous: DeviceSnapshot | undefined, remainingTimeMs: () => number) => Promise<RefreshRead>;
+  readSnapshot: (previous: PreviousEntry | undefined, remainingTimeMs: () => number) => Promise<RefreshRead>;
   cluster: ClusterTier;
-  codec: ClusterCodec<DeviceSnapshot>;
+  codec: DeviceSnapshotCodec;
   /** The device list's cluster key; the lock is `<key>:refresh-lock`. */
   key: string;
   /** How long the cluster keeps an entry: its TTL plus the stale window. */
@@ -35,29 +34,35 @@ class ClusterWriteError extends Error {
 /**
  * The scheduled refresh of one inventory: reads it (whole, or the changes since the entry it
  * replaces: read-snapshot.ts) and writes the cluster entry every container serves from. One refresh
- * at a time per inventory (a lock in the cluster, with an expiry); a refresh that fails writes
- * nothing, so the previous entry keeps being served within its stale window.
+ * at a time per inventory (a lock in the cluster, with an expiry: refresh-lock.ts); a refresh that
+ * fails writes nothing, so the previous entry keeps being served within its stale window.
  */
 export const makeDevicesRefresh = (deps: DevicesRefreshDeps) => {
   const now = deps.now ?? Date.now;
   const lockKey = `${deps.key}:refresh-lock`;
   return async (remainingTimeMs: () => number): Promise<RefreshOutcome> => {
     const started = now();
-    const token = randomUUID();
-    const lock = await deps.cluster.acquireLock(lockKey, token, deps.lockMs);
-    if (lock === 'held') return { outcome: 'skipped', durationMs: now() - started };
-    if (lock === 'unavailable')
+    const lock = await takeRefreshLock(deps.cluster, lockKey, deps.lockMs);
+    if (lock.taken === 'held') return { outcome: 'skipped', durationMs: now() - started };
+    if (lock.taken === 'unavailable')
       return {
         outcome: 'failed',
         durationMs: now() - started,
         error: new Error('the cluster did not take the refresh lock (unreachable, or refusing writes)'),
       };
     try {
-      // A cluster that cannot answer reads as no previous entry: the read is then a full one.
-      const previous = await deps.cluster.read(deps.key, deps.codec.decode);
-      const read = await deps.readSnapshot(previous?.value, remainingTimeMs);
+      // The header alone says what to ask Jamf; the whole entry is read, if needed, while Jamf
+      // answers. A cluster that cannot answer reads as no previous entry: the read is then a full one.
+      const header = await deps.cluster.peek(deps.key, deps.codec.stampBytes, deps.codec.headerOf);
+      const previous: PreviousEntry | undefined = header && {
+        readAt: header.readAt,
+        fullReadAt: header.fullReadAt,
+        load: async () => (await deps.cluster.read(deps.key, deps.codec.decode))?.value,
+      };
+      const read = await deps.readSnapshot(previous, remainingTimeMs);
       const { snapshot } = read;
-      const stored = await deps.cluster.write(deps.key, deps.codec.encode(snapshot), snapshot.readAt + deps.servableMs - now());
+      const bytes = await deps.codec.encodeConcurrently(snapshot);
+      const stored = await deps.cluster.write(deps.key, bytes, snapshot.readAt + deps.servableMs - now());
       if (!stored) throw new ClusterWriteError();
       return {
         outcome: 'refreshed',
@@ -69,7 +74,7 @@ export const makeDevicesRefresh = (deps: DevicesRefreshDeps) => {
     } catch (error) {
       return { outcome: 'failed', durationMs: now() - started, error };
     } finally {
-      await deps.cluster.releaseLock(lockKey, token);
+      await lock.release();
     }
   };
 };

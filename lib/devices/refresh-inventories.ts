@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { makeRedisClusterTier, type ClusterTier } from '../cache/cluster-tier.ts';
 import type { RefreshConfig } from '../config.ts';
 import { describeError } from '../errors.ts';
@@ -7,6 +6,7 @@ import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from './inventory-kind.
 import { makeDeviceInventory, type DeviceInventoryDeps } from './device-inventory.ts';
 import type { FullReadReason } from './read-snapshot.ts';
 import { makeDevicesRefresh, type RefreshOutcome } from './refresh-devices.ts';
+import { takeRefreshLock } from './refresh-lock.ts';
 
 /** The refresh writes ~9 MB for 100,000 devices: it may wait for the cluster longer than a request may. */
 const REFRESH_COMMAND_TIMEOUT_MS = 10_000;
@@ -59,15 +59,14 @@ export const makeInventoriesRefresh =
     const results: Partial<Record<InventoryKind['name'], InventoryRefreshResult>> = {};
     const failures: unknown[] = [];
     const { cluster, key, ms } = deps.runLock;
-    const token = randomUUID();
     // Unavailable: each inventory's own lock then fails its refresh, saying why.
-    const run = await cluster.acquireLock(key, token, ms);
+    const run = await takeRefreshLock(cluster, key, ms);
     try {
       for (const kind of REFRESHED_KINDS) {
         const started = Date.now();
         let result: RefreshOutcome;
         try {
-          result = run === 'held' ? { outcome: 'skipped', durationMs: 0 } : await deps.refreshOf(kind)(remainingTimeMs);
+          result = run.taken === 'held' ? { outcome: 'skipped', durationMs: 0 } : await deps.refreshOf(kind)(remainingTimeMs);
         } catch (error) {
           result = { outcome: 'failed', durationMs: Date.now() - started, error };
         }
@@ -92,7 +91,7 @@ export const makeInventoriesRefresh =
         results[kind.name] = fields;
       }
     } finally {
-      if (run === 'acquired') await cluster.releaseLock(key, token);
+      await run.release();
     }
     const refreshed = Object.values(results).some((result) => result.outcome === 'refreshed');
     return {

@@ -58,14 +58,14 @@ describe('the cluster tier on a TLS Redis Cluster with an ACL user', () => {
     },
   );
 
-  it('takes, refuses and frees a lock through the cluster, beside the value it guards', async () => {
+  it('sets if absent and deletes if equal through the cluster, beside the value a lock guards', async () => {
     const tier = tierOf({ url: cluster.url });
-    expect(await tier.acquireLock('devices:v4:{abc}:refresh-lock', 'first', 30_000)).toBe('acquired');
-    expect(await tier.acquireLock('devices:v4:{abc}:refresh-lock', 'second', 30_000)).toBe('held');
-    await tier.releaseLock('devices:v4:{abc}:refresh-lock', 'second');
-    expect(await tier.acquireLock('devices:v4:{abc}:refresh-lock', 'third', 30_000)).toBe('held');
-    await tier.releaseLock('devices:v4:{abc}:refresh-lock', 'first');
-    expect(await tier.acquireLock('devices:v4:{abc}:refresh-lock', 'third', 30_000)).toBe('acquired');
+    expect(await tier.setIfAbsent('devices:v4:{abc}:refresh-lock', 'first', 30_000)).toBe('set');
+    expect(await tier.setIfAbsent('devices:v4:{abc}:refresh-lock', 'second', 30_000)).toBe('exists');
+    await tier.deleteIfEqual('devices:v4:{abc}:refresh-lock', 'second');
+    expect(await tier.setIfAbsent('devices:v4:{abc}:refresh-lock', 'third', 30_000)).toBe('exists');
+    await tier.deleteIfEqual('devices:v4:{abc}:refresh-lock', 'first');
+    expect(await tier.setIfAbsent('devices:v4:{abc}:refresh-lock', 'third', 30_000)).toBe('set');
     expect(logger.lines).toEqual([]);
   });
 

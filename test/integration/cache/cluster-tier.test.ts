@@ -83,20 +83,20 @@ describe('Redis cluster tier', () => {
     expect(logger.lines).toEqual([]);
   });
 
-  it('takes a free lock with an expiry, refuses a held one, and frees only its own', async () => {
-    expect(await tier.acquireLock('lock', 'first', 30_000)).toBe('acquired');
+  it('sets an absent key with an expiry, leaves one that exists, and deletes it only while it holds the value', async () => {
+    expect(await tier.setIfAbsent('lock', 'first', 30_000)).toBe('set');
     expect(await raw.pttl('lock')).toBeGreaterThan(29_000);
-    expect(await tier.acquireLock('lock', 'second', 30_000)).toBe('held');
-    await tier.releaseLock('lock', 'second');
+    expect(await tier.setIfAbsent('lock', 'second', 30_000)).toBe('exists');
+    await tier.deleteIfEqual('lock', 'second');
     expect(await raw.get('lock')).toBe('first');
-    await tier.releaseLock('lock', 'first');
+    await tier.deleteIfEqual('lock', 'first');
     expect(await raw.exists('lock')).toBe(0);
-    expect(await tier.acquireLock('lock', 'second', 30_000)).toBe('acquired');
+    expect(await tier.setIfAbsent('lock', 'second', 30_000)).toBe('set');
   });
 
-  it('answers a lock it could not ask for as unavailable, and a write that failed as false', async () => {
+  it('answers a set it could not ask for as unavailable, and a write that failed as false', async () => {
     server.pause();
-    expect(await tier.acquireLock('lock', 'token', 30_000)).toBe('unavailable');
+    expect(await tier.setIfAbsent('lock', 'token', 30_000)).toBe('unavailable');
     expect(await tier.write('k', Buffer.from('[1]'), 30_000)).toBe(false);
     server.resume();
   });

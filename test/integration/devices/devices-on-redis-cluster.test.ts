@@ -134,7 +134,7 @@ describe('GET /devices and refreshDevices on a TLS Redis Cluster with an ACL use
     const refreshed = await (await freshRefresh())({});
     expect(refreshed).toMatchObject({ outcome: 'refreshed', devices: FLEET.length });
     const key = (await listKey())!;
-    expect(key).toMatch(/^devices:v5:\{[0-9a-f]{16}\}$/);
+    expect(key).toMatch(/^devices:v6:\{[0-9a-f]{16}\}$/);
     const master = await cluster.masterPortFor(key);
     const owner = nodeClient(master);
     const head = await owner.getBuffer(key).finally(() => owner.disconnect());

@@ -450,8 +450,8 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
       mobile_devices: { outcome: 'refreshed', devices: FLEET.length, read: 'full', full_read_reason: 'no previous snapshot' },
     });
     const { computers, mobile } = await keys();
-    expect(computers).toMatch(/^devices:v5:\{[0-9a-f]{16}\}$/);
-    expect(mobile).toMatch(/^mobile-devices:v5:\{[0-9a-f]{16}\}$/);
+    expect(computers).toMatch(/^devices:v6:\{[0-9a-f]{16}\}$/);
+    expect(mobile).toMatch(/^mobile-devices:v6:\{[0-9a-f]{16}\}$/);
     expect((await deviceSnapshotCodec.decode((await raw.getBuffer(mobile!))!))!.count).toBe(FLEET.length);
     expect(refreshLines().map((line) => [line.inventory, line.outcome])).toEqual([
       ['computers', 'refreshed'],

@@ -129,7 +129,7 @@ describe('incremental refresh: merging the changes gives what a full read gives'
     'writes, after every step of edits, enrolments and removals of $kind.name, the snapshot a full read of the inventory gives, byte for byte',
     async (inventory) => {
       const { kind } = inventory;
-      const key = `${kind.keyPrefix}:v5:{incremental-property}`;
+      const key = `${kind.keyPrefix}:v6:{incremental-property}`;
       const idOf = (record: JamfRecord) => Number(record[kind.endpoint.idField]);
       // Pages of 20 records: a filtered read of many changes spans several pages.
       const client = makeJamfClient({

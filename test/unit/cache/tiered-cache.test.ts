@@ -66,8 +66,8 @@ const mapCluster = (now: () => number) => {
         return true;
       });
     },
-    acquireLock: async () => 'acquired',
-    releaseLock: async () => undefined,
+    setIfAbsent: async () => 'set',
+    deleteIfEqual: async () => undefined,
     close: async () => undefined,
   };
   return {

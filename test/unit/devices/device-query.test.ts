@@ -12,7 +12,8 @@ import {
   type DeviceQuery,
 } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
-import { buildSnapshot, decideLatest } from '../../../lib/devices/device-snapshot.ts';
+import { buildSnapshot } from '../../../lib/devices/build-snapshot.ts';
+import { decideLatest } from '../../../lib/devices/decide-latest.ts';
 import { toErrorDetails } from '../../../lib/http/error-details.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';

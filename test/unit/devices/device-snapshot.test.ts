@@ -1,14 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
-import {
-  buildSnapshot,
-  decideLatest,
-  deviceText,
-  renderDevices,
-  snapshotDevices,
-  type DeviceSnapshot,
-} from '../../../lib/devices/device-snapshot.ts';
+import { buildSnapshot } from '../../../lib/devices/build-snapshot.ts';
+import { decideLatest } from '../../../lib/devices/decide-latest.ts';
+import { deviceText, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
+import { renderDevices } from '../../../lib/devices/render-devices.ts';
+import { snapshotDevices } from '../../support/snapshot-devices.ts';
 import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
@@ -255,7 +252,7 @@ describe('device snapshot codec', () => {
   };
 
   it.each([
-    ['another format version', () => Buffer.concat([Buffer.from('{"v":4,'), encoded.subarray('{"v":5,'.length)])],
+    ['another format version', () => Buffer.concat([Buffer.from('{"v":5,'), encoded.subarray('{"v":6,'.length)])],
     ['a corrupted byte in the payload', () => flip(encoded.length - 40)],
     ['a truncated value', () => encoded.subarray(0, Math.floor(encoded.length / 2))],
     ['text that is not the format', () => Buffer.from('[{"id":"1"}]')],
