@@ -1,6 +1,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { buildComputerSnapshot } from '../test/support/snapshot-devices.ts';
 import { deviceSnapshotCodec } from '../lib/devices/device-snapshot-codec.ts';
-import { buildSnapshot } from '../lib/devices/build-snapshot.ts';
+import {} from '../lib/devices/build-snapshot.ts';
 import { deviceText } from '../lib/devices/device-snapshot.ts';
 import { makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
@@ -137,7 +138,7 @@ export const run = async (): Promise<void> => {
     );
 
     // Where a cluster hit of a fresh container spends its time (p50 of 20).
-    const snapshot = buildSnapshot(
+    const snapshot = buildComputerSnapshot(
       records.map((record) => mapComputer(record)!),
       Date.now(),
     );

@@ -1,4 +1,5 @@
-import { buildSnapshot } from '../lib/devices/build-snapshot.ts';
+import {} from '../lib/devices/build-snapshot.ts';
+import { buildComputerSnapshot } from '../test/support/snapshot-devices.ts';
 import { decideLatest } from '../lib/devices/decide-latest.ts';
 import { renderDevices } from '../lib/devices/render-devices.ts';
 import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
@@ -83,7 +84,7 @@ export const run = async (): Promise<void> => {
           const device = mapComputer(record);
           if (device !== undefined) devices.push(device);
         }
-        const snapshot = buildSnapshot(devices, Date.now());
+        const snapshot = buildComputerSnapshot(devices, Date.now());
         const all = Array.from({ length: snapshot.count }, (_, index) => index);
         bytes = renderDevices(snapshot, decideLatest(snapshot, fixedReference('26.6.2')), all).length;
       }),
@@ -103,7 +104,7 @@ const FLEET = 100_000;
 
 /** Deciding every device of a fleet-size snapshot: what a container does when the feed moves. */
 const benchLatestDecision = async (): Promise<void> => {
-  const snapshot = buildSnapshot(
+  const snapshot = buildComputerSnapshot(
     generateJamfComputers(FLEET, 11).flatMap((record) => mapComputer(record) ?? []),
     Date.now(),
   );

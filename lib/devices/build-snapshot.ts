@@ -1,6 +1,5 @@
 import { CHUNK_DEVICES, chunkDigest, snapshotId, type DeviceSnapshot } from './device-snapshot.ts';
-import type { InventoryDevice } from './map-inventory-record.ts';
-import { COMPUTER_LAYOUT, renderDevice, type SnapshotLayout } from './snapshot-layout.ts';
+import { renderDevice, type SnapshotLayout } from './snapshot-layout.ts';
 
 /** Interns values into a dictionary whose entry 0 stands for "none", keyed in order of first use. */
 export const dictionary = <T>(values: (T | undefined)[] = [undefined]) => {
@@ -24,11 +23,11 @@ export const dictionary = <T>(values: (T | undefined)[] = [undefined]) => {
 };
 
 /** The snapshot of `devices` (ascending ids, each once: as the inventory client returns them), laid out as `layout` says. */
-export const buildSnapshot = <D extends { id: string } = InventoryDevice>(
+export const buildSnapshot = <D extends { id: string }>(
   devices: readonly D[],
+  layout: SnapshotLayout<D>,
   readAt: number,
   fullReadAt = readAt,
-  layout: SnapshotLayout<D> = COMPUTER_LAYOUT as unknown as SnapshotLayout<D>,
 ): DeviceSnapshot => {
   const count = devices.length;
   const starts = new Uint32Array(count + 1);

@@ -9,7 +9,7 @@ import { resolveSecret } from '../runtime/secrets.ts';
 import { deviceListClusterKey } from './cluster-key.ts';
 import { deviceSnapshotCodec, type DeviceSnapshotCodec } from './device-snapshot-codec.ts';
 import type { InventoryKind } from './inventory-kind.ts';
-import { makeRefreshReader, makeSnapshotReader } from './read-snapshot.ts';
+import { makeSnapshotReader } from './read-snapshot.ts';
 
 export interface DeviceInventoryDeps {
   /** The cluster tier's one line per change of health. */
@@ -66,7 +66,7 @@ export const makeDeviceInventory = (config: InventoryConfig, deps: DeviceInvento
     servableMs: ttlMs + config.cacheStaleSeconds * 1000,
     /** The request-time read: the whole inventory within the invocation's time. */
     readSnapshot: makeSnapshotReader({ inventory: jamf, kind }),
-    /** The refresh's read: the changes since the previous snapshot, or the whole inventory. */
-    refreshReader: (fullReadEveryMs: number) => makeRefreshReader({ inventory: jamf, kind, fullReadEveryMs }),
+    /** Its Jamf client, for the refresh's read (refresh-reader.ts), which only the refresh bundles. */
+    jamf,
   };
 };

@@ -20,8 +20,12 @@ export interface InventoryKind {
   /** As the refresh's log line names it. */
   readonly name: 'computers' | 'mobile_devices';
   readonly endpoint: JamfInventoryEndpoint;
-  readonly map: RecordMapper<ServedDevice>;
-  readonly layout: SnapshotLayout<ServedDevice>;
+  /**
+   * The kind's records: how Jamf's records map to its devices and how those are laid out in a
+   * snapshot, handed together to `use` (their device type is the kind's own, so neither can be
+   * paired with the other kind's).
+   */
+  readonly records: <R>(use: <D extends ServedDevice>(map: RecordMapper<D>, layout: SnapshotLayout<D>) => R) => R;
   readonly query: QueryKind;
   /** The cluster key's prefix (cluster-key.ts). */
   readonly keyPrefix: 'devices' | 'mobile-devices';
@@ -40,35 +44,28 @@ export interface InventoryKind {
 const mobileSystemOf = (category: string | undefined): LatestOsSystem | undefined =>
   category === 'ios' ? 'iOS' : category === 'tvos' ? 'tvOS' : undefined;
 
-/** A kind over its own device type: the stack sees only ids and the layout it is given. */
-const kindOf = <D extends ServedDevice>(
-  kind: Omit<InventoryKind, 'map' | 'layout'> & { map: RecordMapper<D>; layout: SnapshotLayout<D> },
-): InventoryKind => kind as unknown as InventoryKind;
-
-export const COMPUTERS = kindOf({
+export const COMPUTERS: InventoryKind = {
   name: 'computers',
   endpoint: COMPUTERS_INVENTORY,
-  map: mapInventoryRecord,
-  layout: COMPUTER_LAYOUT,
+  records: (use) => use(mapInventoryRecord, COMPUTER_LAYOUT),
   query: COMPUTER_QUERY,
   keyPrefix: 'devices',
   system: 'macOS',
   systemOf: () => 'macOS',
-});
+};
 
 /**
  * iPhones, iPads and Apple TVs: `iOS` devices (iPhones and iPads) are decided against the iOS
  * reference, `tvOS` ones against the tvOS reference (systemOf). `decides` keeps the list's one
  * reference to the iOS devices until the list holds one reference per system.
  */
-export const MOBILE_DEVICES = kindOf({
+export const MOBILE_DEVICES: InventoryKind = {
   name: 'mobile_devices',
   endpoint: MOBILE_DEVICES_INVENTORY,
-  map: mapMobileRecord,
-  layout: MOBILE_LAYOUT,
+  records: (use) => use(mapMobileRecord, MOBILE_LAYOUT),
   query: MOBILE_QUERY,
   keyPrefix: 'mobile-devices',
   system: 'iOS',
   decides: (category) => mobileSystemOf(category) === 'iOS',
   systemOf: mobileSystemOf,
-});
+};

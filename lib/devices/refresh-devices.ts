@@ -1,6 +1,6 @@
 import type { ClusterTier } from '../cache/cluster-tier.ts';
 import type { DeviceSnapshotCodec } from './device-snapshot-codec.ts';
-import type { FullReadReason, PreviousEntry, RefreshRead } from './read-snapshot.ts';
+import type { FullReadReason, PreviousEntry, RefreshRead } from './refresh-reader.ts';
 import { takeRefreshLock } from './refresh-lock.ts';
 
 export type RefreshOutcome =

@@ -4,7 +4,7 @@ import { describeError } from '../errors.ts';
 import type { HealthLogger } from '../runtime/health-logger.ts';
 import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from './inventory-kind.ts';
 import { makeDeviceInventory, type DeviceInventoryDeps } from './device-inventory.ts';
-import type { FullReadReason } from './read-snapshot.ts';
+import { makeRefreshReader, type FullReadReason } from './refresh-reader.ts';
 import { makeDevicesRefresh, type RefreshOutcome } from './refresh-devices.ts';
 import { takeRefreshLock } from './refresh-lock.ts';
 
@@ -117,7 +117,7 @@ export const makeConfiguredRefreshes = (
     const inventory = makeDeviceInventory(config, { ...deps, cluster }, kind);
     const entry = inventory.entry!;
     const refresh = makeDevicesRefresh({
-      readSnapshot: inventory.refreshReader(config.fullRefreshSeconds * 1000),
+      readSnapshot: makeRefreshReader({ inventory: inventory.jamf, kind, fullReadEveryMs: config.fullRefreshSeconds * 1000 }),
       cluster,
       codec: entry.codec,
       key: entry.key,

@@ -1,3 +1,5 @@
+import { buildSnapshot } from '../../lib/devices/build-snapshot.ts';
+import { COMPUTER_LAYOUT } from '../../lib/devices/snapshot-layout.ts';
 import type { DeviceSnapshot } from '../../lib/devices/device-snapshot.ts';
 import type { InventoryDevice } from '../../lib/devices/map-inventory-record.ts';
 
@@ -24,3 +26,7 @@ export const snapshotDevices = <D extends { id: string } = InventoryDevice>(snap
   }
   return devices;
 };
+
+/** A snapshot of computers (the tests' usual fleet), laid out as GET /devices serves them. */
+export const buildComputerSnapshot = (devices: readonly InventoryDevice[], readAt: number, fullReadAt = readAt): DeviceSnapshot =>
+  buildSnapshot(devices, COMPUTER_LAYOUT, readAt, fullReadAt);

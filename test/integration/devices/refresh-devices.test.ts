@@ -4,8 +4,8 @@ import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
-import { buildSnapshot } from '../../../lib/devices/build-snapshot.ts';
-import { snapshotDevices } from '../../support/snapshot-devices.ts';
+import {} from '../../../lib/devices/build-snapshot.ts';
+import { snapshotDevices, buildComputerSnapshot } from '../../support/snapshot-devices.ts';
 import { datedJamfComputer, generateJamfComputers, startFakeJamf, type FakeJamf, type JamfComputer } from '../../../demo/fake-jamf.ts';
 import { accessLines, captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { httpEvent, lambdaContext } from '../../support/http-events.ts';
@@ -449,7 +449,7 @@ describe('refreshDevices and stale-while-revalidate', () => {
         const entry = await stored();
         await raw.set(
           (await keys()).list!,
-          deviceSnapshotCodec.encode(buildSnapshot(snapshotDevices(entry), entry.readAt, Date.now() - ago)),
+          deviceSnapshotCodec.encode(buildComputerSnapshot(snapshotDevices(entry), entry.readAt, Date.now() - ago)),
           'PX',
           60_000,
         );

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { buildComputerSnapshot } from '../../support/snapshot-devices.ts';
 import { describe, expect, it } from 'vitest';
 import { validate } from '../../../lib/devices/device-query.generated.ts';
 import {
@@ -12,7 +13,7 @@ import {
   type DeviceQuery,
 } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
-import { buildSnapshot } from '../../../lib/devices/build-snapshot.ts';
+import {} from '../../../lib/devices/build-snapshot.ts';
 import { decideLatest } from '../../../lib/devices/decide-latest.ts';
 import { toErrorDetails } from '../../../lib/http/error-details.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
@@ -23,7 +24,7 @@ import { mapComputer } from '../../support/inventory-records.ts';
 const typeDeviceQuery = typeQueryOf(COMPUTER_QUERY);
 
 const devices = generateJamfComputers(400, 31).map((record) => mapComputer(record)!);
-const snapshot = buildSnapshot(devices, 0);
+const snapshot = buildComputerSnapshot(devices, 0);
 const { flags } = decideLatest(snapshot, fixedReference('26.1'));
 
 /** A page the way device-list.ts selects it: the filter's matches, then the page. */
@@ -93,7 +94,7 @@ describe('selecting devices', () => {
   });
 
   it('compares the cursor as a number: 0009 is 9, and ids far beyond 2^53 order exactly', () => {
-    const big = buildSnapshot([{ id: '9' }, { id: '10' }, { id: '9007199254740993' }, { id: '90071992547409930' }], 0);
+    const big = buildComputerSnapshot([{ id: '9' }, { id: '10' }, { id: '9007199254740993' }, { id: '90071992547409930' }], 0);
     const noFlags = new Uint8Array(4);
     expect(selectDevices(big, noFlags, { after: '0009' }).indexes).toEqual([1, 2, 3]);
     expect(selectDevices(big, noFlags, { after: '9007199254740992' }).indexes).toEqual([2, 3]);
@@ -105,7 +106,7 @@ describe('selecting devices', () => {
   });
 
   it('counts devices without a last contact among those not heard from before the instant', () => {
-    const sparse = buildSnapshot(
+    const sparse = buildComputerSnapshot(
       [{ id: '1', last_contact_at: '2026-11-01T00:00:00Z' }, { id: '2' }, { id: '3', last_contact_at: '2026-12-01T00:00:00Z' }],
       0,
     );
@@ -134,7 +135,7 @@ describe('the next link and the ETag', () => {
 describe('instants in last_contact_before', () => {
   /** Which of two devices, last heard from 1 ms before `at` ("1") and at `at` ("2"), were last heard from before `text`. */
   const heardFromBefore = (text: string, at: number): string[] => {
-    const pair = buildSnapshot(
+    const pair = buildComputerSnapshot(
       [
         { ...devices[0]!, id: '1', last_contact_at: new Date(at - 1).toISOString() },
         { ...devices[1]!, id: '2', last_contact_at: new Date(at).toISOString() },

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
-import { buildSnapshot } from '../../../lib/devices/build-snapshot.ts';
+import {} from '../../../lib/devices/build-snapshot.ts';
 import { decideLatest } from '../../../lib/devices/decide-latest.ts';
 import { deviceText, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { renderDevices } from '../../../lib/devices/render-devices.ts';
-import { snapshotDevices } from '../../support/snapshot-devices.ts';
+import { snapshotDevices, buildComputerSnapshot } from '../../support/snapshot-devices.ts';
 import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
@@ -80,7 +80,7 @@ const fleets = fc.array(fc.nat(40), { maxLength: 25 }).chain((gaps) => {
 
 /** The snapshot built again from its own devices, and what must match: the same text and id, and the same columns. */
 const expectRebuilt = (snapshot: DeviceSnapshot) => {
-  const rebuilt = buildSnapshot(snapshotDevices(snapshot), snapshot.readAt, snapshot.fullReadAt);
+  const rebuilt = buildComputerSnapshot(snapshotDevices(snapshot), snapshot.readAt, snapshot.fullReadAt);
   const { text: _rebuiltText, ...rebuiltColumns } = rebuilt;
   const { text: _snapshotText, ...snapshotColumns } = snapshot;
   expect(deviceText(rebuilt, 0, rebuilt.count)).toBe(deviceText(snapshot, 0, snapshot.count));
@@ -93,7 +93,7 @@ describe('device snapshot', () => {
   it('renders each device as its documented JSON, flagged against the reference, for any fleet', () => {
     fc.assert(
       fc.property(fleets, fc.constantFrom('26.1', '15.7', '26.3.1 (a)', 'not-a-version'), (fleet, reference) => {
-        const snapshot = buildSnapshot(fleet, 0);
+        const snapshot = buildComputerSnapshot(fleet, 0);
         const body = renderDevices(snapshot, decideLatest(snapshot, fixedReference(reference)), all(snapshot));
         expect(body).toBe(`[${fleet.map((entry) => expectedJson(entry, reference)).join(',')}]`);
       }),
@@ -102,7 +102,7 @@ describe('device snapshot', () => {
   });
 
   it('renders a generated fleet byte for byte as the devices would serialize, for several references', () => {
-    const snapshot = buildSnapshot(devices, 0);
+    const snapshot = buildComputerSnapshot(devices, 0);
     for (const reference of ['26.1', '15.10', '26.0 (25A354)', 'not-a-version']) {
       const body = renderDevices(snapshot, decideLatest(snapshot, fixedReference(reference)), all(snapshot));
       expect(body).toBe(`[${devices.map((entry) => expectedJson(entry, reference)).join(',')}]`);
@@ -110,36 +110,36 @@ describe('device snapshot', () => {
   });
 
   it('renders only the devices asked for, in their order, and an empty page as []', () => {
-    const snapshot = buildSnapshot(devices, 0);
+    const snapshot = buildComputerSnapshot(devices, 0);
     const decisions = decideLatest(snapshot, fixedReference('26.1'));
     expect(JSON.parse(renderDevices(snapshot, decisions, [3, 5, 199])).map((entry: { id: string }) => entry.id)).toEqual(
       [3, 5, 199].map((index) => devices[index]!.id),
     );
     expect(renderDevices(snapshot, decisions, [])).toBe('[]');
-    const empty = buildSnapshot([], 0);
+    const empty = buildComputerSnapshot([], 0);
     expect(renderDevices(empty, decideLatest(empty, fixedReference('26.1')), [])).toBe('[]');
   });
 
   it('names equal inventories alike and different ones apart, whenever they were read', () => {
-    expect(buildSnapshot(devices, 1).id).toBe(buildSnapshot(structuredClone(devices), 2).id);
+    expect(buildComputerSnapshot(devices, 1).id).toBe(buildComputerSnapshot(structuredClone(devices), 2).id);
     const changed = devices.map((entry, index) => (index === 10 ? { ...entry, name: 'renamed' } : entry));
-    expect(buildSnapshot(changed, 1).id).not.toBe(buildSnapshot(devices, 1).id);
+    expect(buildComputerSnapshot(changed, 1).id).not.toBe(buildComputerSnapshot(devices, 1).id);
   });
 
   it('gives back the devices it was built from, board ids included, and building them again gives the same snapshot', () => {
     fc.assert(
       fc.property(fleets, (fleet) => {
-        const snapshot = buildSnapshot(fleet, 2_000, 1_000);
+        const snapshot = buildComputerSnapshot(fleet, 2_000, 1_000);
         expect(snapshotDevices(snapshot)).toEqual(fleet);
         expectRebuilt(snapshot);
       }),
       { numRuns: 100 },
     );
-    expect(snapshotDevices(buildSnapshot([], 0))).toEqual([]);
+    expect(snapshotDevices(buildComputerSnapshot([], 0))).toEqual([]);
   });
 
   it('keeps the filter columns: booleans, lower-cased names, contact times', () => {
-    const snapshot = buildSnapshot(
+    const snapshot = buildComputerSnapshot(
       [
         {
           id: '1',
@@ -164,7 +164,7 @@ describe('device snapshot', () => {
 });
 
 describe('device snapshot codec', () => {
-  const snapshot = buildSnapshot(
+  const snapshot = buildComputerSnapshot(
     generateJamfComputers(300, 5).map((record) => mapComputer(record)!),
     1_795_000_000_000,
   );
@@ -173,7 +173,7 @@ describe('device snapshot codec', () => {
   it('round-trips any snapshot unchanged', async () => {
     await fc.assert(
       fc.asyncProperty(fleets, fc.nat(), fc.nat(), async (fleet, readAt, fullReadAt) => {
-        const original = buildSnapshot(fleet, readAt, fullReadAt);
+        const original = buildComputerSnapshot(fleet, readAt, fullReadAt);
         const decoded = await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original));
         const { text: _decodedText, ...decodedColumns } = decoded!;
         const { text: _originalText, ...originalColumns } = original;
@@ -185,7 +185,7 @@ describe('device snapshot codec', () => {
   });
 
   it('renders any page of a decoded snapshot as the original renders it, across its chunks of 1,000 devices', async () => {
-    const original = buildSnapshot(
+    const original = buildComputerSnapshot(
       generateJamfComputers(2_500, 9).map((record) => mapComputer(record)!),
       1_795_000_000_000,
     );
@@ -209,7 +209,7 @@ describe('device snapshot codec', () => {
 
   it('keeps the JSON ASCII: other characters travel as escapes and read back as themselves', () => {
     const fleet: InventoryDevice[] = [{ id: '1', name: 'Zoë’s MacBook 🎉', username: 'zoë' }];
-    const snapshot = buildSnapshot(fleet, 0);
+    const snapshot = buildComputerSnapshot(fleet, 0);
     // JSON escapes control characters itself: what is left is printable ASCII.
     expect(deviceText(snapshot, 0, snapshot.count)).toMatch(/^[ -~]*$/);
     expect(JSON.parse(renderDevices(snapshot, decideLatest(snapshot, fixedReference('26.1')), [0]))[0]).toMatchObject({
@@ -224,7 +224,7 @@ describe('device snapshot codec', () => {
 
   it('gives back the devices of a snapshot read from the cluster, every chunk of it, byte for byte', async () => {
     const fleet = generateJamfComputers(2_500, 17).map((record) => mapComputer(record)!);
-    const original = buildSnapshot(fleet, 1_795_000_060_000, 1_795_000_000_000);
+    const original = buildComputerSnapshot(fleet, 1_795_000_060_000, 1_795_000_000_000);
     const decoded = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original)))!;
     expect(decoded.text.chunkDevices).toBe(1_000);
     expect(decoded.fullReadAt).toBe(1_795_000_000_000);
@@ -233,7 +233,9 @@ describe('device snapshot codec', () => {
     expect(devices.filter((entry) => entry.board_id !== undefined).length).toBeGreaterThan(2_000);
     expectRebuilt(decoded);
     expect(
-      deviceSnapshotCodec.encode(buildSnapshot(devices, decoded.readAt, decoded.fullReadAt)).equals(deviceSnapshotCodec.encode(original)),
+      deviceSnapshotCodec
+        .encode(buildComputerSnapshot(devices, decoded.readAt, decoded.fullReadAt))
+        .equals(deviceSnapshotCodec.encode(original)),
     ).toBe(true);
   });
 

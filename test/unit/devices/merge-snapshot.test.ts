@@ -1,7 +1,8 @@
 import fc from 'fast-check';
+import { buildComputerSnapshot } from '../../support/snapshot-devices.ts';
 import { describe, expect, it } from 'vitest';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
-import { buildSnapshot } from '../../../lib/devices/build-snapshot.ts';
+import {} from '../../../lib/devices/build-snapshot.ts';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
 import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
 import { mergeBase, mergeSnapshot, planMerge } from '../../../lib/devices/merge-snapshot.ts';
@@ -52,7 +53,7 @@ describe('merging changes into a stored snapshot chunk by chunk', () => {
     await fc.assert(
       fc.asyncProperty(changes, async ({ size, updates, appended, inserted }) => {
         const kept = BASE.slice(0, size);
-        const previous = buildSnapshot(kept, 1_000, 500);
+        const previous = buildComputerSnapshot(kept, 1_000, 500);
         const stored = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(previous)))!;
         const changedById = new Map<string, InventoryDevice>();
         if (kept.length > 0) {
@@ -71,7 +72,7 @@ describe('merging changes into a stored snapshot chunk by chunk', () => {
 
         const plan = planMerge(stored.ids, changed);
         const merged = await mergeSnapshot(mergeBase(stored), plan, changed, 2_000, 500, COMPUTER_LAYOUT);
-        const expected = buildSnapshot(mergedList(kept, changed), 2_000, 500);
+        const expected = buildComputerSnapshot(mergedList(kept, changed), 2_000, 500);
         expect(plan.count).toBe(expected.count);
         expect(merged.id).toBe(expected.id);
         expect((await deviceSnapshotCodec.encodeConcurrently(merged)).equals(deviceSnapshotCodec.encode(expected))).toBe(true);
@@ -81,7 +82,7 @@ describe('merging changes into a stored snapshot chunk by chunk', () => {
   }, 120_000);
 
   it('keeps an unchanged chunk as it was stored: its compressed bytes are the very ones read', async () => {
-    const previous = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(buildSnapshot(BASE, 1_000))))!;
+    const previous = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(buildComputerSnapshot(BASE, 1_000))))!;
     const changed = [{ ...BASE[1_500]!, name: 'renamed' }];
     const merged = await mergeSnapshot(mergeBase(previous), planMerge(previous.ids, changed), changed, 2_000, 1_000, COMPUTER_LAYOUT);
     expect(merged.text.stored(0)).toBe(previous.text.stored(0));
@@ -91,13 +92,13 @@ describe('merging changes into a stored snapshot chunk by chunk', () => {
   });
 
   it('merges into a snapshot never stored (its chunks as text) as into one read from the cluster', async () => {
-    const built = buildSnapshot(BASE, 1_000);
+    const built = buildComputerSnapshot(BASE, 1_000);
     const changed = [
       { ...BASE[10]!, name: 'renamed' },
       { ...BASE[0]!, id: String(Number(BASE.at(-1)!.id) + 7) },
     ];
     const merged = await mergeSnapshot(mergeBase(built), planMerge(built.ids, changed), changed, 2_000, 1_000, COMPUTER_LAYOUT);
-    const expected = buildSnapshot([...BASE.with(10, changed[0]!), changed[1]!], 2_000, 1_000);
+    const expected = buildComputerSnapshot([...BASE.with(10, changed[0]!), changed[1]!], 2_000, 1_000);
     expect(deviceSnapshotCodec.encode(merged).equals(deviceSnapshotCodec.encode(expected))).toBe(true);
   });
 
