@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ClusterTier } from '../cache/cluster-tier.ts';
 import { makeDeferredClusterTier } from '../cache/deferred-cluster-tier.ts';
 import type { InventoryAuthConfig, InventoryConfig } from '../config.ts';
@@ -6,7 +7,6 @@ import { makeJamfClient } from '../inventory/jamf-client.ts';
 import { retryFields } from '../upstream/upstream-retry.ts';
 import type { HealthLogger } from '../runtime/health-logger.ts';
 import { resolveSecret } from '../runtime/secrets.ts';
-import { deviceListClusterKey } from './cluster-key.ts';
 import { deviceSnapshotCodec, type DeviceSnapshotCodec } from './device-snapshot-codec.ts';
 import type { InventoryKind } from './inventory-kind.ts';
 import { makeSnapshotReader } from './read-snapshot.ts';
@@ -28,6 +28,19 @@ export interface InventoryEntry {
   key: string;
   codec: DeviceSnapshotCodec;
 }
+
+/**
+ * The cluster key of an inventory's device list (`devices:…` for the computers, `mobile-devices:…`
+ * for the mobile devices, whose lists share the inventory's hash slot). Its version names the
+ * value's format (the codec's FORMAT_VERSION, changed together), so code writing another format
+ * never reads this one; its scope names the inventory (base URL and the API client or user reading
+ * it), so stages or services sharing one cluster never serve each other's lists. The scope is the
+ * key's hash tag, so its parts and its refresh lock share one hash slot of a Redis Cluster.
+ */
+const deviceListClusterKey = (config: InventoryConfig, prefix: InventoryKind['keyPrefix']): string => {
+  const principal = config.auth.kind === 'oauth' ? config.auth.clientId : config.auth.username;
+  return `${prefix}:v6:{${createHash('sha256').update(`${config.inventoryUrl}\n${principal}`).digest('hex').slice(0, 16)}}`;
+};
 
 /** The configured auth, with secrets resolved (SSM or inline) only when a token is requested. */
 const jamfAuthOf = (auth: InventoryAuthConfig): JamfAuth =>

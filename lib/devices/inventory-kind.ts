@@ -27,7 +27,7 @@ export interface InventoryKind {
    */
   readonly records: <R>(use: <D extends ServedDevice>(map: RecordMapper<D>, layout: SnapshotLayout<D>) => R) => R;
   readonly query: QueryKind;
-  /** The cluster key's prefix (cluster-key.ts). */
+  /** The cluster key's prefix (device-inventory.ts). */
   readonly keyPrefix: 'devices' | 'mobile-devices';
   /** Which SOFA feed decides `os_is_latest` where the list has one reference: the system of most devices. */
   readonly system: 'macOS' | 'iOS';

@@ -2,7 +2,7 @@
  * The JSON line that starts a snapshot's cluster value: the format version, the stamp, and the
  * compressed index's size and checksum (docs/architecture.md#the-snapshots-cluster-format).
  */
-/** Changed together with the version in the cluster key (cluster-key.ts). */
+/** Changed together with the version in the cluster key (device-inventory.ts). */
 export const FORMAT_VERSION = 6;
 /** Longer than any header written here: the cluster tier reads this much to learn a value's stamp. */
 export const STAMP_BYTES = 512;

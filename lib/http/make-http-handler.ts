@@ -11,8 +11,7 @@ import type { JsonBody } from './json-body.ts';
 import { queryParameters, type QuerySpec } from './query-parameters.ts';
 import { requestOriginOf } from './request-origin.ts';
 import { responseEncoding } from './response-encoding.ts';
-import { routeGuard } from './route-guard.ts';
-import type { RouteKey } from './routes.ts';
+import { routeGuard, type RouteKey } from './routes.ts';
 
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
 const TIMEOUT_MARGIN_MS = 200;
