@@ -14,3 +14,18 @@ export const abandonOnAbort = <T>(promise: Promise<T>, signal: AbortSignal | und
     promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 };
+
+/**
+ * The one timer-bounded wait: settles as `promise` does within `ms`, else rejects with `timedOut()`
+ * (the work goes on, unwaited for). The timer never keeps a process alive on its own.
+ */
+export const withinMs = async <T>(promise: Promise<T>, ms: number, timedOut: () => Error): Promise<T> => {
+  const bound = new AbortController();
+  const timer = setTimeout(() => bound.abort(timedOut()), ms);
+  timer.unref();
+  try {
+    return await abandonOnAbort(promise, bound.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+};

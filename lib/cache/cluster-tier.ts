@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { abandonOnAbort } from '../async/abandon-on-abort.ts';
+import { withinMs } from '../async/abandon-on-abort.ts';
 import type { RedisConfig } from '../config.ts';
 import type { SecretRef } from '../runtime/secrets.ts';
 import { asError } from '../errors.ts';
@@ -77,16 +77,11 @@ class NotConnectedError extends Error {
 const saysOnlyNotYet = (error: unknown): boolean => error instanceof ClusterTimeoutError || error instanceof NotConnectedError;
 
 /** Each command's bound (ioredis is given none of its own, so every timeout is this one, by type). */
-const withinMs = async <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
-  const bound = new AbortController();
-  const timer = setTimeout(() => bound.abort(new ClusterTimeoutError(what, ms)), ms);
-  timer.unref();
+const boundedMs = async <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
   try {
-    return await abandonOnAbort(promise, bound.signal);
+    return await withinMs(promise, ms, () => new ClusterTimeoutError(what, ms));
   } catch (error) {
     throw asError(error);
-  } finally {
-    clearTimeout(timer);
   }
 };
 
@@ -100,20 +95,17 @@ const waitUntilReady = (client: RedisClient, health: TierHealth, budgetMs: numbe
   if (health.state() === 'degraded' || !CONNECTING.has(client.status)) {
     return Promise.reject(new NotConnectedError(client.status));
   }
-  return new Promise<void>((resolve, reject) => {
-    const settle = (error?: Error) => {
-      clearTimeout(timer);
-      client.off('ready', onReady);
-      client.off('close', onClose);
-      if (error) reject(error);
-      else resolve();
-    };
-    const onReady = () => settle();
-    const onClose = () => settle(new Error('connection closed before it was ready'));
-    const timer = setTimeout(() => settle(new ClusterTimeoutError('connecting', budgetMs)), budgetMs);
-    timer.unref();
+  let onReady = (): void => undefined;
+  let onClose = (): void => undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    onReady = resolve;
+    onClose = () => reject(new Error('connection closed before it was ready'));
     client.once('ready', onReady);
     client.once('close', onClose);
+  });
+  return withinMs(ready, budgetMs, () => new ClusterTimeoutError('connecting', budgetMs)).finally(() => {
+    client.off('ready', onReady);
+    client.off('close', onClose);
   });
 };
 
@@ -178,13 +170,13 @@ export const makeRedisClusterTier = (options: RedisClusterTierOptions): ClusterT
     let client: RedisClient;
     try {
       // Degraded: a connection still being built is not waited for.
-      client = await withinMs(connection.client(), health.state() === 'degraded' ? 0 : connectTimeoutMs, 'connecting');
+      client = await boundedMs(connection.client(), health.state() === 'degraded' ? 0 : connectTimeoutMs, 'connecting');
       await waitUntilReady(client, health, connectTimeoutMs);
     } catch (error) {
       throw connection.lastError() ?? error;
     }
     try {
-      return await withinMs(work(client), commandTimeoutMs, what);
+      return await boundedMs(work(client), commandTimeoutMs, what);
     } catch (error) {
       if (error instanceof ClusterTimeoutError && client.status === 'ready') connection.drop();
       throw error;

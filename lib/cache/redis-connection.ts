@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { RedisConfig } from '../config.ts';
 import type { SecretRef } from '../runtime/secrets.ts';
+import { withinMs } from '../async/abandon-on-abort.ts';
 import { reconnectDelayMs } from './reconnect-backoff.ts';
 
 /** Either client: both speak the commands the cluster tier uses. */
@@ -225,7 +226,7 @@ export const makeRedisConnection = (options: RedisConnectionOptions): RedisConne
       await Promise.all(
         (closing?.built ?? []).map(async (client) => {
           try {
-            if (client.status === 'ready') await Promise.race([client.quit(), new Promise((resolve) => setTimeout(resolve, 500).unref())]);
+            if (client.status === 'ready') await withinMs(client.quit(), 500, () => new Error('QUIT took longer than 500 ms'));
           } catch {
             // Closing is best effort; disconnect below drops the socket regardless.
           } finally {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abandonOnAbort } from '../../../lib/async/abandon-on-abort.ts';
+import { abandonOnAbort, withinMs } from '../../../lib/async/abandon-on-abort.ts';
 
 const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
   promise.then(
@@ -36,5 +36,15 @@ describe('abandonOnAbort', () => {
     // Unhandled, this rejection would fail the run (vitest reports unhandled rejections as errors).
     fail(new Error('late failure'));
     await new Promise((resolve) => setImmediate(resolve));
+  });
+});
+
+describe('withinMs', () => {
+  it('settles as the work does within its time, and stops waiting with the given error past it', async () => {
+    expect(await withinMs(Promise.resolve('fast'), 1_000, () => new Error('slow'))).toBe('fast');
+    const failed = new Error('failed');
+    await expect(withinMs(Promise.reject(failed), 1_000, () => new Error('slow'))).rejects.toBe(failed);
+    const timedOut = new Error('took too long');
+    await expect(withinMs(new Promise<never>(() => undefined), 5, () => timedOut)).rejects.toBe(timedOut);
   });
 });
