@@ -1,6 +1,25 @@
-import { AppError, InternalError } from '../errors.ts';
-import { errorBody, jsonResponse } from './envelope.ts';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { AppError, InternalError, reasonPhrase, type ErrorDetail } from '../errors.ts';
 import type { HttpMiddleware } from './http-types.ts';
+
+const JSON_HEADERS = { 'Content-Type': 'application/json' } as const;
+
+/** The one error body of every endpoint (docs/api.md#errors). */
+const errorBody = (status: number, message: string, details?: ErrorDetail[]) => ({
+  error: {
+    message,
+    status,
+    httpMessage: reasonPhrase(status),
+    ...(details && details.length > 0 ? { details } : {}),
+  },
+});
+
+/** A JSON response, the envelope's and every operation's: the body as given, or serialized. */
+export const jsonResponse = (status: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: status,
+  headers: { ...JSON_HEADERS, ...headers },
+  body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
+});
 
 /**
  * The one place an error becomes a response: an AppError answers with its status, public message,
