@@ -1,4 +1,5 @@
 import type { CacheTier } from '../cache/tiered-cache.ts';
+import { RecentEntries } from '../values/recent-entries.ts';
 import type { LatestReference } from '../latest-os/latest-reference.ts';
 import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery, type QueryKind } from './device-query.ts';
 import { decideLatest, type LatestDecisions } from './decide-latest.ts';
@@ -47,12 +48,22 @@ export const makeDeviceList = (deps: {
   const kind = deps.query;
   // What is decided once per snapshot and reference: every device's decision, and each filter's matches.
   let decided:
-    | { snapshot: DeviceSnapshot; referenceKey: string; decisions: LatestDecisions; matches: Map<string, Uint32Array | undefined> }
+    | {
+        snapshot: DeviceSnapshot;
+        referenceKey: string;
+        decisions: LatestDecisions;
+        matches: RecentEntries<string, Uint32Array | undefined>;
+      }
     | undefined;
 
   const decisionsFor = (snapshot: DeviceSnapshot, reference: LatestReference) => {
     if (decided?.snapshot !== snapshot || decided.referenceKey !== reference.key) {
-      decided = { snapshot, referenceKey: reference.key, decisions: decideLatest(snapshot, reference, deps.decides), matches: new Map() };
+      decided = {
+        snapshot,
+        referenceKey: reference.key,
+        decisions: decideLatest(snapshot, reference, deps.decides),
+        matches: new RecentEntries(FILTERS_KEPT),
+      };
     }
     return decided;
   };
@@ -60,10 +71,7 @@ export const makeDeviceList = (deps: {
   const matchesOf = (snapshot: DeviceSnapshot, decisions: NonNullable<typeof decided>, query: DeviceQuery): Uint32Array | undefined => {
     const key = filterKey(query, kind);
     if (decisions.matches.has(key)) return decisions.matches.get(key);
-    const matches = filterMatches(snapshot, decisions.decisions.flags, query, kind);
-    if (decisions.matches.size >= FILTERS_KEPT) decisions.matches.delete(decisions.matches.keys().next().value!);
-    decisions.matches.set(key, matches);
-    return matches;
+    return decisions.matches.set(key, filterMatches(snapshot, decisions.decisions.flags, query, kind));
   };
 
   return async (query: DeviceQuery, request: SnapshotRequest): Promise<DevicePage> => {
