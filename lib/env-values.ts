@@ -4,7 +4,7 @@ import type { SecretRef } from './runtime/secrets.ts';
 /**
  * How lib/config.ts reads one variable: present or not, required, a URL, a secret or its SSM
  * parameter, a whole number. Each takes the environment it is given and names the variable in the
- * ConfigError it throws; only config.ts hands them `process.env`.
+ * ConfigError it throws; only config.ts hands them the process's environment.
  */
 export type Env = Readonly<Record<string, string | undefined>>;
 
