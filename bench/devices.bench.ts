@@ -1,6 +1,6 @@
 import {} from '../lib/devices/build-snapshot.ts';
 import { buildComputerSnapshot } from '../test/support/snapshot-devices.ts';
-import { decideLatest } from '../lib/devices/decide-latest.ts';
+import { decideLatest, everyDevice } from '../lib/devices/decide-latest.ts';
 import { renderDevices } from '../lib/devices/render-devices.ts';
 import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
@@ -86,7 +86,7 @@ export const run = async (): Promise<void> => {
         }
         const snapshot = buildComputerSnapshot(devices, Date.now());
         const all = Array.from({ length: snapshot.count }, (_, index) => index);
-        bytes = renderDevices(snapshot, decideLatest(snapshot, fixedReference('26.6.2')), all).length;
+        bytes = renderDevices(snapshot, decideLatest(snapshot, everyDevice(fixedReference('26.6.2'))), all).length;
       }),
     );
   }
@@ -116,10 +116,10 @@ const benchLatestDecision = async (): Promise<void> => {
   const readMs: number[] = [];
   let latest = 0;
   for (let index = 0; index < 7; index += 1) {
-    fixedMs.push(await time(async () => decideLatest(snapshot, fixed)));
+    fixedMs.push(await time(async () => decideLatest(snapshot, everyDevice(fixed))));
     feedMs.push(
       await time(async () => {
-        latest = decideLatest(snapshot, perDevice).flags.reduce((sum, flag) => sum + flag, 0);
+        latest = decideLatest(snapshot, everyDevice(perDevice)).flags.reduce((sum, flag) => sum + flag, 0);
       }),
     );
     readMs.push(await time(async () => feedReference(sofaReleases(JSON.parse(feedText)) as SofaReleases, '26.6.2')));

@@ -9,5 +9,6 @@ export const handler = makeDeviceListHandler({
   service: 'devices',
   kind: COMPUTERS,
   loadConfig: () => loadDevicesConfig(),
+  latestOs: (config) => ({ macOS: config.latestOs }),
   validate,
 });

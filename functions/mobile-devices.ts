@@ -12,5 +12,6 @@ export const handler = makeDeviceListHandler({
   service: 'mobileDevices',
   kind: MOBILE_DEVICES,
   loadConfig: () => loadMobileDevicesConfig(),
+  latestOs: (config) => ({ iOS: config.latestOs, tvOS: config.latestTvos }),
   validate,
 });

@@ -1,5 +1,41 @@
+import type { LatestOsSystem } from '../latest-os/latest-os-feed.ts';
 import type { LatestDecision, LatestReference } from '../latest-os/latest-reference.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
+
+/**
+ * The references a list's devices are decided against: one per system (a Mac's macOS; an iPhone's
+ * iOS, an Apple TV's tvOS), chosen by the device's lower-cased category. `key` names them all, so
+ * decisions and ETags change when any of them does; `perDevice` when any decides by board or model.
+ */
+export interface DeviceReferences {
+  readonly key: string;
+  readonly perDevice: boolean;
+  /** The reference deciding a device of `category`; undefined: none does (not latest, no `os_latest_version`). */
+  of: (category: string | undefined) => LatestReference | undefined;
+}
+
+/** One reference for every device of the list. */
+export const everyDevice = (reference: LatestReference): DeviceReferences => ({
+  key: reference.key,
+  perDevice: reference.perDevice,
+  of: () => reference,
+});
+
+/** One reference per system, a device's system told by its category (`systemOf`, the inventory kind's). */
+export const bySystem = (
+  references: Partial<Record<LatestOsSystem, LatestReference>>,
+  systemOf: (category: string | undefined) => LatestOsSystem | undefined,
+): DeviceReferences => {
+  const entries = Object.entries(references) as [LatestOsSystem, LatestReference][];
+  return {
+    key: entries.map(([system, reference]) => `${system}=${reference.key}`).join('|'),
+    perDevice: entries.some(([, reference]) => reference.perDevice),
+    of: (category) => {
+      const system = systemOf(category);
+      return system === undefined ? undefined : references[system];
+    },
+  };
+};
 
 /** Every device's latest-OS decision against one reference. */
 export interface LatestDecisions {
@@ -14,16 +50,12 @@ export interface LatestDecisions {
 const LATEST_VERSION_KEY = ',"os_latest_version":';
 
 /**
- * Every device's `os_is_latest` and `os_latest_version` against `reference`, one decision per
- * distinct version, response level, category and (for a feed) board and model: a fleet runs a few
- * hundred. A device whose category `decides` refuses (a mobile device that is not `iOS`) is not
- * latest and has no `os_latest_version`.
+ * Every device's `os_is_latest` and `os_latest_version` against the reference of its system, one
+ * decision per distinct version, response level, category and (for a feed) board and model: a fleet
+ * runs a few hundred. A device no reference decides (an Apple TV without a tvOS reference, a watch)
+ * is not latest and has no `os_latest_version`.
  */
-export const decideLatest = (
-  snapshot: DeviceSnapshot,
-  reference: LatestReference,
-  decides?: (category: string | undefined) => boolean,
-): LatestDecisions => {
+export const decideLatest = (snapshot: DeviceSnapshot, references: DeviceReferences): LatestDecisions => {
   const flags = new Uint8Array(snapshot.count);
   const referenceOf = new Uint32Array(snapshot.count);
   const fragments = [''];
@@ -36,16 +68,17 @@ export const decideLatest = (
   const decide = (index: number): { flag: number; fragment: number } => {
     const version = snapshot.osVersionKey[index]!;
     const response = snapshot.responseKey[index]!;
-    const board = reference.perDevice ? snapshot.boardKey[index]! : 0;
-    const model = reference.perDevice ? snapshot.modelKey[index]! : 0;
-    const category = decides === undefined ? 0 : snapshot.osNameKey[index]!;
+    const board = references.perDevice ? snapshot.boardKey[index]! : 0;
+    const model = references.perDevice ? snapshot.modelKey[index]! : 0;
+    const category = snapshot.osNameKey[index]!;
     const slot = numeric
       ? (((version * radix[0]! + response) * radix[1]! + board) * radix[2]! + model) * radix[3]! + category
       : `${version},${response},${board},${model},${category}`;
     let known = decided.get(slot);
     if (known === undefined) {
+      const reference = references.of(snapshot.osNames[category]);
       const decision: LatestDecision =
-        decides?.(snapshot.osNames[category]) === false
+        reference === undefined
           ? { latest: false, reference: undefined }
           : reference.decide({
               osVersion: snapshot.osVersions[version],

@@ -1,23 +1,33 @@
 import type { ValidateFunction } from 'ajv';
 import { cacheTierName, CacheTier, makeTieredCache } from '../cache/tiered-cache.ts';
-import type { DevicesConfig } from '../config.ts';
+import type { DevicesConfig, LatestOsConfig } from '../config.ts';
 import { makeLogger } from '../runtime/logger.ts';
 import { makeHttpHandler } from '../http/make-http-handler.ts';
 import type { RouteKey } from '../http/routes.ts';
 import { makeLazyMetrics } from '../runtime/metrics.ts';
 import { once } from '../runtime/once.ts';
 import { checkConfigAtStartup } from '../runtime/startup.ts';
-import { makeLatestOsSource } from '../latest-os/latest-os-feed.ts';
+import { makeLatestOsSource, type LatestOsSystem } from '../latest-os/latest-os-feed.ts';
+import { bySystem } from './decide-latest.ts';
 import { makeDeviceInventory, type DeviceInventoryDeps } from './device-inventory.ts';
 import { makeDeviceList, type SnapshotRequest } from './device-list.ts';
 import { typeQueryOf, type DeviceQuery } from './device-query.ts';
 import type { InventoryKind } from './inventory-kind.ts';
 
+/** Each system's latest-OS setting a list decides its devices by (a list's configuration names them). */
+export type LatestOsSettings = Partial<Record<LatestOsSystem, LatestOsConfig | undefined>>;
+
 /**
  * GET /devices (or, with the mobile devices' kind, GET /mobile-devices) as the configuration
- * describes it: the inventory's Jamf reads behind the memory and (with REDIS_URL) cluster tiers.
+ * describes it: the inventory's Jamf reads behind the memory and (with REDIS_URL) cluster tiers, and
+ * one latest-OS source per configured system, its devices told by the kind's `systemOf`.
  */
-const makeConfiguredDeviceList = (config: DevicesConfig, deps: Omit<DeviceInventoryDeps, 'cluster'>, kind: InventoryKind) => {
+const makeConfiguredDeviceList = <C extends DevicesConfig>(
+  config: C,
+  latestOs: LatestOsSettings,
+  deps: Omit<DeviceInventoryDeps, 'cluster'>,
+  kind: InventoryKind,
+) => {
   const inventory = makeDeviceInventory(config, deps, kind);
   const snapshots = makeTieredCache({
     cluster: inventory.entry,
@@ -25,15 +35,30 @@ const makeConfiguredDeviceList = (config: DevicesConfig, deps: Omit<DeviceInvent
     servableMs: inventory.servableMs,
     load: (request: SnapshotRequest) => inventory.readSnapshot(request.remainingTimeMs),
   });
-  const reference = makeLatestOsSource({
-    feedUrl: config.latestOs.feed?.url,
-    fallbackVersion: config.latestOs.version,
-    ttlMs: (config.latestOs.feed?.ttlSeconds ?? 0) * 1000,
-    system: kind.system,
-    logger: deps.logger,
-    ...(deps.onRetry === undefined ? {} : { onRetry: deps.onRetry }),
-  });
-  return makeDeviceList({ snapshots, reference, query: kind.query, decides: kind.decides });
+  const sources = (Object.entries(latestOs) as [LatestOsSystem, LatestOsConfig | undefined][]).flatMap(([system, setting]) =>
+    setting === undefined
+      ? []
+      : [
+          {
+            system,
+            source: makeLatestOsSource({
+              feedUrl: setting.feed?.url,
+              fallbackVersion: setting.version,
+              ttlMs: (setting.feed?.ttlSeconds ?? 0) * 1000,
+              system,
+              levels: config.patchSla,
+              logger: deps.logger,
+              ...(deps.onRetry === undefined ? {} : { onRetry: deps.onRetry }),
+            }),
+          },
+        ],
+  );
+  const references = async (request: SnapshotRequest) =>
+    bySystem(
+      Object.fromEntries(await Promise.all(sources.map(async ({ system, source }) => [system, await source(request)] as const))),
+      kind.systemOf,
+    );
+  return makeDeviceList({ snapshots, references, query: kind.query });
 };
 
 /**
@@ -41,26 +66,30 @@ const makeConfiguredDeviceList = (config: DevicesConfig, deps: Omit<DeviceInvent
  * under the function's name, its configuration tried at init, its query validated (422 naming
  * `query`), 304 on the page's ETag, and `cache_tier` on every access line.
  */
-export const makeDeviceListHandler = (spec: {
+export const makeDeviceListHandler = <C extends DevicesConfig>(spec: {
   route: RouteKey;
   service: string;
   kind: InventoryKind;
-  loadConfig: () => DevicesConfig;
+  loadConfig: () => C;
+  /** The latest-OS settings of the list's systems, from its configuration. */
+  latestOs: (config: C) => LatestOsSettings;
   validate: ValidateFunction;
 }) => {
   const logger = makeLogger(spec.service);
   const metrics = makeLazyMetrics(spec.service);
-  const deviceList = once(() =>
-    makeConfiguredDeviceList(
-      spec.loadConfig(),
+  const deviceList = once(() => {
+    const config = spec.loadConfig();
+    return makeConfiguredDeviceList(
+      config,
+      spec.latestOs(config),
       {
         logger,
         onAuthFailure: () => metrics.add('UpstreamAuthFailures', 'Count', 1),
         onRetry: () => metrics.add('UpstreamRetries', 'Count', 1),
       },
       spec.kind,
-    ),
-  );
+    );
+  });
   checkConfigAtStartup(logger, deviceList);
 
   return makeHttpHandler<undefined, DeviceQuery>({

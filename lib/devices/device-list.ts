@@ -1,8 +1,7 @@
 import type { CacheTier } from '../cache/tiered-cache.ts';
 import { RecentEntries } from '../values/recent-entries.ts';
-import type { LatestReference } from '../latest-os/latest-reference.ts';
 import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery, type QueryKind } from './device-query.ts';
-import { decideLatest, type LatestDecisions } from './decide-latest.ts';
+import { decideLatest, type DeviceReferences, type LatestDecisions } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 import { renderDevices } from './render-devices.ts';
 
@@ -32,18 +31,17 @@ export interface DevicePage {
 const FILTERS_KEPT = 16;
 
 /**
- * GET /devices (or GET /mobile-devices: `query` names its filters and route, `decides` which
- * devices the reference decides) over the snapshot the cache tiers hold: the latest-OS decision against the reference
- * (once per snapshot and reference), the filters and page of the query, and the body as the join of
+ * GET /devices (or GET /mobile-devices: `query` names its filters and route) over the snapshot the
+ * cache tiers hold: each device's latest-OS decision against its system's reference (once per
+ * snapshot and references), the filters and page of the query, and the body as the join of
  * its devices' rendered JSON: no upstream call and no serialization of the whole list per request.
  */
 export const makeDeviceList = (deps: {
   snapshots: SnapshotSource;
-  /** The latest-OS reference; a fetch it starts fits in the request's time. */
-  reference: (request: SnapshotRequest) => Promise<LatestReference>;
+  /** The latest-OS references of the list's systems; a fetch they start fits in the request's time. */
+  references: (request: SnapshotRequest) => Promise<DeviceReferences>;
   /** The list's own filters and route (the inventory kind's). */
   query: QueryKind;
-  decides?: (category: string | undefined) => boolean;
 }) => {
   const kind = deps.query;
   // What is decided once per snapshot and reference: every device's decision, and each filter's matches.
@@ -56,12 +54,12 @@ export const makeDeviceList = (deps: {
       }
     | undefined;
 
-  const decisionsFor = (snapshot: DeviceSnapshot, reference: LatestReference) => {
-    if (decided?.snapshot !== snapshot || decided.referenceKey !== reference.key) {
+  const decisionsFor = (snapshot: DeviceSnapshot, references: DeviceReferences) => {
+    if (decided?.snapshot !== snapshot || decided.referenceKey !== references.key) {
       decided = {
         snapshot,
-        referenceKey: reference.key,
-        decisions: decideLatest(snapshot, reference, deps.decides),
+        referenceKey: references.key,
+        decisions: decideLatest(snapshot, references),
         matches: new RecentEntries(FILTERS_KEPT),
       };
     }
@@ -76,10 +74,10 @@ export const makeDeviceList = (deps: {
 
   return async (query: DeviceQuery, request: SnapshotRequest): Promise<DevicePage> => {
     // Side by side: a feed fetched once per TTL never adds its time to an inventory read.
-    const [{ value: snapshot, tier }, reference] = await Promise.all([deps.snapshots.get(request), deps.reference(request)]);
-    const decisions = decisionsFor(snapshot, reference);
+    const [{ value: snapshot, tier }, references] = await Promise.all([deps.snapshots.get(request), deps.references(request)]);
+    const decisions = decisionsFor(snapshot, references);
     const selection = selectPage(snapshot, matchesOf(snapshot, decisions, query), query);
-    const etag = deviceListEtag(snapshot.id, reference.key, query, kind);
+    const etag = deviceListEtag(snapshot.id, references.key, query, kind);
     return {
       tier,
       etag,

@@ -29,10 +29,6 @@ export interface InventoryKind {
   readonly query: QueryKind;
   /** The cluster key's prefix (device-inventory.ts). */
   readonly keyPrefix: 'devices' | 'mobile-devices';
-  /** Which SOFA feed decides `os_is_latest` where the list has one reference: the system of most devices. */
-  readonly system: 'macOS' | 'iOS';
-  /** Which devices, by lower-cased category, `system`'s reference decides; undefined: every device. */
-  readonly decides?: (category: string | undefined) => boolean;
   /**
    * Which system's reference decides a device, by its lower-cased category (an iPhone's `ios`: iOS,
    * an Apple TV's `tvos`: tvOS); undefined: none does (not latest, no compliance fields).
@@ -50,14 +46,12 @@ export const COMPUTERS: InventoryKind = {
   records: (use) => use(mapInventoryRecord, COMPUTER_LAYOUT),
   query: COMPUTER_QUERY,
   keyPrefix: 'devices',
-  system: 'macOS',
   systemOf: () => 'macOS',
 };
 
 /**
  * iPhones, iPads and Apple TVs: `iOS` devices (iPhones and iPads) are decided against the iOS
- * reference, `tvOS` ones against the tvOS reference (systemOf). `decides` keeps the list's one
- * reference to the iOS devices until the list holds one reference per system.
+ * reference, `tvOS` ones against the tvOS reference, when one is configured (systemOf).
  */
 export const MOBILE_DEVICES: InventoryKind = {
   name: 'mobile_devices',
@@ -65,7 +59,5 @@ export const MOBILE_DEVICES: InventoryKind = {
   records: (use) => use(mapMobileRecord, MOBILE_LAYOUT),
   query: MOBILE_QUERY,
   keyPrefix: 'mobile-devices',
-  system: 'iOS',
-  decides: (category) => mobileSystemOf(category) === 'iOS',
   systemOf: mobileSystemOf,
 };

@@ -12,8 +12,8 @@ export interface LatestOsSourceOptions {
   feedUrl: string | undefined;
   /** `LATEST_OS_VERSION` (`LATEST_IOS_VERSION`, `LATEST_TVOS_VERSION`): for majors the feed does not list, and while no feed copy exists. */
   fallbackVersion: string | undefined;
-  /** Which SOFA feed: macOS (default; devices matched by board id), iOS or tvOS (matched by product type). */
-  system?: LatestOsSystem;
+  /** Which SOFA feed: macOS (devices matched by board id), iOS or tvOS (matched by product type). */
+  system: LatestOsSystem;
   /** The patch service levels of the feed's due dates (PATCH_SLA_*); default DEFAULT_SERVICE_LEVELS. */
   levels?: ServiceLevels;
   /** How long a fetched feed is kept (`LATEST_OS_FEED_TTL_SECONDS`). */
@@ -75,7 +75,7 @@ class FeedUnavailableError extends Error {
  */
 export const makeLatestOsSource = (options: LatestOsSourceOptions): ((request?: FeedRequest) => Promise<LatestReference>) => {
   const fallback = fixedReference(options.fallbackVersion);
-  const system = options.system ?? 'macOS';
+  const { system } = options;
   const { feedUrl } = options;
   if (feedUrl === undefined) return async () => fallback;
   const now = options.now ?? Date.now;

@@ -39,6 +39,8 @@ const VARIABLES = [
   'LATEST_OS_FEED_URL',
   'LATEST_IOS_VERSION',
   'LATEST_IOS_FEED_URL',
+  'LATEST_TVOS_VERSION',
+  'LATEST_TVOS_FEED_URL',
   'DEVICES_CACHE_TTL_SECONDS',
   'DEVICES_CACHE_STALE_SECONDS',
   'DEVICES_FULL_REFRESH_SECONDS',
@@ -90,7 +92,7 @@ const RULES_FLEET: JamfMobileDevice[] = [
   jamfRecord('3', 'iOS', 'iPhone11,2', '18.7.8'),
   jamfRecord('4', 'iOS', 'iPhone12,1', '18.7.8'), // not among 18.7.10's models: the universal 18.7.8 is its latest
   jamfRecord('5', 'iOS', 'IPAD7,11', '18.7.10'), // a product type in another case
-  jamfRecord('6', 'tvOS', 'AppleTV14,1', '26.6.1'), // never decided
+  jamfRecord('6', 'tvOS', 'AppleTV14,1', '26.6.1'), // decided only with a tvOS reference
   jamfRecord('7', 'iOS', 'iPad15,7', '26.3.1', { response: '(a)' }),
   jamfRecord('8', 'iOS', 'iPhone10,1', '16.7.12'), // a major the feed does not list
   {
@@ -358,6 +360,36 @@ describe('GET /mobile-devices over a Jamf Pro mobile inventory', () => {
       jamf.setMobileDevices(RULES_FLEET);
       const decided = await decisions();
       expect(decided).toMatchObject({ '2': [false, '26.6.1'], '6': [false, null], '9': [false, null], '10': [true, '26.6.1'] });
+    });
+
+    it('decides Apple TVs against the SOFA tvOS feed when one is set, iPhones and iPads still against iOS', async () => {
+      // demo/sofa/tvos-data-feed-v2.json: tvOS 26's latest is 26.6, tvOS 18's 18.6.
+      jamf.setMobileDevices([
+        ...RULES_FLEET,
+        jamfRecord('11', 'tvOS', 'AppleTV11,1', '18.5'),
+        jamfRecord('12', 'tvOS', 'AppleTV14,1', '26.6'),
+      ]);
+      process.env.LATEST_TVOS_FEED_URL = sofa.feedUrl('tvos-v2');
+      expect(await decisions()).toMatchObject({
+        '2': [false, '26.6.1'],
+        '6': [true, '26.6'],
+        '9': [false, null],
+        '10': [true, '26.6.1'],
+        '11': [false, '18.6'],
+        '12': [true, '26.6'],
+      });
+    });
+
+    it('decides Apple TVs against LATEST_TVOS_VERSION alone without a tvOS feed, and changes the ETag with it', async () => {
+      jamf.setMobileDevices(RULES_FLEET);
+      const before = await get(await freshContainer());
+      process.env.LATEST_TVOS_VERSION = '26.7';
+      const after = await get(await freshContainer());
+      const decided = Object.fromEntries(
+        devicesOf(after).map((device) => [device.id, [device.os_is_latest, device.os_latest_version ?? null]]),
+      );
+      expect(decided).toMatchObject({ '6': [false, '26.7'], '9': [false, null], '10': [true, '26.6.1'] });
+      expect(after.headers?.ETag).not.toBe(before.headers?.ETag);
     });
 
     it('ignores LATEST_OS_VERSION and needs LATEST_IOS_VERSION or LATEST_IOS_FEED_URL, naming the first in the log', async () => {

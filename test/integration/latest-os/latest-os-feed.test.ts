@@ -30,6 +30,7 @@ const source = (options: Partial<LatestOsSourceOptions> = {}) =>
   makeLatestOsSource({
     feedUrl: sofa.feedUrl('v2'),
     fallbackVersion: '26.6.2',
+    system: 'macOS',
     ttlMs: 3_600_000,
     logger,
     timeoutMs: 300,

@@ -14,7 +14,7 @@ import {
 } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import {} from '../../../lib/devices/build-snapshot.ts';
-import { decideLatest } from '../../../lib/devices/decide-latest.ts';
+import { decideLatest, everyDevice } from '../../../lib/devices/decide-latest.ts';
 import { toErrorDetails } from '../../../lib/http/error-details.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
@@ -25,7 +25,7 @@ const typeDeviceQuery = typeQueryOf(COMPUTER_QUERY);
 
 const devices = generateJamfComputers(400, 31).map((record) => mapComputer(record)!);
 const snapshot = buildComputerSnapshot(devices, 0);
-const { flags } = decideLatest(snapshot, fixedReference('26.1'));
+const { flags } = decideLatest(snapshot, everyDevice(fixedReference('26.1')));
 
 /** A page the way device-list.ts selects it: the filter's matches, then the page. */
 const selectDevices = (from: DeviceSnapshot, flagged: Uint8Array, query: DeviceQuery) =>
@@ -142,7 +142,7 @@ describe('instants in last_contact_before', () => {
       ],
       0,
     );
-    const selection = selectDevices(pair, decideLatest(pair, fixedReference('26.1')).flags, { last_contact_before: text });
+    const selection = selectDevices(pair, decideLatest(pair, everyDevice(fixedReference('26.1'))).flags, { last_contact_before: text });
     return selection.indexes.map((index) => pair.ids[index]!);
   };
 
