@@ -20,7 +20,7 @@ export const required = (env: Env, name: string): string => {
 };
 
 /** The URL parser has already normalised the host: IPv4 in dotted decimal, IPv6 in brackets, names lower-case. */
-export const isLoopbackHost = (hostname: string): boolean =>
+const isLoopbackHost = (hostname: string): boolean =>
   hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 
 export const httpUrl = (env: Env, name: string): string => {
@@ -61,7 +61,7 @@ export const requiredSecret = (env: Env, name: string): SecretRef => {
  * A whole number of at least `least` (1 or 0), as digits with optional surrounding space, and at most
  * 2^53 − 1: beyond that a double no longer holds it exactly, and a setting must not be rounded.
  */
-export const wholeNumber = (env: Env, name: string, fallback: number, least: 0 | 1): number => {
+const wholeNumber = (env: Env, name: string, fallback: number, least: 0 | 1): number => {
   const raw = present(env, name);
   if (raw === undefined) return fallback;
   if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < least) {

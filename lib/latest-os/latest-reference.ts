@@ -1,12 +1,5 @@
 import { isAtLeast, majorOf, parseVersion, type Version } from './os-version.ts';
-import {
-  assessOnMajor,
-  DEFAULT_SERVICE_LEVELS,
-  osFieldsOf,
-  type Compliance,
-  type DeviceOsFields,
-  type ServiceLevels,
-} from './patch-compliance.ts';
+import { assessOnMajor, DEFAULT_SERVICE_LEVELS, type Compliance, type ServiceLevels } from './patch-compliance.ts';
 import type { SofaReleases } from './sofa-feed.ts';
 
 /** What the latest-OS decision reads of a device (docs/api.md#os_is_latest). */
@@ -53,10 +46,6 @@ export interface LatestReference {
 const NOT_ASSESSED: DeviceAssessment = { latest: false, reference: undefined, compliance: undefined };
 
 const decisionOf = ({ latest, reference }: DeviceAssessment): LatestDecision => ({ latest, reference });
-
-/** A device's `os_*` fields against `reference` at `now` (ms): what the lists serve (docs/api.md#patch-compliance). */
-export const deviceOsFields = (reference: LatestReference, device: DeviceFacts, now: number): DeviceOsFields =>
-  osFieldsOf(reference.assess(device), now);
 
 const deviceVersion = (device: DeviceFacts): Version | undefined =>
   device.osVersion === undefined ? undefined : parseVersion(device.osVersion, device.response);

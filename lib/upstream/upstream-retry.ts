@@ -28,7 +28,7 @@ const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504])
 export type TransientEnd = { status: number; headers: Headers } | { failure: 'timed-out' | 'refused' | 'reset' };
 
 /** What the log calls a transient end: the status (`503`) or the failure (`timed-out`). */
-export const transientLabel = (end: TransientEnd): string => ('status' in end ? String(end.status) : end.failure);
+const transientLabel = (end: TransientEnd): string => ('status' in end ? String(end.status) : end.failure);
 
 /**
  * The soonest the server allows another attempt, in ms from `now`: its `Retry-After` (seconds or an

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  deviceOsFields,
   feedReference,
   fixedReference,
   type DeviceFacts,
   type FeedMatch,
+  type LatestReference,
 } from '../../../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../../../lib/latest-os/sofa-feed.ts';
-import { DEFAULT_SERVICE_LEVELS, type ServiceLevels } from '../../../lib/latest-os/patch-compliance.ts';
+import { DEFAULT_SERVICE_LEVELS, osFieldsOf, type ServiceLevels } from '../../../lib/latest-os/patch-compliance.ts';
 import macosV1 from '../../../demo/sofa/macos-data-feed-v1.json' with { type: 'json' };
 import macosV2 from '../../../demo/sofa/macos-data-feed-v2.json' with { type: 'json' };
 import iosV1 from '../../../demo/sofa/ios-data-feed-v1.json' with { type: 'json' };
@@ -19,6 +19,8 @@ import tvosV2 from '../../../demo/sofa/tvos-data-feed-v2.json' with { type: 'jso
 type Release = Record<string, unknown> & { ProductVersion: string; ReleaseDate: string };
 type Feed = { OSVersions: { OSVersion: string; Latest: Release; SecurityReleases: Release[] }[] } & Record<string, unknown>;
 
+/** A device's `os_*` fields against `reference` at `now` (ms), as a list renders them. */
+const deviceOsFields = (reference: LatestReference, device: DeviceFacts, now: number) => osFieldsOf(reference.assess(device), now);
 const releasesOf = (feed: unknown): SofaReleases => sofaReleases(feed) as SofaReleases;
 const copy = (feed: unknown): Feed => structuredClone(feed) as Feed;
 const entryOf = (feed: Feed, major: string) => feed.OSVersions.find((entry) => entry.OSVersion.split(' ').at(-1) === major)!;
