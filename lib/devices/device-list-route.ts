@@ -22,8 +22,8 @@ export type LatestOsSettings = Partial<Record<LatestOsSystem, LatestOsConfig | u
  * describes it: the inventory's Jamf reads behind the memory and (with REDIS_URL) cluster tiers, and
  * one latest-OS source per configured system, its devices told by the kind's `systemOf`.
  */
-const makeConfiguredDeviceList = <C extends DevicesConfig>(
-  config: C,
+const makeConfiguredDeviceList = (
+  config: DevicesConfig,
   latestOs: LatestOsSettings,
   deps: Omit<DeviceInventoryDeps, 'cluster'>,
   kind: InventoryKind,
