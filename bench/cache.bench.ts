@@ -86,7 +86,7 @@ export const run = async (): Promise<void> => {
     const logger = makeLogger('devices-bench');
     const constant = (body: string): (() => Promise<Handler>) => {
       const handler = makeHttpHandler({
-        route: 'GET /devices',
+        routes: ['GET /devices'],
         logger,
         handle: async () => ({ status: 200, json: body }),
       }) as unknown as Handler;

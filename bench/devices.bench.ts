@@ -1,6 +1,6 @@
 import {} from '../lib/devices/build-snapshot.ts';
 import { buildComputerSnapshot } from '../test/support/snapshot-devices.ts';
-import { decideLatest, everyDevice } from '../lib/devices/decide-latest.ts';
+import { decideLatest, decisionsAt, everyDevice } from '../lib/devices/decide-latest.ts';
 import { renderDevices } from '../lib/devices/render-devices.ts';
 import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
@@ -86,7 +86,7 @@ export const run = async (): Promise<void> => {
         }
         const snapshot = buildComputerSnapshot(devices, Date.now());
         const all = Array.from({ length: snapshot.count }, (_, index) => index);
-        bytes = renderDevices(snapshot, decideLatest(snapshot, everyDevice(fixedReference('26.6.2'))), all).length;
+        bytes = renderDevices(snapshot, decisionsAt(decideLatest(snapshot, everyDevice(fixedReference('26.6.2'))), Date.now()), all).length;
       }),
     );
   }

@@ -137,7 +137,7 @@ export const run = async (): Promise<void> => {
       }
     };
     const instrumented = makeHttpHandler<NewUser>({
-      route: 'POST /api/users',
+      routes: ['POST /api/users'],
       logger: makeLogger('createUser'),
       body: jsonBody({ ...spec, normalize: timedNormalize, validate: timedValidate }),
       handle: async ({ body: user }) => ({ status: 201, body: await createUser(user) }),

@@ -35,7 +35,7 @@ checkConfigAtStartup(logger, createUser);
  * Location; with an Idempotency-Key, a repeat gets the first outcome again.
  */
 export const handler = makeHttpHandler<NewUser>({
-  route: ROUTE,
+  routes: [ROUTE],
   logger,
   accept: jsonAccept(),
   body: jsonBody(makeUserBodySpec(() => config().emailPattern)),

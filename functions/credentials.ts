@@ -8,7 +8,7 @@ const logger = makeLogger('credentials');
 
 /** POST /credentials: validates the typed body and echoes it. Also serves the API's `$default` route (404/405). */
 export const handler = makeHttpHandler<Credentials>({
-  route: 'POST /credentials',
+  routes: ['POST /credentials'],
   logger,
   body: jsonBody({ parameterName: 'credentials', validate: validateCredentials }),
   handle: async ({ body }) => ({

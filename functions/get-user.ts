@@ -15,7 +15,7 @@ checkConfigAtStartup(logger, store);
 
 /** GET /api/users/{id}: the stored record, or 404 (also for an id that is not a UUID, without a lookup). */
 export const handler = makeHttpHandler({
-  route: 'GET /api/users/{id}',
+  routes: ['GET /api/users/{id}'],
   logger,
   accept: jsonAccept(),
   handle: async ({ pathParameters }) => {

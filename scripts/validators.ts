@@ -3,7 +3,14 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import { Ajv as AjvClass } from 'ajv';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { credentialsSchema } from '../lib/credentials/credentials-schema.ts';
-import { addInstantKeyword, deviceQuerySchema, INSTANT_CHECK_MODULE, mobileDeviceQuerySchema } from '../lib/devices/device-query-schema.ts';
+import {
+  addInstantKeyword,
+  deviceQuerySchema,
+  deviceSummaryQuerySchema,
+  INSTANT_CHECK_MODULE,
+  mobileDeviceQuerySchema,
+  mobileDeviceSummaryQuerySchema,
+} from '../lib/devices/device-query-schema.ts';
 import { addUserKeywords, EMAIL_CHECK_MODULE, PLAIN_TEXT_CHECK_MODULE, userSchema } from '../lib/users/user-schema.ts';
 
 // ajv's standalone entry is CommonJS with a default export; under nodenext it arrives as the module object.
@@ -60,6 +67,18 @@ export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
   {
     file: 'lib/devices/mobile-device-query.generated.ts',
     schema: mobileDeviceQuerySchema,
+    ajv: () => addInstantKeyword(makeAjv()),
+    validates: 'query',
+  },
+  {
+    file: 'lib/devices/device-summary-query.generated.ts',
+    schema: deviceSummaryQuerySchema,
+    ajv: () => addInstantKeyword(makeAjv()),
+    validates: 'query',
+  },
+  {
+    file: 'lib/devices/mobile-device-summary-query.generated.ts',
+    schema: mobileDeviceSummaryQuerySchema,
     ajv: () => addInstantKeyword(makeAjv()),
     validates: 'query',
   },

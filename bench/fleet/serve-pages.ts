@@ -44,7 +44,7 @@ const warm = await freshContainer();
 const first = await call(warm, `limit=${PAGE}`, []);
 const pageBody = first.body!;
 const constant = makeHttpHandler({
-  route: 'GET /devices',
+  routes: ['GET /devices'],
   logger: makeLogger('bench'),
   handle: async () => ({ status: 200, json: pageBody }),
 }) as unknown as Handler;

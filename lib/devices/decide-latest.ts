@@ -1,5 +1,6 @@
 import type { LatestOsSystem } from '../latest-os/latest-os-feed.ts';
-import type { LatestDecision, LatestReference } from '../latest-os/latest-reference.ts';
+import type { DeviceAssessment, LatestReference } from '../latest-os/latest-reference.ts';
+import { osFieldsOf } from '../latest-os/patch-compliance.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 
 /**
@@ -37,35 +38,68 @@ export const bySystem = (
   };
 };
 
-/** Every device's latest-OS decision against one reference. */
+/**
+ * Devices decided alike share one class: their flag, what follows its literal in their JSON (from
+ * `os_latest_version` to `os_overdue`, written both ways: the time picks one), and what the filters
+ * and summaries read. Class 0 is "not latest, nothing decided": its devices are served as stored.
+ */
+export interface DecisionClass {
+  readonly latest: boolean;
+  /** Whether a feed's release decided the device: it then carries the five compliance fields. */
+  readonly assessed: boolean;
+  /** `os_update_due_at` in ms; undefined when absent. */
+  readonly dueAt: number | undefined;
+  /** `os_exploited_cves` (empty when absent). */
+  readonly exploited: readonly string[];
+  /** The JSON after the flag literal: [0] with `os_overdue` false (or without it), [1] with it true. */
+  readonly fields: readonly [string, string];
+}
+
+/** Every device's latest-OS decision and patch compliance against the references of its system. */
 export interface LatestDecisions {
   /** 1: `os_is_latest` true, 0: false. */
   readonly flags: Uint8Array;
-  /** Device i's `os_latest_version` as an index into `fragments`. */
-  readonly referenceOf: Uint32Array;
-  /** What follows the device's flag literal: `,"os_latest_version":"…"`, or nothing (entry 0). */
-  readonly fragments: readonly string[];
+  /** Device i's decision as an index into `classes`. */
+  readonly classOf: Uint32Array;
+  readonly classes: readonly DecisionClass[];
+  /** The classes' distinct due dates, ascending: passing one turns devices overdue. */
+  readonly dueDates: Float64Array;
 }
 
-const LATEST_VERSION_KEY = ',"os_latest_version":';
+const NOTHING_DECIDED: DecisionClass = { latest: false, assessed: false, dueAt: undefined, exploited: [], fields: ['', ''] };
+
+/** The fields after `"os_is_latest":<flag>` as `osFieldsOf` writes them, at a moment before or after the due date. */
+const fieldsText = (assessment: DeviceAssessment, overdue: boolean): string => {
+  const json = JSON.stringify(osFieldsOf(assessment, overdue ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY));
+  return json.slice(`{"os_is_latest":${String(assessment.latest)}`.length, -1);
+};
+
+const classOf = (assessment: DeviceAssessment): DecisionClass => ({
+  latest: assessment.latest,
+  assessed: assessment.compliance !== undefined,
+  dueAt: assessment.compliance?.updateDueAt,
+  exploited: assessment.compliance?.exploitedCves ?? [],
+  fields: [fieldsText(assessment, false), fieldsText(assessment, true)],
+});
 
 /**
- * Every device's `os_is_latest` and `os_latest_version` against the reference of its system, one
- * decision per distinct version, response level, category and (for a feed) board and model: a fleet
- * runs a few hundred. A device no reference decides (an Apple TV without a tvOS reference, a watch)
- * is not latest and has no `os_latest_version`.
+ * Every device's `os_is_latest`, `os_latest_version` and patch compliance against the reference of
+ * its system (one place decides them all: LatestReference.assess), one assessment per distinct
+ * version, response level, category and (for a feed) board and model: a fleet runs a few hundred.
+ * A device no reference decides (an Apple TV without a tvOS reference, a watch) is not latest and has
+ * none of the other fields. Nothing here depends on the time: `overdueAt` does.
  */
 export const decideLatest = (snapshot: DeviceSnapshot, references: DeviceReferences): LatestDecisions => {
   const flags = new Uint8Array(snapshot.count);
-  const referenceOf = new Uint32Array(snapshot.count);
-  const fragments = [''];
-  const fragmentOf = new Map<string, number>();
-  const decided = new Map<number | string, { flag: number; fragment: number }>();
+  const classIndex = new Uint32Array(snapshot.count);
+  const classes: DecisionClass[] = [NOTHING_DECIDED];
+  const classByText = new Map<string, number>([[`false${NOTHING_DECIDED.fields[0]}`, 0]]);
+  const decided = new Map<number | string, number>();
   // The five keys as one number where their dictionaries' sizes allow it (every fleet seen): no
   // string per device; else as text.
   const radix = [snapshot.responses.length, snapshot.boards.length, snapshot.models.length, snapshot.osNames.length];
   const numeric = radix.reduce((product, size) => product * size, snapshot.osVersions.length) <= Number.MAX_SAFE_INTEGER;
-  const decide = (index: number): { flag: number; fragment: number } => {
+  const decide = (index: number): number => {
     const version = snapshot.osVersionKey[index]!;
     const response = snapshot.responseKey[index]!;
     const board = references.perDevice ? snapshot.boardKey[index]! : 0;
@@ -77,32 +111,73 @@ export const decideLatest = (snapshot: DeviceSnapshot, references: DeviceReferen
     let known = decided.get(slot);
     if (known === undefined) {
       const reference = references.of(snapshot.osNames[category]);
-      const decision: LatestDecision =
+      const assessment: DeviceAssessment =
         reference === undefined
-          ? { latest: false, reference: undefined }
-          : reference.decide({
+          ? { latest: false, reference: undefined, compliance: undefined }
+          : reference.assess({
               osVersion: snapshot.osVersions[version],
               response: snapshot.responses[response],
               boardId: snapshot.boards[board],
               modelIdentifier: snapshot.models[model],
             });
-      let fragment = 0;
-      if (decision.reference !== undefined) {
-        fragment = fragmentOf.get(decision.reference) ?? fragments.length;
-        if (fragment === fragments.length) {
-          fragments.push(`${LATEST_VERSION_KEY}${JSON.stringify(decision.reference)}`);
-          fragmentOf.set(decision.reference, fragment);
-        }
+      const decision = classOf(assessment);
+      const text = `${String(decision.latest)}${decision.fields[0]}`;
+      known = classByText.get(text);
+      if (known === undefined) {
+        known = classes.push(decision) - 1;
+        classByText.set(text, known);
       }
-      known = { flag: decision.latest ? 1 : 0, fragment };
       decided.set(slot, known);
     }
     return known;
   };
   for (let index = 0; index < snapshot.count; index += 1) {
-    const { flag, fragment } = decide(index);
-    flags[index] = flag;
-    referenceOf[index] = fragment;
+    const known = decide(index);
+    classIndex[index] = known;
+    flags[index] = classes[known]!.latest ? 1 : 0;
   }
-  return { flags, referenceOf, fragments };
+  const dueDates = Float64Array.from(new Set(classes.flatMap(({ dueAt }) => (dueAt === undefined ? [] : [dueAt])))).sort();
+  return { flags, classOf: classIndex, classes, dueDates };
+};
+
+/** A class's `os_overdue`, or `os_exploited` as the filters read it: absent (no compliance fields), false, or true. */
+export const ABSENT = 0;
+export const FALSE = 1;
+export const TRUE = 2;
+
+/** The decisions at one moment: each class's `os_overdue`, and how many due dates had passed (part of every ETag). */
+export interface DecisionsAt {
+  readonly decisions: LatestDecisions;
+  /** Due dates at or before the moment: the body changes only when this does. */
+  readonly epoch: number;
+  /** Class c's `os_overdue`. */
+  readonly overdue: Uint8Array;
+  /** Class c's `os_exploited`: true when it has `os_exploited_cves`. */
+  readonly exploited: Uint8Array;
+}
+
+/** How many of the decisions' due dates are at or before `now`: whether `decisionsAt` would change. */
+export const overdueEpoch = (decisions: LatestDecisions, now: number): number => {
+  let low = 0;
+  let high = decisions.dueDates.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (decisions.dueDates[middle]! <= now) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+};
+
+/** The decisions as they stand at `now` (ms): a device turns overdue at its due date, with no new snapshot. */
+export const decisionsAt = (decisions: LatestDecisions, now: number): DecisionsAt => {
+  const { classes } = decisions;
+  const epoch = overdueEpoch(decisions, now);
+  const overdue = new Uint8Array(classes.length);
+  const exploited = new Uint8Array(classes.length);
+  classes.forEach((decision, index) => {
+    if (!decision.assessed) return;
+    overdue[index] = decision.dueAt !== undefined && decision.dueAt <= now ? TRUE : FALSE;
+    exploited[index] = decision.exploited.length > 0 ? TRUE : FALSE;
+  });
+  return { decisions, epoch, overdue, exploited };
 };

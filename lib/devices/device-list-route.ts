@@ -58,22 +58,24 @@ const makeConfiguredDeviceList = (
       Object.fromEntries(await Promise.all(sources.map(async ({ system, source }) => [system, await source(request)] as const))),
       kind.systemOf,
     );
-  return makeDeviceList({ snapshots, references, query: kind.query });
+  return makeDeviceList({ snapshots, references, query: kind.query, now: Date.now });
 };
 
 /**
- * The handler of one device list route (GET /devices, GET /mobile-devices): its logger and metrics
- * under the function's name, its configuration tried at init, its query validated (422 naming
- * `query`), 304 on the page's ETag, and `cache_tier` on every access line.
+ * The handler of one device list (GET /devices, GET /mobile-devices) and its summary: its logger and
+ * metrics under the function's name, its configuration tried at init, its query validated (422
+ * naming `query`), 304 on the answer's ETag, and `cache_tier` on every access line.
  */
 export const makeDeviceListHandler = <C extends DevicesConfig>(spec: {
-  route: RouteKey;
+  /** The list's route and its summary's. */
+  routes: { list: RouteKey; summary: RouteKey };
   service: string;
   kind: InventoryKind;
   loadConfig: () => C;
   /** The latest-OS settings of the list's systems, from its configuration. */
   latestOs: (config: C) => LatestOsSettings;
-  validate: ValidateFunction;
+  /** The generated validators of the list's query and of the summary's (its filters only). */
+  validate: { list: ValidateFunction; summary: ValidateFunction };
 }) => {
   const logger = makeLogger(spec.service);
   const metrics = makeLazyMetrics(spec.service);
@@ -92,18 +94,27 @@ export const makeDeviceListHandler = <C extends DevicesConfig>(spec: {
   });
   checkConfigAtStartup(logger, deviceList);
 
+  const type = typeQueryOf(spec.kind.query);
   return makeHttpHandler<undefined, DeviceQuery>({
-    route: spec.route,
+    routes: [spec.routes.list, spec.routes.summary],
     logger,
-    query: { parameterName: 'query', validate: spec.validate, type: typeQueryOf(spec.kind.query) },
+    query: {
+      [spec.routes.list]: { parameterName: 'query', validate: spec.validate.list, type },
+      [spec.routes.summary]: { parameterName: 'query', validate: spec.validate.summary, type },
+    },
     // Upstream until a tier answers: only an upstream read (or its configuration) can fail or run out
     // of time, and the line keeps the key whichever way the request ends.
     logFields: { cache_tier: cacheTierName(CacheTier.Upstream) },
-    // 304 on the page's ETag, rendering the body only when it is sent.
+    // 304 on the answer's ETag, rendering the body only when it is sent.
     conditional: true,
-    handle: async ({ query, remainingTimeMs, annotate }) => {
+    handle: async ({ route, query, remainingTimeMs, annotate }) => {
       try {
-        const page = await deviceList()(query, { remainingTimeMs });
+        if (route === spec.routes.summary) {
+          const summary = await deviceList().summary(query, { remainingTimeMs });
+          annotate({ cache_tier: cacheTierName(summary.tier) });
+          return { status: 200, json: summary.body, headers: { ETag: summary.etag } };
+        }
+        const page = await deviceList().page(query, { remainingTimeMs });
         annotate({ cache_tier: cacheTierName(page.tier) });
         return {
           status: 200,

@@ -1,8 +1,9 @@
 import type { CacheTier } from '../cache/tiered-cache.ts';
 import { RecentEntries } from '../values/recent-entries.ts';
 import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery, type QueryKind } from './device-query.ts';
-import { decideLatest, type DeviceReferences, type LatestDecisions } from './decide-latest.ts';
+import { decideLatest, decisionsAt, overdueEpoch, type DecisionsAt, type DeviceReferences, type LatestDecisions } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
+import { summarizeDevices } from './device-summary.ts';
 import { renderDevices } from './render-devices.ts';
 
 /** What a lookup needs to read upstream on a miss: the time left in the invocation. */
@@ -15,26 +16,47 @@ export interface SnapshotSource {
   get: (request: SnapshotRequest) => Promise<{ value: DeviceSnapshot; tier: CacheTier }>;
 }
 
-/** One GET /devices answer, before its body is rendered (a 304 needs none). */
-export interface DevicePage {
+/** One answer of a list route, before its body is rendered (a 304 needs none). */
+export interface DeviceAnswer {
   tier: CacheTier;
   etag: string;
-  /** Matching devices on every page. */
-  total: number;
-  /** The `Link` header of the next page, when one follows. */
-  next: string | undefined;
   /** Renders the body; the HTTP layer keeps what it rendered by ETag (lib/http/response-encoding.ts). */
   body: () => string;
 }
 
-/** Filters whose matching devices are kept per snapshot and reference (4 bytes a matching device). */
+/** One GET /devices page. */
+export interface DevicePage extends DeviceAnswer {
+  /** Matching devices on every page. */
+  total: number;
+  /** The `Link` header of the next page, when one follows. */
+  next: string | undefined;
+}
+
+export interface DeviceList {
+  /** GET /devices (or /mobile-devices): a page, or the whole list, of the matching devices. */
+  page: (query: DeviceQuery, request: SnapshotRequest) => Promise<DevicePage>;
+  /** GET /devices/summary: the matching devices counted (`limit` and `after` are the schema's to refuse). */
+  summary: (query: DeviceQuery, request: SnapshotRequest) => Promise<DeviceAnswer>;
+}
+
+/** Filters whose matching devices are kept per snapshot, reference and moment (4 bytes a matching device). */
 const FILTERS_KEPT = 16;
 
+/** What is decided once per snapshot and references, and what once more when a due date passes. */
+interface Decided {
+  snapshot: DeviceSnapshot;
+  referenceKey: string;
+  decisions: LatestDecisions;
+  at: DecisionsAt;
+  matches: RecentEntries<string, Uint32Array | undefined>;
+}
+
 /**
- * GET /devices (or GET /mobile-devices: `query` names its filters and route) over the snapshot the
- * cache tiers hold: each device's latest-OS decision against its system's reference (once per
- * snapshot and references), the filters and page of the query, and the body as the join of
- * its devices' rendered JSON: no upstream call and no serialization of the whole list per request.
+ * GET /devices (or GET /mobile-devices: `query` names its filters and route) and its summary over
+ * the snapshot the cache tiers hold: each device's latest-OS decision and patch compliance against
+ * its system's reference (once per snapshot and references; `os_overdue` again when a due date
+ * passes, at `now`), the filters and page of the query, and the body as the join of its devices'
+ * rendered JSON: no upstream call and no serialization of the whole list per request.
  */
 export const makeDeviceList = (deps: {
   snapshots: SnapshotSource;
@@ -42,48 +64,63 @@ export const makeDeviceList = (deps: {
   references: (request: SnapshotRequest) => Promise<DeviceReferences>;
   /** The list's own filters and route (the inventory kind's). */
   query: QueryKind;
-}) => {
+  /** The moment a response is built, in ms: what `os_overdue` is decided at. */
+  now: () => number;
+}): DeviceList => {
   const kind = deps.query;
-  // What is decided once per snapshot and reference: every device's decision, and each filter's matches.
-  let decided:
-    | {
-        snapshot: DeviceSnapshot;
-        referenceKey: string;
-        decisions: LatestDecisions;
-        matches: RecentEntries<string, Uint32Array | undefined>;
-      }
-    | undefined;
+  let decided: Decided | undefined;
 
-  const decisionsFor = (snapshot: DeviceSnapshot, references: DeviceReferences) => {
-    if (decided?.snapshot !== snapshot || decided.referenceKey !== references.key) {
-      decided = {
-        snapshot,
-        referenceKey: references.key,
-        decisions: decideLatest(snapshot, references),
-        matches: new RecentEntries(FILTERS_KEPT),
-      };
-    }
-    return decided;
-  };
-
-  const matchesOf = (snapshot: DeviceSnapshot, decisions: NonNullable<typeof decided>, query: DeviceQuery): Uint32Array | undefined => {
-    const key = filterKey(query, kind);
-    if (decisions.matches.has(key)) return decisions.matches.get(key);
-    return decisions.matches.set(key, filterMatches(snapshot, decisions.decisions.flags, query, kind));
-  };
-
-  return async (query: DeviceQuery, request: SnapshotRequest): Promise<DevicePage> => {
+  const decidedFor = async (request: SnapshotRequest): Promise<{ tier: CacheTier; state: Decided }> => {
     // Side by side: a feed fetched once per TTL never adds its time to an inventory read.
     const [{ value: snapshot, tier }, references] = await Promise.all([deps.snapshots.get(request), deps.references(request)]);
-    const decisions = decisionsFor(snapshot, references);
-    const selection = selectPage(snapshot, matchesOf(snapshot, decisions, query), query);
-    const etag = deviceListEtag(snapshot.id, references.key, query, kind);
-    return {
-      tier,
-      etag,
-      total: selection.total,
-      next: selection.nextAfter === undefined ? undefined : nextPageLink(query, selection.nextAfter, kind),
-      body: () => renderDevices(snapshot, decisions.decisions, selection.indexes),
-    };
+    const now = deps.now();
+    let state = decided;
+    if (state?.snapshot !== snapshot || state.referenceKey !== references.key) {
+      const decisions = decideLatest(snapshot, references);
+      state = {
+        snapshot,
+        referenceKey: references.key,
+        decisions,
+        at: decisionsAt(decisions, now),
+        matches: new RecentEntries(FILTERS_KEPT),
+      };
+    } else if (overdueEpoch(state.decisions, now) !== state.at.epoch) {
+      // A due date passed: the overdue devices (and the filters reading them) are decided again.
+      state = { ...state, at: decisionsAt(state.decisions, now), matches: new RecentEntries(FILTERS_KEPT) };
+    }
+    decided = state;
+    return { tier, state };
+  };
+
+  const matchesOf = (state: Decided, query: DeviceQuery): Uint32Array | undefined => {
+    const key = filterKey(query, kind);
+    if (state.matches.has(key)) return state.matches.get(key);
+    return state.matches.set(key, filterMatches(state.snapshot, state.at, query, kind));
+  };
+
+  const etagOf = (state: Decided, view: 'list' | 'summary', query: DeviceQuery) =>
+    deviceListEtag({ snapshotId: state.snapshot.id, referenceKey: state.referenceKey, epoch: state.at.epoch }, view, query, kind);
+
+  return {
+    page: async (query, request) => {
+      const { tier, state } = await decidedFor(request);
+      const selection = selectPage(state.snapshot, matchesOf(state, query), query);
+      return {
+        tier,
+        etag: etagOf(state, 'list', query),
+        total: selection.total,
+        next: selection.nextAfter === undefined ? undefined : nextPageLink(query, selection.nextAfter, kind),
+        body: () => renderDevices(state.snapshot, state.at, selection.indexes),
+      };
+    },
+    summary: async (query, request) => {
+      const { tier, state } = await decidedFor(request);
+      const matches = matchesOf(state, query);
+      return {
+        tier,
+        etag: etagOf(state, 'summary', query),
+        body: () => JSON.stringify(summarizeDevices(state.snapshot, state.at, matches)),
+      };
+    },
   };
 };

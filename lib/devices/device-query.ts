@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { compareDigitStrings, stripLeadingZeros } from '../values/digit-strings.ts';
+import { FALSE, TRUE, type DecisionsAt } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 
 /**
@@ -12,6 +13,9 @@ export interface DeviceQuery {
   /** Only devices whose id is numerically greater (the keyset cursor), as digits. */
   after?: string;
   os_is_latest?: boolean;
+  /** Patch compliance: only devices that have the fields and this `os_overdue` (or `os_exploited_cves` when true). */
+  os_overdue?: boolean;
+  os_exploited?: boolean;
   managed?: boolean;
   supervised?: boolean;
   /** Exact value, compared case-insensitively; kept as the caller wrote it (for the next link). */
@@ -37,9 +41,10 @@ export const COMPUTER_QUERY: QueryKind = { path: '/devices', category: 'os_name'
 export const MOBILE_QUERY: QueryKind = { path: '/mobile-devices', category: 'device_type', before: 'last_inventory_before' };
 
 /** The query parameters in the order they are written back (the next link, the ETag). */
-const filtersOf = (kind: QueryKind) => ['os_is_latest', 'managed', 'supervised', kind.category, 'model_identifier', kind.before] as const;
+const filtersOf = (kind: QueryKind) =>
+  ['os_is_latest', 'os_overdue', 'os_exploited', 'managed', 'supervised', kind.category, 'model_identifier', kind.before] as const;
 const parametersOf = (kind: QueryKind) => ['limit', ...filtersOf(kind), 'after'] as const;
-const BOOLEANS = new Set(['os_is_latest', 'managed', 'supervised']);
+const BOOLEANS = new Set(['os_is_latest', 'os_overdue', 'os_exploited', 'managed', 'supervised']);
 
 /** A time of day followed by a space and `HH:MM`: a `+` offset written bare in the URL, read as a space. */
 const SPACE_FOR_PLUS = /^(.+[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$/;
@@ -128,16 +133,21 @@ export const filterKey = (query: DeviceQuery, kind: QueryKind): string =>
  * nothing. One pass over the snapshot's columns, worth keeping per filter: every page of a filter
  * is then a binary search and a slice.
  */
-export const filterMatches = (
-  snapshot: DeviceSnapshot,
-  flags: Uint8Array,
-  query: DeviceQuery,
-  kind: QueryKind,
-): Uint32Array | undefined => {
+export const filterMatches = (snapshot: DeviceSnapshot, at: DecisionsAt, query: DeviceQuery, kind: QueryKind): Uint32Array | undefined => {
+  const { flags, classOf } = at.decisions;
   const tests: ((index: number) => boolean)[] = [];
   if (query.os_is_latest !== undefined) {
     const wanted = tristate(query.os_is_latest);
     tests.push((index) => flags[index] === wanted);
+  }
+  // A device without the compliance fields matches neither value of these two.
+  if (query.os_overdue !== undefined) {
+    const wanted = query.os_overdue ? TRUE : FALSE;
+    tests.push((index) => at.overdue[classOf[index]!] === wanted);
+  }
+  if (query.os_exploited !== undefined) {
+    const wanted = query.os_exploited ? TRUE : FALSE;
+    tests.push((index) => at.exploited[classOf[index]!] === wanted);
   }
   if (query.managed !== undefined) {
     const wanted = tristate(query.managed);
@@ -201,12 +211,21 @@ const queryString = (query: DeviceQuery, kind: QueryKind): string =>
 export const nextPageLink = (query: DeviceQuery, after: string, kind: QueryKind): string =>
   `<${kind.path}?${queryString({ ...query, after }, kind)}>; rel="next"`;
 
+/** What an ETag is of: a page of the list, or the summary. */
+export type DeviceView = 'list' | 'summary';
+
 /**
- * A strong ETag for the body of `query` over a snapshot flagged against a reference: it changes
- * whenever the body would (other devices, another reference, another page) and only then.
+ * A strong ETag for the body of `query` over a snapshot decided against references, at a moment
+ * when `epoch` of their due dates had passed: it changes whenever the body would (other devices,
+ * another reference, another page, a device turning overdue) and only then.
  */
-export const deviceListEtag = (snapshotId: string, referenceKey: string, query: DeviceQuery, kind: QueryKind): string =>
+export const deviceListEtag = (
+  state: { snapshotId: string; referenceKey: string; epoch: number },
+  view: DeviceView,
+  query: DeviceQuery,
+  kind: QueryKind,
+): string =>
   `"${createHash('sha256')
-    .update(`${snapshotId}\n${referenceKey}\n${queryString(query, kind)}`)
+    .update(`${state.snapshotId}\n${state.referenceKey}\n${state.epoch}\n${view}\n${queryString(query, kind)}`)
     .digest('base64url')
     .slice(0, 27)}"`;

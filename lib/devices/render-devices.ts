@@ -1,11 +1,15 @@
-import type { LatestDecisions } from './decide-latest.ts';
+import { TRUE, type DecisionsAt } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 import { FLAG_UNDECIDED } from './snapshot-layout.ts';
 
-/** The JSON array of the devices at `indexes` (ascending), each with its decision from `decisions`. */
-export const renderDevices = (snapshot: DeviceSnapshot, decisions: LatestDecisions, indexes: ArrayLike<number>): string => {
+/**
+ * The JSON array of the devices at `indexes` (ascending), each with its decision as it stands at the
+ * moment `at` was taken: the flag, then `os_latest_version` and the compliance fields.
+ */
+export const renderDevices = (snapshot: DeviceSnapshot, at: DecisionsAt, indexes: ArrayLike<number>): string => {
   const { text, starts, flagAt } = snapshot;
-  const { flags, referenceOf, fragments } = decisions;
+  const { flags, classOf, classes } = at.decisions;
+  const { overdue } = at;
   let chunkIndex = -1;
   let json = '';
   let base = 0;
@@ -21,13 +25,13 @@ export const renderDevices = (snapshot: DeviceSnapshot, decisions: LatestDecisio
       base = starts[inChunk * text.chunkDevices]!;
     }
     if (position > 0) body += ',';
-    const fragment = referenceOf[index]!;
-    if (flags[index] === 1 || fragment !== 0) {
-      // The flag literal, then the reference it was decided against, in the documented order.
+    const decision = classOf[index]!;
+    if (decision !== 0) {
+      // The flag literal, then what it was decided against and the compliance, in the documented order.
       const flag = flagAt[index]! - base;
       body += json.slice(starts[index]! - base, flag);
       body += flags[index] === 1 ? 'true' : FLAG_UNDECIDED;
-      body += fragments[fragment]!;
+      body += classes[decision]!.fields[overdue[decision] === TRUE ? 1 : 0];
       body += json.slice(flag + FLAG_UNDECIDED.length, starts[index + 1]! - base);
     } else {
       body += json.slice(starts[index]! - base, starts[index + 1]! - base);

@@ -10,7 +10,7 @@ import type { JsonBody } from './json-body.ts';
 import { queryParameters, type QuerySpec } from './query-parameters.ts';
 import { requestOriginOf } from './request-origin.ts';
 import { responseEncoding } from './response-encoding.ts';
-import { routeGuard, type RouteKey } from './routes.ts';
+import { routeGuard, routeOf, type RouteKey } from './routes.ts';
 
 /** Time kept back from the Lambda deadline to answer 504 in the envelope and write the access line. */
 const TIMEOUT_MARGIN_MS = 200;
@@ -18,8 +18,10 @@ const TIMEOUT_MARGIN_MS = 200;
 const API_GATEWAY_TIMEOUT_MS = 30_000;
 
 export interface HttpRequest<TBody, TQuery> {
+  /** Which of the handler's routes the request came by. */
+  route: RouteKey;
   body: TBody;
-  /** The validated query when the route has a query spec; otherwise empty. */
+  /** The validated query when the route has query rules; otherwise empty. */
   query: TQuery;
   pathParameters: Readonly<Record<string, string | undefined>>;
   headers: Readonly<Record<string, string | undefined>>;
@@ -48,11 +50,13 @@ export interface HttpResponse {
 }
 
 export interface HttpHandlerSpec<TBody, TQuery> {
-  route: RouteKey;
+  /** The routes the function serves (usually one): any other request is 404 or 405. */
+  routes: readonly [RouteKey, ...RouteKey[]];
   logger: Logger;
   /** The route's JSON body: parsing and its rules (json-body.ts's `jsonBody`), so only routes with a body bundle them. */
   body?: JsonBody;
-  query?: QuerySpec;
+  /** Each route's query rules; a route without them takes no query. */
+  query?: Partial<Record<RouteKey, QuerySpec>>;
   /**
    * Keys every access line of this route starts with, once the route is known to be this one (e.g.
    * `cache_tier` on GET /devices, so a refused query's line has it too); the handler may overwrite them.
@@ -111,14 +115,17 @@ export const makeHttpHandler = <TBody = undefined, TQuery = Record<string, never
     .use(accessLog(spec.logger))
     .use(errorEnvelope())
     .use(responseEncoding({ conditional: spec.conditional === true }))
-    .use(routeGuard(spec.route));
+    .use(routeGuard(spec.routes));
   if (spec.logFields) chain.use(routeLogFields(spec.logFields));
-  if (spec.query) chain.use(queryParameters(spec.query));
+  const query = spec.query;
+  if (query) chain.use(queryParameters((event) => query[routeOf(event)]));
 
   let operation: HttpOperation = async (event, context) => {
+    const route = routeOf(event);
     const response = await spec.handle({
+      route,
       body: event.body as TBody,
-      query: (spec.query ? event.queryStringParameters : {}) as TQuery,
+      query: (query?.[route] ? event.queryStringParameters : {}) as TQuery,
       pathParameters: event.pathParameters ?? {},
       headers: event.headers ?? {},
       remainingTimeMs: remainingTimeOf(context, API_GATEWAY_TIMEOUT_MS),

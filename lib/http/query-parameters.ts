@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { ValidationError, type ErrorDetail } from '../errors.ts';
 import { toErrorDetails } from './error-details.ts';
-import type { HttpMiddleware } from './http-types.ts';
+import type { HttpEvent, HttpMiddleware } from './http-types.ts';
 
 export interface QuerySpec {
   /** The name in the 422 message: `Parameter (<name>) failed schema validation`. */
@@ -15,11 +15,14 @@ export interface QuerySpec {
 /**
  * Reads the query from the raw query string (API Gateway's `queryStringParameters` joins a repeated
  * parameter's values with commas, which would hide the repetition), types and validates it, and
- * leaves the result as `queryStringParameters` for the handler. A repeated parameter, an unknown one
+ * leaves the result as `queryStringParameters` for the handler. `specOf` gives the rules of the
+ * request's route (none: its query is not read). A repeated parameter, an unknown one
  * or a malformed value is a 422 whose details name each parameter.
  */
-export const queryParameters = (spec: QuerySpec): HttpMiddleware => ({
+export const queryParameters = (specOf: (event: HttpEvent) => QuerySpec | undefined): HttpMiddleware => ({
   before: (request) => {
+    const spec = specOf(request.event);
+    if (spec === undefined) return;
     const values = new Map<string, string>();
     const repeated = new Set<string>();
     for (const [name, value] of new URLSearchParams(request.event.rawQueryString ?? '')) {

@@ -5,7 +5,9 @@ import type { HttpMiddleware } from './http-types.ts';
 const ROUTES = [
   { method: 'POST', path: '/credentials' },
   { method: 'GET', path: '/devices' },
+  { method: 'GET', path: '/devices/summary' },
   { method: 'GET', path: '/mobile-devices' },
+  { method: 'GET', path: '/mobile-devices/summary' },
   { method: 'POST', path: '/api/users' },
   { method: 'GET', path: '/api/users/{id}' },
 ] as const;
@@ -40,18 +42,24 @@ export const requestPath = (event: { rawPath?: string; requestContext?: { http?:
   event.rawPath ?? event.requestContext?.http?.path ?? '/';
 
 /**
- * Lets a request reach the handler only when it came by this function's own route: 404 for a path
- * the API does not have (a trailing slash or another spelling included), 405 (with `Allow`) for a
- * route's path with another method. API Gateway names the route in `routeKey`: a request that came
- * by `$default` never runs a route's handler, whatever its path, since `$default` requires no scope
- * (docs/architecture.md#routes-and-the-default-route).
+ * Lets a request reach the handler only when it came by one of this function's own routes: 404 for
+ * a path the API does not have (a trailing slash or another spelling included), 405 (with `Allow`)
+ * for a route's path with another method. API Gateway names the route in `routeKey`: a request that
+ * came by `$default` never runs a route's handler, whatever its path, since `$default` requires no
+ * scope (docs/architecture.md#routes-and-the-default-route). A request let through has its route in
+ * `routeKey` (`routeOf`), a direct invocation's too.
  */
-export const routeGuard = (route: RouteKey): HttpMiddleware => ({
+export const routeGuard = (routes: readonly RouteKey[]): HttpMiddleware => ({
   before: (request) => {
     const match = matchRoute(requestMethod(request.event), requestPath(request.event));
     if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(match.allowed);
+    if (match.kind === 'not-found' || !routes.includes(match.routeKey)) throw new NotFoundError();
     // An event without routeKey (a direct invocation) is judged by its method and path alone.
-    const cameBy = (request.event as { routeKey?: string }).routeKey ?? route;
-    if (match.kind === 'not-found' || match.routeKey !== route || cameBy !== route) throw new NotFoundError();
+    const event = request.event as { routeKey?: string };
+    if ((event.routeKey ?? match.routeKey) !== match.routeKey) throw new NotFoundError();
+    event.routeKey = match.routeKey;
   },
 });
+
+/** The route of a request `routeGuard` let through. */
+export const routeOf = (event: object): RouteKey => (event as { routeKey: RouteKey }).routeKey;

@@ -7,7 +7,9 @@ import { matchRoute, type RouteKey } from '../../lib/http/routes.ts';
 const API_ROUTE_TABLE: Record<RouteKey, true> = {
   'POST /credentials': true,
   'GET /devices': true,
+  'GET /devices/summary': true,
   'GET /mobile-devices': true,
+  'GET /mobile-devices/summary': true,
   'POST /api/users': true,
   'GET /api/users/{id}': true,
 };

@@ -571,7 +571,9 @@ describe('osls package: the documented stage combinations', () => {
   describe('callers of the HTTP API', () => {
     const SCOPES: Record<string, string[] | undefined> = {
       'GET /devices': ['devices.read'],
+      'GET /devices/summary': ['devices.read'],
       'GET /mobile-devices': ['devices.read'],
+      'GET /mobile-devices/summary': ['devices.read'],
       'GET /api/users/{id}': ['users.read'],
       'POST /api/users': ['users.write'],
       'POST /credentials': ['credentials.write'],

@@ -16,7 +16,7 @@ describe('the shared HTTP chain', () => {
 
   it('answers 504 in the envelope, with one access line, when the invocation deadline arrives first', async () => {
     const handler = makeHttpHandler({
-      route: 'GET /devices',
+      routes: ['GET /devices'],
       logger: new Logger({ serviceName: 'test' }),
       handle: ({ annotate }) => {
         annotate({ cache_tier: 'upstream' });
@@ -36,7 +36,7 @@ describe('the shared HTTP chain', () => {
   it('answers 504 once 200 ms are left before the deadline, and not sooner (docs/architecture.md)', async () => {
     const finishingAfter = (ms: number) =>
       makeHttpHandler({
-        route: 'GET /devices',
+        routes: ['GET /devices'],
         logger: new Logger({ serviceName: 'test' }),
         handle: () => new Promise((resolve) => setTimeout(() => resolve({ status: 200, body: [] }), ms)),
       });
@@ -52,7 +52,7 @@ describe('the shared HTTP chain', () => {
     let handled = 0;
     const handlerOf = (answersJsonOnly: boolean) =>
       makeHttpHandler({
-        route: 'GET /devices',
+        routes: ['GET /devices'],
         logger: new Logger({ serviceName: 'test' }),
         ...(answersJsonOnly ? { accept: jsonAccept() } : {}),
         handle: async () => {
@@ -78,7 +78,7 @@ describe('the shared HTTP chain', () => {
   it('says Vary: Accept-Encoding once, and only for a body whose encoding the client chooses', async () => {
     const answering = (json: string) =>
       makeHttpHandler({
-        route: 'POST /credentials',
+        routes: ['POST /credentials'],
         logger: new Logger({ serviceName: 'test' }),
         handle: async () => ({ status: 200, json }),
       });
@@ -100,7 +100,7 @@ describe('the shared HTTP chain', () => {
 
   it('writes the access line even when the log level filters INFO out', async () => {
     const handler = makeHttpHandler({
-      route: 'GET /devices',
+      routes: ['GET /devices'],
       logger: new Logger({ serviceName: 'test', logLevel: 'ERROR' }),
       handle: async () => ({ status: 200, body: [] }),
     });
@@ -110,7 +110,7 @@ describe('the shared HTTP chain', () => {
 
   it('maps an unexpected error to a generic 500 and keeps its message on the log line only', async () => {
     const handler = makeHttpHandler({
-      route: 'GET /devices',
+      routes: ['GET /devices'],
       logger: new Logger({ serviceName: 'test' }),
       handle: async () => {
         throw new Error('internal detail: host db-7 refused the connection');

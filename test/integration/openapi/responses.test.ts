@@ -6,7 +6,14 @@ import { apiRouteKeys } from '../../support/api-routes.ts';
 import { captureStdout, type CapturedLogs } from '../../support/capture-logs.ts';
 import { startDynalite, type Dynalite } from '../../../scripts/local/dynalite.ts';
 import { createUserTables } from '../../support/load-handlers.ts';
-import { DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
+import {
+  DEMO_JAMF_CREDENTIALS,
+  generateJamfComputers,
+  generateJamfMobileDevices,
+  startFakeJamf,
+  type FakeJamf,
+} from '../../../demo/fake-jamf.ts';
+import { startFakeSofa } from '../../../demo/fake-sofa.ts';
 import { httpEvent, lambdaContext, loadEvent } from '../../support/http-events.ts';
 import {
   allRefs,
@@ -242,6 +249,44 @@ describe('openapi.yaml', () => {
       faulty.setPageFault(0, undefined);
       expect(result.statusCode).toBe(504);
       expectDocumented(request, result);
+    });
+
+    it('answers both lists and their summaries with the patch-compliance fields in the documented shapes', async () => {
+      const sofa = await startFakeSofa();
+      const mobileJamf = await startFakeJamf({ devices: [], mobileDevices: generateJamfMobileDevices(120, 4) });
+      try {
+        const feeds = {
+          LATEST_OS_FEED_URL: sofa.feedUrl('v2'),
+          LATEST_IOS_FEED_URL: sofa.feedUrl('ios-v2'),
+          LATEST_TVOS_FEED_URL: sofa.feedUrl('tvos-v2'),
+          LATEST_IOS_VERSION: '26.6.1',
+        };
+        for (const [module, path, url] of [
+          ['devices', '/devices', jamf.url],
+          ['mobile-devices', '/mobile-devices', mobileJamf.url],
+        ] as const) {
+          const handler = await loadHandler(module, { ...jamfEnv(url), ...feeds });
+          const list = await handler(httpEvent('GET', path), lambdaContext());
+          expect(list.body).toContain('"os_missing_releases"');
+          expect(list.body).toContain('"os_exploited_cves"');
+          expectDocumented({ method: 'GET', path }, list);
+          const summaryRequest = { method: 'GET', path: `${path}/summary` };
+          const summary = await handler(httpEvent('GET', summaryRequest.path), lambdaContext());
+          expect(summary.statusCode).toBe(200);
+          expectDocumented(summaryRequest, summary);
+          const again = await handler(
+            httpEvent('GET', summaryRequest.path, { headers: { 'if-none-match': String(summary.headers?.ETag) } }),
+            lambdaContext(),
+          );
+          expect(again.statusCode).toBe(304);
+          expectDocumented(summaryRequest, again);
+          const refused = await handler({ ...httpEvent('GET', summaryRequest.path), rawQueryString: 'limit=5' }, lambdaContext());
+          expect(refused.statusCode).toBe(422);
+          expectDocumented(summaryRequest, refused);
+        }
+      } finally {
+        await Promise.all([sofa.close(), mobileJamf.close()]);
+      }
     });
 
     it('answers 500 in the envelope when misconfigured', async () => {

@@ -14,7 +14,7 @@ import {
 } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import {} from '../../../lib/devices/build-snapshot.ts';
-import { decideLatest, everyDevice } from '../../../lib/devices/decide-latest.ts';
+import { decideLatest, decisionsAt, everyDevice, type DecisionsAt } from '../../../lib/devices/decide-latest.ts';
 import { toErrorDetails } from '../../../lib/http/error-details.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
@@ -25,11 +25,12 @@ const typeDeviceQuery = typeQueryOf(COMPUTER_QUERY);
 
 const devices = generateJamfComputers(400, 31).map((record) => mapComputer(record)!);
 const snapshot = buildComputerSnapshot(devices, 0);
-const { flags } = decideLatest(snapshot, everyDevice(fixedReference('26.1')));
+const decided = decisionsAt(decideLatest(snapshot, everyDevice(fixedReference('26.1'))), 0);
+const { flags } = decided.decisions;
 
 /** A page the way device-list.ts selects it: the filter's matches, then the page. */
-const selectDevices = (from: DeviceSnapshot, flagged: Uint8Array, query: DeviceQuery) =>
-  selectPage(from, filterMatches(from, flagged, query, COMPUTER_QUERY), query);
+const selectDevices = (from: DeviceSnapshot, at: DecisionsAt, query: DeviceQuery) =>
+  selectPage(from, filterMatches(from, at, query, COMPUTER_QUERY), query);
 
 /** What a query selects, decided device by device from the devices themselves. */
 const matching = (query: DeviceQuery) =>
@@ -67,7 +68,7 @@ describe('selecting devices', () => {
         const seen: string[] = [];
         let after: string | undefined;
         for (let page = 0; page < 1_000; page += 1) {
-          const selection = selectDevices(snapshot, flags, { ...query, limit, ...(after === undefined ? {} : { after }) });
+          const selection = selectDevices(snapshot, decided, { ...query, limit, ...(after === undefined ? {} : { after }) });
           expect(selection.total).toBe(expected.length);
           expect(selection.indexes.length).toBeLessThanOrEqual(limit);
           seen.push(...selection.indexes.map((index) => snapshot.ids[index]!));
@@ -82,27 +83,29 @@ describe('selecting devices', () => {
   });
 
   it('gives the whole list without a limit, and no next cursor', () => {
-    const selection = selectDevices(snapshot, flags, {});
+    const selection = selectDevices(snapshot, decided, {});
     expect(selection.indexes).toHaveLength(devices.length);
     expect(selection.total).toBe(devices.length);
     expect(selection.nextAfter).toBeUndefined();
   });
 
   it('gives an empty page after the last id, with the total of every page', () => {
-    const selection = selectDevices(snapshot, flags, { limit: 10, after: '99999999999999999999999' });
+    const selection = selectDevices(snapshot, decided, { limit: 10, after: '99999999999999999999999' });
     expect(selection).toEqual({ indexes: [], total: devices.length, nextAfter: undefined });
   });
 
   it('compares the cursor as a number: 0009 is 9, and ids far beyond 2^53 order exactly', () => {
     const big = buildComputerSnapshot([{ id: '9' }, { id: '10' }, { id: '9007199254740993' }, { id: '90071992547409930' }], 0);
-    const noFlags = new Uint8Array(4);
+    const noFlags = decisionsAt(decideLatest(big, everyDevice(fixedReference(undefined))), 0);
     expect(selectDevices(big, noFlags, { after: '0009' }).indexes).toEqual([1, 2, 3]);
     expect(selectDevices(big, noFlags, { after: '9007199254740992' }).indexes).toEqual([2, 3]);
   });
 
   it('matches names case-insensitively and exactly, and finds nothing for an unknown value', () => {
-    expect(selectDevices(snapshot, flags, { os_name: 'MACOS' }).total).toBe(devices.filter((device) => device.os_name === 'macOS').length);
-    expect(selectDevices(snapshot, flags, { os_name: 'mac' }).total).toBe(0);
+    expect(selectDevices(snapshot, decided, { os_name: 'MACOS' }).total).toBe(
+      devices.filter((device) => device.os_name === 'macOS').length,
+    );
+    expect(selectDevices(snapshot, decided, { os_name: 'mac' }).total).toBe(0);
   });
 
   it('counts devices without a last contact among those not heard from before the instant', () => {
@@ -110,7 +113,11 @@ describe('selecting devices', () => {
       [{ id: '1', last_contact_at: '2026-11-01T00:00:00Z' }, { id: '2' }, { id: '3', last_contact_at: '2026-12-01T00:00:00Z' }],
       0,
     );
-    expect(selectDevices(sparse, new Uint8Array(3), { last_contact_before: '2026-11-15T00:00:00Z' }).indexes).toEqual([0, 1]);
+    expect(
+      selectDevices(sparse, decisionsAt(decideLatest(sparse, everyDevice(fixedReference(undefined))), 0), {
+        last_contact_before: '2026-11-15T00:00:00Z',
+      }).indexes,
+    ).toEqual([0, 1]);
   });
 });
 
@@ -121,14 +128,18 @@ describe('the next link and the ETag', () => {
     );
   });
 
-  it('changes the ETag with the devices, the reference and the query, and only with them', () => {
-    const base = deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10 }, COMPUTER_QUERY);
+  it('changes the ETag with the devices, the reference, the due dates passed, the view and the query, and only with them', () => {
+    const state = { snapshotId: 'snapshot-a', referenceKey: 'fixed:26.1', epoch: 0 };
+    const base = deviceListEtag(state, 'list', { limit: 10 }, COMPUTER_QUERY);
     expect(base).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
-    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10 }, COMPUTER_QUERY)).toBe(base);
-    expect(deviceListEtag('snapshot-b', 'fixed:26.1', { limit: 10 }, COMPUTER_QUERY)).not.toBe(base);
-    expect(deviceListEtag('snapshot-a', 'fixed:26.2', { limit: 10 }, COMPUTER_QUERY)).not.toBe(base);
-    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 10, after: '3' }, COMPUTER_QUERY)).not.toBe(base);
-    expect(deviceListEtag('snapshot-a', 'fixed:26.1', { limit: 11 }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag({ ...state }, 'list', { limit: 10 }, COMPUTER_QUERY)).toBe(base);
+    expect(deviceListEtag({ ...state, snapshotId: 'snapshot-b' }, 'list', { limit: 10 }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag({ ...state, referenceKey: 'fixed:26.2' }, 'list', { limit: 10 }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag({ ...state, epoch: 1 }, 'list', { limit: 10 }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag(state, 'summary', { limit: 10 }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag(state, 'list', { limit: 10, after: '3' }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag(state, 'list', { limit: 11 }, COMPUTER_QUERY)).not.toBe(base);
+    expect(deviceListEtag(state, 'list', { limit: 10, os_overdue: true }, COMPUTER_QUERY)).not.toBe(base);
   });
 });
 
@@ -142,7 +153,9 @@ describe('instants in last_contact_before', () => {
       ],
       0,
     );
-    const selection = selectDevices(pair, decideLatest(pair, everyDevice(fixedReference('26.1'))).flags, { last_contact_before: text });
+    const selection = selectDevices(pair, decisionsAt(decideLatest(pair, everyDevice(fixedReference('26.1'))), 0), {
+      last_contact_before: text,
+    });
     return selection.indexes.map((index) => pair.ids[index]!);
   };
 

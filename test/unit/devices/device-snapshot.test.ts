@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
 import {} from '../../../lib/devices/build-snapshot.ts';
-import { decideLatest, everyDevice } from '../../../lib/devices/decide-latest.ts';
+import { decideLatest, decisionsAt, everyDevice } from '../../../lib/devices/decide-latest.ts';
 import { deviceText, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { renderDevices } from '../../../lib/devices/render-devices.ts';
 import { snapshotDevices, buildComputerSnapshot } from '../../support/snapshot-devices.ts';
@@ -94,7 +94,7 @@ describe('device snapshot', () => {
     fc.assert(
       fc.property(fleets, fc.constantFrom('26.1', '15.7', '26.3.1 (a)', 'not-a-version'), (fleet, reference) => {
         const snapshot = buildComputerSnapshot(fleet, 0);
-        const body = renderDevices(snapshot, decideLatest(snapshot, everyDevice(fixedReference(reference))), all(snapshot));
+        const body = renderDevices(snapshot, decisionsAt(decideLatest(snapshot, everyDevice(fixedReference(reference))), 0), all(snapshot));
         expect(body).toBe(`[${fleet.map((entry) => expectedJson(entry, reference)).join(',')}]`);
       }),
       { numRuns: 100 },
@@ -104,20 +104,20 @@ describe('device snapshot', () => {
   it('renders a generated fleet byte for byte as the devices would serialize, for several references', () => {
     const snapshot = buildComputerSnapshot(devices, 0);
     for (const reference of ['26.1', '15.10', '26.0 (25A354)', 'not-a-version']) {
-      const body = renderDevices(snapshot, decideLatest(snapshot, everyDevice(fixedReference(reference))), all(snapshot));
+      const body = renderDevices(snapshot, decisionsAt(decideLatest(snapshot, everyDevice(fixedReference(reference))), 0), all(snapshot));
       expect(body).toBe(`[${devices.map((entry) => expectedJson(entry, reference)).join(',')}]`);
     }
   });
 
   it('renders only the devices asked for, in their order, and an empty page as []', () => {
     const snapshot = buildComputerSnapshot(devices, 0);
-    const decisions = decideLatest(snapshot, everyDevice(fixedReference('26.1')));
+    const decisions = decisionsAt(decideLatest(snapshot, everyDevice(fixedReference('26.1'))), 0);
     expect(JSON.parse(renderDevices(snapshot, decisions, [3, 5, 199])).map((entry: { id: string }) => entry.id)).toEqual(
       [3, 5, 199].map((index) => devices[index]!.id),
     );
     expect(renderDevices(snapshot, decisions, [])).toBe('[]');
     const empty = buildComputerSnapshot([], 0);
-    expect(renderDevices(empty, decideLatest(empty, everyDevice(fixedReference('26.1'))), [])).toBe('[]');
+    expect(renderDevices(empty, decisionsAt(decideLatest(empty, everyDevice(fixedReference('26.1'))), 0), [])).toBe('[]');
   });
 
   it('names equal inventories alike and different ones apart, whenever they were read', () => {
@@ -191,7 +191,7 @@ describe('device snapshot codec', () => {
     );
     const decoded = (await deviceSnapshotCodec.decode(deviceSnapshotCodec.encode(original)))!;
     expect(decoded.text.chunkDevices).toBe(1_000);
-    const flags = decideLatest(original, everyDevice(fixedReference('26.1')));
+    const flags = decisionsAt(decideLatest(original, everyDevice(fixedReference('26.1'))), 0);
     fc.assert(
       fc.property(fc.uniqueArray(fc.nat(original.count - 1), { maxLength: 60 }), (picked) => {
         const indexes = [...picked].sort((a, b) => a - b);
@@ -212,7 +212,9 @@ describe('device snapshot codec', () => {
     const snapshot = buildComputerSnapshot(fleet, 0);
     // JSON escapes control characters itself: what is left is printable ASCII.
     expect(deviceText(snapshot, 0, snapshot.count)).toMatch(/^[ -~]*$/);
-    expect(JSON.parse(renderDevices(snapshot, decideLatest(snapshot, everyDevice(fixedReference('26.1'))), [0]))[0]).toMatchObject({
+    expect(
+      JSON.parse(renderDevices(snapshot, decisionsAt(decideLatest(snapshot, everyDevice(fixedReference('26.1'))), 0), [0]))[0],
+    ).toMatchObject({
       name: 'Zoë’s MacBook 🎉',
       username: 'zoë',
     });

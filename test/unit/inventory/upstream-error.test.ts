@@ -10,7 +10,7 @@ const UPSTREAM_DETAIL = 'GET https://jamf.internal.example/api/v3/computers-inve
 /** The real Middy chain with a handle that fails the way the device layer does. */
 const failingWith = (error: Error) =>
   makeHttpHandler({
-    route: 'GET /devices',
+    routes: ['GET /devices'],
     logger: makeLogger('devices-test'),
     handle: async () => {
       throw error;
