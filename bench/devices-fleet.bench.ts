@@ -11,6 +11,7 @@ import {
   startFakeJamf,
   type FakeJamfStats,
 } from '../demo/fake-jamf.ts';
+import { startFakeSofa } from '../demo/fake-sofa.ts';
 import { startLocalRedisCluster } from '../scripts/local/redis-cluster.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 
@@ -26,8 +27,12 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  *   the same for a filtered query, and the first requests of fresh containers (each reads the
  *   snapshot from the cluster), next to the same handler chain answering a constant page; p50/p99,
  *   requests/s, and the RSS of a container holding the snapshot; then the memory pages again one
- *   request at a time, as a deployed container (one request at once) serves them. Jamf is watched throughout: in
- *   steady state no request reads it;
+ *   request at a time, as a deployed container (one request at once) serves them, and the fleet
+ *   summary repeated beside them. Jamf is watched throughout: in steady state no request reads it;
+ *   the devices are decided against the demo copy of the real SOFA v2 feed, so pages carry the
+ *   patch-compliance fields;
+ * - then the summary's first answer after a new snapshot (every device decided again) beside a
+ *   page's, from the use case (bench/fleet/summaries.ts);
  * - then processes holding the computers' snapshot, the mobile devices', and both, each walked once
  *   one page at a time: their RSS and peak RSS;
  * - then the same refresh into a TLS Redis Cluster with an ACL user (three masters, three replicas,
@@ -75,12 +80,17 @@ export const run = async (): Promise<void> => {
   const fleet = generateJamfComputers(DEVICES, 3);
   const mobileFleet = generateJamfMobileDevices(DEVICES, 4);
   const jamf = await startFakeJamf({ devices: fleet, mobileDevices: mobileFleet, pageDelay: PAGE_DELAY });
+  // The devices are decided against the demo copy of the real SOFA v2 feed: pages carry the compliance fields.
+  const sofa = await startFakeSofa();
   const env = {
     INVENTORY_URL: jamf.url,
     INVENTORY_CLIENT_ID: DEMO_JAMF_CREDENTIALS.clientId,
     INVENTORY_CLIENT_SECRET: DEMO_JAMF_CREDENTIALS.clientSecret,
     LATEST_OS_VERSION: '26.1',
+    LATEST_OS_FEED_URL: sofa.feedUrl('v2'),
     LATEST_IOS_VERSION: '26.6.1',
+    LATEST_IOS_FEED_URL: sofa.feedUrl('ios-v2'),
+    LATEST_OS_FEED_TTL_SECONDS: '3600',
     DEVICES_CACHE_TTL_SECONDS: '3600',
     REDIS_URL: redis.url,
   };
@@ -161,7 +171,31 @@ export const run = async (): Promise<void> => {
     table('The same one request at a time (a Lambda container serves one at once):', [
       ['baseline: the chain answering a constant page', 'serial_baseline_constant_page'],
       ['pages of 1,000 from memory, walking after', 'serial_memory_pages'],
+      ['GET /devices/summary, repeated', 'serial_summary'],
+      ['GET /devices/summary?os_overdue=true&managed=true, repeated', 'serial_filtered_summary'],
     ]);
+    const summaryP99 = (key: string) => (serve[key] as { p99_ms: number }).p99_ms;
+    process.stdout.write(
+      `summary p99 repeated ${fixed(summaryP99('serial_summary'), 2)} ms, filtered ${fixed(summaryP99('serial_filtered_summary'), 2)} ms ` +
+        `(aim ≤ 10 ms); ÷ a page of 1,000: ${fixed(summaryP99('serial_summary') / summaryP99('serial_memory_pages'), 2)}×\n`,
+    );
+
+    // The summary's first answer after a new snapshot, beside a page's, from the use case in a process of its own.
+    const summaries = await runChild('./fleet/summaries.ts', {});
+    const summaryRow = (label: string, key: string) => {
+      const figures = summaries[key] as { p50_ms: number; p99_ms: number };
+      return `| ${label} | ${fixed(figures.p50_ms, 2)} ms | ${fixed(figures.p99_ms, 2)} ms | ${fixed(figures.p99_ms / (summaries.first_page as { p99_ms: number }).p99_ms, 2)}× |\n`;
+    };
+    process.stdout.write(
+      `GET /devices' use case over ${summaries.total} computers and the SOFA v2 feed, one request at a time (the first after a new snapshot decides every device):\n` +
+        `| answer | p50 | p99 | p99 ÷ first page |\n|---|---|---|---|\n` +
+        summaryRow('first page of 1,000 after a new snapshot', 'first_page') +
+        summaryRow('first summary after a new snapshot (aim ≤ 100 ms)', 'first_summary') +
+        summaryRow('first summary, os_overdue=true&managed=true', 'first_filtered_summary') +
+        summaryRow('page of 1,000, repeated (body rendered each time)', 'repeated_page') +
+        summaryRow('summary, repeated (body rendered each time)', 'repeated_summary') +
+        summaryRow('summary, filtered, repeated', 'repeated_filtered_summary'),
+    );
     process.stdout.write(
       `container holding the snapshot: RSS ${fixed(serve.container_rss_mb, 0)} MB (peak ${fixed(serve.container_peak_rss_mb, 0)} MB); ` +
         `Jamf requests while serving: ${upstream}\n`,
@@ -198,7 +232,7 @@ export const run = async (): Promise<void> => {
         `first page p50 ${fixed(clusterFirst.p50_ms / singleFirst.p50_ms, 2)}×, p99 ${fixed(clusterFirst.p99_ms / singleFirst.p99_ms, 2)}× (aim ≤ 1.5×)\n`,
     );
   } finally {
-    await jamf.close();
+    await Promise.all([jamf.close(), sofa.close()]);
     await Promise.all([redis.stop(), redisCluster.stop()]);
   }
 };

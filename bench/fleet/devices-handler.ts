@@ -8,8 +8,13 @@ export type Handler = (
   context: ReturnType<typeof lambdaContext>,
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 
-/** The device list routes, by path, and the function serving each. */
-const FUNCTIONS = { '/devices': 'devices', '/mobile-devices': 'mobile-devices' } as const;
+/** The device list routes and their summaries, by path, and the function serving each. */
+const FUNCTIONS = {
+  '/devices': 'devices',
+  '/devices/summary': 'devices',
+  '/mobile-devices': 'mobile-devices',
+  '/mobile-devices/summary': 'mobile-devices',
+} as const;
 export type DeviceListPath = keyof typeof FUNCTIONS;
 export const isDeviceListPath = (path: string): path is DeviceListPath => Object.hasOwn(FUNCTIONS, path);
 
