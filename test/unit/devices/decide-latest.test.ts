@@ -1,6 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideLatest, decisionsAt, everyDevice, overdueEpoch, type DeviceReferences } from '../../../lib/devices/decide-latest.ts';
+import {
+  bySystem,
+  decideLatest,
+  decisionsAt,
+  everyDevice,
+  overdueEpoch,
+  type DeviceReferences,
+} from '../../../lib/devices/decide-latest.ts';
+import { buildSnapshot } from '../../../lib/devices/build-snapshot.ts';
+import { MOBILE_DEVICES } from '../../../lib/devices/inventory-kind.ts';
+import { MOBILE_LAYOUT } from '../../../lib/devices/map-mobile-record.ts';
 import { COMPUTER_QUERY, filterMatches, type DeviceQuery } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
@@ -8,10 +18,12 @@ import { renderDevices } from '../../../lib/devices/render-devices.ts';
 import { feedReference, fixedReference, type LatestReference } from '../../../lib/latest-os/latest-reference.ts';
 import { osFieldsOf } from '../../../lib/latest-os/patch-compliance.ts';
 import { sofaReleases, type SofaReleases } from '../../../lib/latest-os/sofa-feed.ts';
-import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
+import { generateJamfComputers, generateJamfMobileDevices } from '../../../demo/fake-jamf.ts';
+import iosV2 from '../../../demo/sofa/ios-data-feed-v2.json' with { type: 'json' };
+import tvosV2 from '../../../demo/sofa/tvos-data-feed-v2.json' with { type: 'json' };
 import macosV1 from '../../../demo/sofa/macos-data-feed-v1.json' with { type: 'json' };
 import macosV2 from '../../../demo/sofa/macos-data-feed-v2.json' with { type: 'json' };
-import { mapComputer } from '../../support/inventory-records.ts';
+import { mapComputer, mapMobile } from '../../support/inventory-records.ts';
 import { buildComputerSnapshot } from '../../support/snapshot-devices.ts';
 
 const OS_FIELDS = [
@@ -169,5 +181,36 @@ describe('the compliance filters', () => {
     const fixed = decisionsAt(decideLatest(snapshot, everyDevice(REFERENCES['fixed version']!)), now);
     for (const query of [{ os_overdue: true }, { os_overdue: false }, { os_exploited: true }, { os_exploited: false }])
       expect(filterMatches(snapshot, fixed, query, COMPUTER_QUERY)).toHaveLength(0);
+  });
+});
+
+describe('a mobile fleet decided per system', () => {
+  it('gives each iPhone, iPad and Apple TV the fields of its own system’s assessment, and a watch none', () => {
+    const records = generateJamfMobileDevices(600, 13).map((record) => mapMobile(record)!);
+    const mobile = buildSnapshot(records, MOBILE_LAYOUT, 0);
+    const ios = feedReference(sofaReleases(iosV2) as SofaReleases, '26.6.1', 'product-type');
+    const tvos = feedReference(sofaReleases(tvosV2) as SofaReleases, undefined, 'product-type');
+    const now = Date.parse('2026-08-19T00:00:00Z');
+    const list = served(mobile, bySystem({ iOS: ios, tvOS: tvos }, MOBILE_DEVICES.systemOf), now);
+    const systems = new Set<string>();
+    list.forEach((device, index) => {
+      const record = records[index]!;
+      const reference = record.device_type === 'iOS' ? ios : record.device_type === 'tvOS' ? tvos : undefined;
+      systems.add(`${record.device_type}:${'os_missing_releases' in device}`);
+      const expected =
+        reference === undefined
+          ? { os_is_latest: false }
+          : osFieldsOf(
+              reference.assess({
+                osVersion: record.os_version,
+                response: record.os_rapid_security_response,
+                boardId: undefined,
+                modelIdentifier: record.model_identifier?.toLowerCase(),
+              }),
+              now,
+            );
+      expect(osFieldsOfServed(device), `device ${device.id}`).toEqual(expected);
+    });
+    expect([...systems].filter((entry) => entry.endsWith(':true')).sort()).toEqual(['iOS:true', 'tvOS:true']);
   });
 });
