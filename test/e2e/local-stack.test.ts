@@ -293,6 +293,20 @@ describe('npm start serves the whole API over HTTP on embedded defaults', () => 
     expect(notModified.body.length).toBe(0);
   });
 
+  it('serves both summaries on their own routes, counting what the lists serve, and 404 for another spelling', async () => {
+    for (const list of ['/devices', '/mobile-devices']) {
+      const devices = (await (await fetch(`${url}${list}`)).json()) as { os_is_latest: boolean }[];
+      const response = await fetch(`${url}${list}/summary`);
+      expect(response.status, list).toBe(200);
+      expect(response.headers.get('etag')).toMatch(/^"[^"]+"$/);
+      const summary = (await response.json()) as { devices: number; os_is_latest: { true: number; false: number } };
+      expect(summary.devices).toBe(devices.length);
+      expect(summary.os_is_latest.true).toBe(devices.filter((device) => device.os_is_latest).length);
+      expect((await fetch(`${url}${list}/summary?limit=5`)).status).toBe(422);
+      expect((await fetch(`${url}${list}/summary/`)).status).toBe(404);
+    }
+  });
+
   it('refuses a second start on the same port at once, with a clear message', async () => {
     const second = runStart(port);
     const code = await Promise.race([second.exited, sleep(20_000).then(() => 'still running')]);
