@@ -58,8 +58,9 @@ export interface JamfClient {
   /**
    * The records Jamf dates as changed at or after `since` (ms, to the second below) by the dates
    * the endpoint's `changedFilter` names: the same pages as `readInventory` with that RSQL filter,
-   * read the same way; and the whole inventory's `totalCount`, from one request of one record made
-   * first. With one token for both. `filter-refused` when Jamf answers the filter 400.
+   * read the same way; and the whole inventory's `totalCount`, from one request of one record (the
+   * probe) sent beside the first filtered page, under the same token. `filter-refused` when Jamf
+   * answers the filter 400.
    */
   readChanges: <T>(deadline: Deadline, map: RecordMapper<T>, since: number) => Promise<InventoryChanges<T>>;
 }
@@ -249,17 +250,39 @@ export const makeJamfClient = (options: JamfClientOptions): JamfClient => {
   const readInventory = <T>(deadline: Deadline, map: RecordMapper<T>): Promise<T[]> =>
     read(deadline, ({ abort, signal, pageOf }) => readPages(pageOf, abort, signal, map));
 
+  /**
+   * The changed records' pages and, beside page 0 under the same token, the probe: one unfiltered
+   * record, for the inventory's size. Jamf builds the two answers at once rather than one after the
+   * other. The later pages start once the probe has answered, so no more than `concurrency` requests
+   * are ever in flight. The first failure of either cancels the other and is the read's; a refused
+   * filter is reported once the probe has answered, so a failed probe fails the read as it did when
+   * it went first.
+   */
   const readChanges = <T>(deadline: Deadline, map: RecordMapper<T>, since: number): Promise<InventoryChanges<T>> =>
     read(deadline, async ({ abort, signal, pageOf }) => {
-      const { totalCount } = await pageOf(0, 1, signal);
       const instant = instantOf(since);
-      try {
-        const changed = await readPages((page, size, pageSignal) => pageOf(page, size, pageSignal, instant), abort, signal, map);
-        return { kind: 'changes', changed, totalCount };
-      } catch (error) {
-        if (error instanceof FilterRefusedError) return { kind: 'filter-refused', detail: error.message };
-        throw error;
-      }
+      let failure: { error: unknown } | undefined;
+      const failed = (error: unknown): undefined => {
+        if (failure === undefined) {
+          failure = { error };
+          abort.abort(error);
+        }
+        return undefined;
+      };
+      const counting = pageOf(0, 1, signal).then((page) => page.totalCount, failed);
+      const changedPageOf: PageReader = async (page, size, pageSignal) => {
+        if (page > 0) await counting;
+        return pageOf(page, size, pageSignal, instant);
+      };
+      const changing = readPages(changedPageOf, abort, signal, map).then(
+        (changed) => ({ kind: 'changes', changed }) as const,
+        (error: unknown) =>
+          error instanceof FilterRefusedError ? ({ kind: 'filter-refused', detail: error.message } as const) : failed(error),
+      );
+      const [totalCount, changes] = await Promise.all([counting, changing]);
+      // Either is undefined only when it failed, and then a failure was kept.
+      if (totalCount === undefined || changes === undefined) throw failure!.error;
+      return changes.kind === 'changes' ? { ...changes, totalCount } : changes;
     });
 
   return { readInventory, readChanges };

@@ -454,9 +454,14 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     const now = new Date().toISOString();
     return renamedFirst(name).map((record, index) => (index < count ? datedJamfMobileDevice(record, now) : record));
   };
-  /** Each mobile inventory request as its page size and whether it was filtered. */
-  const mobileRequestsAt = (fake: FakeJamf) =>
-    fake.stats().mobileLog.map((entry) => [entry.pageSize, entry.filter === null ? 'all' : 'changed']);
+  /**
+   * Each mobile inventory request as its page size and whether it was filtered; the first two by size,
+   * as an incremental read sends its probe (one record) and its first filtered page side by side.
+   */
+  const mobileRequestsAt = (fake: FakeJamf) => {
+    const log = fake.stats().mobileLog.map((entry) => [entry.pageSize, entry.filter === null ? 'all' : 'changed'] as const);
+    return [...log.slice(0, 2).sort((a, b) => a[0] - b[0]), ...log.slice(2)];
+  };
   const storedMobile = async () => (await deviceSnapshotCodec.decode((await raw.getBuffer((await keys()).mobile!))!))!;
   const refreshOnce = async () => (await freshRefresh())(scheduledEvent, lambdaContext(60_000));
 
@@ -514,7 +519,7 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
     const line = refreshLines().at(-1)!;
     expect(line).toMatchObject({ inventory: 'mobile_devices', outcome: 'refreshed', devices: FLEET.length, read: 'incremental' });
     expect(line).not.toHaveProperty('full_read_reason');
-    // One record for the inventory's size, then 1,100 updates in two pages of 1,000, under one token.
+    // One record for the inventory's size, beside the first of the 1,100 updates' two pages of 1,000, under one token.
     expect(mobileRequestsAt(jamf)).toEqual([
       [1, 'all'],
       [1000, 'changed'],
@@ -526,14 +531,14 @@ describe('GET /mobile-devices with the cluster tier and refreshDevices', () => {
       new Set(
         jamf
           .stats()
-          .mobileLog.slice(1)
+          .mobileLog.filter((entry) => entry.filter !== null)
           .map((entry) => entry.filter),
       ),
     ).toEqual(new Set([`general.lastInventoryUpdateDate=ge=${since}`]));
     expect(
       jamf
         .stats()
-        .mobileLog.slice(1)
+        .mobileLog.filter((entry) => entry.filter !== null)
         .every((entry) => entry.sort === 'mobileDeviceId:asc' && entry.sections.join() === 'GENERAL,HARDWARE,USER_AND_LOCATION'),
     ).toBe(true);
     // One token for each inventory's read.
