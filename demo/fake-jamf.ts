@@ -73,8 +73,9 @@ export interface FakeJamfOptions {
   /** Added before every answer (token and inventory). */
   latencyMs?: number;
   /**
-   * Added to each inventory page (of either inventory) by its size, as a real Jamf Pro builds
-   * larger pages longer (e.g. 300 ms + 1.5 ms per record of the four sections).
+   * How long each inventory page (of either inventory) takes from its request to its answer, by its
+   * size, as a real Jamf Pro builds larger pages longer (e.g. 300 ms + 1.5 ms per record of the four
+   * sections); the fake's own work on the page is within it.
    */
   pageDelay?: { baseMs: number; perRecordMs: number };
   /** Jamf clamps larger page sizes silently; default 2000. */
@@ -518,7 +519,22 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
     return { page, pageSize, sections, filter };
   };
 
+  /**
+   * A page's answer once `pageDelay` has passed since the request arrived: the delay is the whole time
+   * the modelled Jamf takes, so the fake's own work on the page (filtering, shaping and serializing
+   * 100,000 records in this process) is part of it, not added to it.
+   */
+  const sendPage = async (response: ServerResponse, body: { results: unknown[] }, startedAt: number): Promise<void> => {
+    const json = JSON.stringify(body);
+    if (options.pageDelay) {
+      const modelled = options.pageDelay.baseMs + options.pageDelay.perRecordMs * body.results.length;
+      await sleep(Math.max(0, modelled - (performance.now() - startedAt)));
+    }
+    send(response, 200, json);
+  };
+
   const inventory = async (url: URL, request: IncomingMessage, response: ServerResponse) => {
+    const startedAt = performance.now();
     stats.inventoryRequests += 1;
     options.beforeInventoryRequest?.(stats.inventoryRequests);
     if (invalidateAt !== undefined && stats.inventoryRequests >= invalidateAt) {
@@ -549,13 +565,12 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       return { totalCount: ordered.length, results };
     };
     if (await applyFault(pageFaults.get(page), request, response, normalPage)) return;
-    const body = normalPage();
-    if (options.pageDelay) await sleep(options.pageDelay.baseMs + options.pageDelay.perRecordMs * body.results.length);
-    send(response, 200, JSON.stringify(body));
+    await sendPage(response, normalPage(), startedAt);
   };
 
   /** The mobile devices' inventory: the same tokens, paging, sorting, sections, filter, page delay and page faults. */
   const mobileInventory = async (url: URL, request: IncomingMessage, response: ServerResponse) => {
+    const startedAt = performance.now();
     stats.mobileRequests += 1;
     const paged = pagedRequest(url, request, response, stats.mobileLog);
     if (paged === undefined) return;
@@ -581,9 +596,7 @@ export const startFakeJamf = async (options: FakeJamfOptions = {}): Promise<Fake
       return { totalCount: ordered.length, results };
     };
     if (await applyFault(mobilePageFaults.get(page), request, response, normalPage)) return;
-    const body = normalPage();
-    if (options.pageDelay) await sleep(options.pageDelay.baseMs + options.pageDelay.perRecordMs * body.results.length);
-    send(response, 200, JSON.stringify(body));
+    await sendPage(response, normalPage(), startedAt);
   };
 
   const server = createServer((request, response) => {
