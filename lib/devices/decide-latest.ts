@@ -140,20 +140,24 @@ export const decideLatest = (snapshot: DeviceSnapshot, references: DeviceReferen
   return { flags, classOf: classIndex, classes, dueDates };
 };
 
-/** A class's `os_overdue`, or `os_exploited` as the filters read it: absent (no compliance fields), false, or true. */
-export const ABSENT = 0;
-export const FALSE = 1;
-export const TRUE = 2;
+/**
+ * Which classes a value of a compliance filter selects: 1 at class c when its devices have that
+ * value. A class without the compliance fields is 0 under both values (it matches neither).
+ */
+export interface ClassesWith {
+  readonly true: Uint8Array;
+  readonly false: Uint8Array;
+}
 
 /** The decisions at one moment: each class's `os_overdue`, and how many due dates had passed (part of every ETag). */
 export interface DecisionsAt {
   readonly decisions: LatestDecisions;
   /** Due dates at or before the moment: the body changes only when this does. */
   readonly epoch: number;
-  /** Class c's `os_overdue`. */
-  readonly overdue: Uint8Array;
-  /** Class c's `os_exploited`: true when it has `os_exploited_cves`. */
-  readonly exploited: Uint8Array;
+  /** The classes by their `os_overdue` at the moment. */
+  readonly overdue: ClassesWith;
+  /** The classes by `os_exploited`: true when they have `os_exploited_cves`. */
+  readonly exploited: ClassesWith;
 }
 
 /** How many of the decisions' due dates are at or before `now`: whether `decisionsAt` would change. */
@@ -172,12 +176,12 @@ export const overdueEpoch = (decisions: LatestDecisions, now: number): number =>
 export const decisionsAt = (decisions: LatestDecisions, now: number): DecisionsAt => {
   const { classes } = decisions;
   const epoch = overdueEpoch(decisions, now);
-  const overdue = new Uint8Array(classes.length);
-  const exploited = new Uint8Array(classes.length);
+  const overdue = { true: new Uint8Array(classes.length), false: new Uint8Array(classes.length) };
+  const exploited = { true: new Uint8Array(classes.length), false: new Uint8Array(classes.length) };
   classes.forEach((decision, index) => {
     if (!decision.assessed) return;
-    overdue[index] = decision.dueAt !== undefined && decision.dueAt <= now ? TRUE : FALSE;
-    exploited[index] = decision.exploited.length > 0 ? TRUE : FALSE;
+    overdue[decision.dueAt !== undefined && decision.dueAt <= now ? 'true' : 'false'][index] = 1;
+    exploited[decision.exploited.length > 0 ? 'true' : 'false'][index] = 1;
   });
   return { decisions, epoch, overdue, exploited };
 };

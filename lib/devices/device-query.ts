@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { compareDigitStrings, stripLeadingZeros } from '../values/digit-strings.ts';
-import { FALSE, TRUE, type DecisionsAt } from './decide-latest.ts';
+import type { DecisionsAt } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 
 /**
@@ -142,12 +142,12 @@ export const filterMatches = (snapshot: DeviceSnapshot, at: DecisionsAt, query: 
   }
   // A device without the compliance fields matches neither value of these two.
   if (query.os_overdue !== undefined) {
-    const wanted = query.os_overdue ? TRUE : FALSE;
-    tests.push((index) => at.overdue[classOf[index]!] === wanted);
+    const selected = at.overdue[query.os_overdue ? 'true' : 'false'];
+    tests.push((index) => selected[classOf[index]!] === 1);
   }
   if (query.os_exploited !== undefined) {
-    const wanted = query.os_exploited ? TRUE : FALSE;
-    tests.push((index) => at.exploited[classOf[index]!] === wanted);
+    const selected = at.exploited[query.os_exploited ? 'true' : 'false'];
+    tests.push((index) => selected[classOf[index]!] === 1);
   }
   if (query.managed !== undefined) {
     const wanted = tristate(query.managed);

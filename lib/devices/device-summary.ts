@@ -1,5 +1,5 @@
 import { compareVersions, parseVersion, type Version } from '../latest-os/os-version.ts';
-import { TRUE, type DecisionsAt } from './decide-latest.ts';
+import type { DecisionsAt } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 
 /** One `os_version` of the summary: its devices, and how many of them are latest, overdue, exposed. */
@@ -52,8 +52,8 @@ export const summarizeDevices = (snapshot: DeviceSnapshot, at: DecisionsAt, matc
     const slot = snapshot.osVersionKey[index]! * FIELDS;
     perVersion[slot]! += 1;
     perVersion[slot + 1]! += flags[index]!;
-    perVersion[slot + 2]! += at.overdue[decision] === TRUE ? 1 : 0;
-    perVersion[slot + 3]! += at.exploited[decision] === TRUE ? 1 : 0;
+    perVersion[slot + 2]! += at.overdue.true[decision]!;
+    perVersion[slot + 3]! += at.exploited.true[decision]!;
     perClass[decision]! += 1;
   }
 
@@ -70,7 +70,7 @@ export const summarizeDevices = (snapshot: DeviceSnapshot, at: DecisionsAt, matc
     const { latest, assessed, exploited } = classes[decision]!;
     summary.os_is_latest[latest ? 'true' : 'false'] += devices;
     if (devices === 0 || !assessed) return;
-    summary.os_overdue[at.overdue[decision] === TRUE ? 'true' : 'false'] += devices;
+    summary.os_overdue[at.overdue.true[decision] === 1 ? 'true' : 'false'] += devices;
     summary.os_exploited[exploited.length > 0 ? 'true' : 'false'] += devices;
     for (const cve of exploited) exposed.set(cve, (exposed.get(cve) ?? 0) + devices);
   });

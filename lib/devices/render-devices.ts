@@ -1,4 +1,4 @@
-import { TRUE, type DecisionsAt } from './decide-latest.ts';
+import type { DecisionsAt } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 import { FLAG_UNDECIDED } from './snapshot-layout.ts';
 
@@ -9,7 +9,7 @@ import { FLAG_UNDECIDED } from './snapshot-layout.ts';
 export const renderDevices = (snapshot: DeviceSnapshot, at: DecisionsAt, indexes: ArrayLike<number>): string => {
   const { text, starts, flagAt } = snapshot;
   const { flags, classOf, classes } = at.decisions;
-  const { overdue } = at;
+  const overdue = at.overdue.true;
   let chunkIndex = -1;
   let json = '';
   let base = 0;
@@ -31,7 +31,7 @@ export const renderDevices = (snapshot: DeviceSnapshot, at: DecisionsAt, indexes
       const flag = flagAt[index]! - base;
       body += json.slice(starts[index]! - base, flag);
       body += flags[index] === 1 ? 'true' : FLAG_UNDECIDED;
-      body += classes[decision]!.fields[overdue[decision] === TRUE ? 1 : 0];
+      body += classes[decision]!.fields[overdue[decision]!];
       body += json.slice(flag + FLAG_UNDECIDED.length, starts[index + 1]! - base);
     } else {
       body += json.slice(starts[index]! - base, starts[index + 1]! - base);
