@@ -1,7 +1,6 @@
 import { loadDevicesConfig } from '../lib/config.ts';
 import { makeDeviceListHandler } from '../lib/devices/device-list-route.ts';
-import { validate } from '../lib/devices/device-query.generated.ts';
-import { validate as validateSummary } from '../lib/devices/device-summary-query.generated.ts';
+import { validate, validateSummary } from '../lib/devices/device-query.generated.ts';
 import { COMPUTERS } from '../lib/devices/inventory-kind.ts';
 
 /** GET /devices: a page (or all) of the normalized computers, from the cache tiers or the Jamf Pro inventory. */

@@ -1,8 +1,7 @@
 import { loadMobileDevicesConfig } from '../lib/config.ts';
 import { makeDeviceListHandler } from '../lib/devices/device-list-route.ts';
 import { MOBILE_DEVICES } from '../lib/devices/inventory-kind.ts';
-import { validate } from '../lib/devices/mobile-device-query.generated.ts';
-import { validate as validateSummary } from '../lib/devices/mobile-device-summary-query.generated.ts';
+import { validate, validateSummary } from '../lib/devices/mobile-device-query.generated.ts';
 
 /**
  * GET /mobile-devices: a page (or all) of the normalized iPhones, iPads and Apple TVs, served as

@@ -16,7 +16,8 @@ import { addUserKeywords, EMAIL_CHECK_MODULE, PLAIN_TEXT_CHECK_MODULE, userSchem
 // ajv's standalone entry is CommonJS with a default export; under nodenext it arrives as the module object.
 const standaloneCode = ((standaloneModule as unknown as { default?: typeof standaloneModule }).default ?? standaloneModule) as unknown as (
   ajv: Ajv,
-  validate: ReturnType<Ajv['compile']>,
+  /** The module's exports: each name and the id of the schema it validates. */
+  exports: Record<string, string>,
 ) => string;
 
 // ajv-formats ships CommonJS with a default export; under nodenext it arrives as the module object.
@@ -53,32 +54,36 @@ const wrapBodySchema = (bodySchema: object): object => ({
  */
 interface ValidatorModule {
   file: string;
-  schema: object;
+  /** Each exported validator's schema, by its export's name (`validate`; a list's query and its summary's share one module). */
+  schemas: Readonly<Record<string, object>>;
   ajv: () => Ajv;
   /** `body`: validates the event's `{ body }`, as `@middy/validator` runs it; `query`: the typed query itself. */
   validates: 'body' | 'query';
 }
 
 export const VALIDATOR_MODULES: readonly ValidatorModule[] = [
-  { file: 'lib/credentials/credentials.generated.ts', schema: credentialsSchema, ajv: makeAjv, validates: 'body' },
-  { file: 'lib/users/user-strict.generated.ts', schema: userSchema('strict'), ajv: () => addUserKeywords(makeAjv()), validates: 'body' },
-  { file: 'lib/users/user-off.generated.ts', schema: userSchema('off'), ajv: () => addUserKeywords(makeAjv()), validates: 'body' },
-  { file: 'lib/devices/device-query.generated.ts', schema: deviceQuerySchema, ajv: () => addInstantKeyword(makeAjv()), validates: 'query' },
+  { file: 'lib/credentials/credentials.generated.ts', schemas: { validate: credentialsSchema }, ajv: makeAjv, validates: 'body' },
+  {
+    file: 'lib/users/user-strict.generated.ts',
+    schemas: { validate: userSchema('strict') },
+    ajv: () => addUserKeywords(makeAjv()),
+    validates: 'body',
+  },
+  {
+    file: 'lib/users/user-off.generated.ts',
+    schemas: { validate: userSchema('off') },
+    ajv: () => addUserKeywords(makeAjv()),
+    validates: 'body',
+  },
+  {
+    file: 'lib/devices/device-query.generated.ts',
+    schemas: { validate: deviceQuerySchema, validateSummary: deviceSummaryQuerySchema },
+    ajv: () => addInstantKeyword(makeAjv()),
+    validates: 'query',
+  },
   {
     file: 'lib/devices/mobile-device-query.generated.ts',
-    schema: mobileDeviceQuerySchema,
-    ajv: () => addInstantKeyword(makeAjv()),
-    validates: 'query',
-  },
-  {
-    file: 'lib/devices/device-summary-query.generated.ts',
-    schema: deviceSummaryQuerySchema,
-    ajv: () => addInstantKeyword(makeAjv()),
-    validates: 'query',
-  },
-  {
-    file: 'lib/devices/mobile-device-summary-query.generated.ts',
-    schema: mobileDeviceSummaryQuerySchema,
+    schemas: { validate: mobileDeviceQuerySchema, validateSummary: mobileDeviceSummaryQuerySchema },
     ajv: () => addInstantKeyword(makeAjv()),
     validates: 'query',
   },
@@ -93,27 +98,37 @@ const REQUIRE_TARGETS: Record<string, { from: string; name: string }> = {
 };
 
 const REQUIRE_LINE = /const (\w+) = require\("([^"]+)"\)\.(\w+);/g;
-const EXPORTS = /^"use strict";export const validate = (\w+);export default \w+;/;
+const EXPORT_LINE = /export const (\w+) = (\w+);/g;
+const STRICT = '"use strict";';
 
 /** The TypeScript source of one generated validator module. */
-export const validatorSource = ({ schema, ajv, validates }: ValidatorModule): string => {
+export const validatorSource = ({ schemas, ajv, validates }: ValidatorModule): string => {
   const instance = ajv();
-  const code = standaloneCode(instance, instance.compile((validates === 'body' ? wrapBodySchema(schema) : schema) as AnySchema));
-  const exported = EXPORTS.exec(code);
-  if (!exported) throw new Error('unexpected standalone code: no validate export');
+  const names = Object.keys(schemas);
+  for (const name of names) instance.addSchema((validates === 'body' ? wrapBodySchema(schemas[name]!) : schemas[name]) as AnySchema, name);
+  const code = standaloneCode(instance, Object.fromEntries(names.map((name) => [name, name])));
+  if (!code.startsWith(STRICT)) throw new Error('unexpected standalone code: not strict');
+  const exported: string[] = [];
   const imports: string[] = [];
-  const body = code.slice(exported[0].length).replace(REQUIRE_LINE, (_line, local: string, specifier: string, member: string) => {
-    const target = REQUIRE_TARGETS[`${specifier}#${member}`];
-    if (target === undefined) throw new Error(`generated code requires ${specifier}.${member}: map it in REQUIRE_TARGETS`);
-    imports.push(`import { ${target.name} as ${local} } from '${target.from}';`);
-    return '';
-  });
+  const body = code
+    .slice(STRICT.length)
+    .replace(EXPORT_LINE, (_line, name: string, validator: string) => {
+      exported.push(`export const ${name} = ${validator} as unknown as ValidateFunction;`);
+      return '';
+    })
+    .replace(REQUIRE_LINE, (_line, local: string, specifier: string, member: string) => {
+      const target = REQUIRE_TARGETS[`${specifier}#${member}`];
+      if (target === undefined) throw new Error(`generated code requires ${specifier}.${member}: map it in REQUIRE_TARGETS`);
+      imports.push(`import { ${target.name} as ${local} } from '${target.from}';`);
+      return '';
+    });
+  if (exported.length !== names.length) throw new Error(`unexpected standalone code: ${exported.length} exports for ${names.join(', ')}`);
   return [
     '// @ts-nocheck -- generated by scripts/generate-validators.ts (npm run generate:validators); do not edit.',
     "import type { ValidateFunction } from 'ajv';",
     ...imports,
     body,
-    `export const validate = ${exported[1]} as unknown as ValidateFunction;`,
+    ...exported,
     '',
   ].join('\n');
 };
