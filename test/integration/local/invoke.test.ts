@@ -169,7 +169,7 @@ describe('npm run invoke -- <function> <event.json>', () => {
     const noEvent = await invoke('devices');
     expect(noEvent.code).toBe(2);
     expect(noEvent.stderr).toMatch(
-      /^invoke: an event is required; events\/devices\/ holds invalid-query, page, success, wrong-method\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events\/<function>\/>\n$/,
+      /^invoke: an event is required; events\/devices\/ holds invalid-query, page, success, summary, wrong-method\nusage: npm run invoke -- <function> <event: a JSON file, or a name under events\/<function>\/>\n$/,
     );
     const nothing = await invoke();
     expect(nothing.code).toBe(2);

@@ -271,11 +271,13 @@ describe('openapi.yaml', () => {
           expect(list.body).toContain('"os_exploited_cves"');
           expectDocumented({ method: 'GET', path }, list);
           const summaryRequest = { method: 'GET', path: `${path}/summary` };
-          const summary = await handler(httpEvent('GET', summaryRequest.path), lambdaContext());
+          // The sample event `npm run invoke -- <function> summary` sends (managed=true).
+          const event = await loadEvent(`${module === 'devices' ? 'devices' : 'mobileDevices'}/summary.json`);
+          const summary = await handler(event, lambdaContext());
           expect(summary.statusCode).toBe(200);
           expectDocumented(summaryRequest, summary);
           const again = await handler(
-            httpEvent('GET', summaryRequest.path, { headers: { 'if-none-match': String(summary.headers?.ETag) } }),
+            { ...event, headers: { ...event.headers, 'if-none-match': String(summary.headers?.ETag) } },
             lambdaContext(),
           );
           expect(again.statusCode).toBe(304);
