@@ -1,7 +1,16 @@
 import type { CacheTier } from '../cache/tiered-cache.ts';
 import { RecentEntries } from '../values/recent-entries.ts';
-import { deviceListEtag, filterKey, filterMatches, nextPageLink, selectPage, type DeviceQuery, type QueryKind } from './device-query.ts';
-import { decideLatest, decisionsAt, overdueEpoch, type DecisionsAt, type DeviceReferences, type LatestDecisions } from './decide-latest.ts';
+import {
+  deviceListEtag,
+  filterKey,
+  filterMatches,
+  nextPageLink,
+  selectPage,
+  type DeviceQuery,
+  type DeviceView,
+  type QueryKind,
+} from './device-query.ts';
+import { decideLatest, decisionsAt, overdueEpoch, type DecisionsAt, type DeviceReferences } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 import { summarizeDevices } from './device-summary.ts';
 import { renderDevices } from './render-devices.ts';
@@ -46,7 +55,7 @@ const FILTERS_KEPT = 16;
 interface Decided {
   snapshot: DeviceSnapshot;
   referenceKey: string;
-  decisions: LatestDecisions;
+  /** The decisions (`at.decisions`) as they stand at the last moment asked for. */
   at: DecisionsAt;
   matches: RecentEntries<string, Uint32Array | undefined>;
 }
@@ -76,17 +85,11 @@ export const makeDeviceList = (deps: {
     const now = deps.now();
     let state = decided;
     if (state?.snapshot !== snapshot || state.referenceKey !== references.key) {
-      const decisions = decideLatest(snapshot, references);
-      state = {
-        snapshot,
-        referenceKey: references.key,
-        decisions,
-        at: decisionsAt(decisions, now),
-        matches: new RecentEntries(FILTERS_KEPT),
-      };
-    } else if (overdueEpoch(state.decisions, now) !== state.at.epoch) {
+      const at = decisionsAt(decideLatest(snapshot, references), now);
+      state = { snapshot, referenceKey: references.key, at, matches: new RecentEntries(FILTERS_KEPT) };
+    } else if (overdueEpoch(state.at.decisions, now) !== state.at.epoch) {
       // A due date passed: the overdue devices (and the filters reading them) are decided again.
-      state = { ...state, at: decisionsAt(state.decisions, now), matches: new RecentEntries(FILTERS_KEPT) };
+      state = { ...state, at: decisionsAt(state.at.decisions, now), matches: new RecentEntries(FILTERS_KEPT) };
     }
     decided = state;
     return { tier, state };
@@ -98,7 +101,7 @@ export const makeDeviceList = (deps: {
     return state.matches.set(key, filterMatches(state.snapshot, state.at, query, kind));
   };
 
-  const etagOf = (state: Decided, view: 'list' | 'summary', query: DeviceQuery) =>
+  const etagOf = (state: Decided, view: DeviceView, query: DeviceQuery) =>
     deviceListEtag({ snapshotId: state.snapshot.id, referenceKey: state.referenceKey, epoch: state.at.epoch }, view, query, kind);
 
   return {
