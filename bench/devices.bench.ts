@@ -1,7 +1,6 @@
 import {} from '../lib/devices/build-snapshot.ts';
 import { buildComputerSnapshot } from '../test/support/snapshot-devices.ts';
-import { decideLatest, decisionsAt, everyDevice } from '../lib/devices/decide-latest.ts';
-import { renderDevices } from '../lib/devices/render-devices.ts';
+import { decideLatest, decisionsAt, everyDevice, renderDevices } from '../lib/devices/decide-latest.ts';
 import type { InventoryDevice } from '../lib/devices/map-inventory-record.ts';
 import { feedReference, fixedReference } from '../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../lib/latest-os/sofa-feed.ts';

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { loadCreateUserConfig } from '../lib/config.ts';
-import { once } from '../lib/runtime/once.ts';
+import { once } from '../lib/async/once.ts';
 import { idempotentRequests } from '../lib/http/idempotent-requests.ts';
-import { makeLogger } from '../lib/runtime/logger.ts';
-import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
+import { checkConfigAtStartup, makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { jsonAccept } from '../lib/http/json-accept.ts';
 import { jsonBody } from '../lib/http/json-body.ts';

@@ -1,8 +1,7 @@
 import { loadUsersConfig } from '../lib/config.ts';
-import { once } from '../lib/runtime/once.ts';
+import { once } from '../lib/async/once.ts';
 import { NotFoundError } from '../lib/errors.ts';
-import { makeLogger } from '../lib/runtime/logger.ts';
-import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
+import { checkConfigAtStartup, makeLogger } from '../lib/runtime/logger.ts';
 import { makeHttpHandler } from '../lib/http/make-http-handler.ts';
 import { jsonAccept } from '../lib/http/json-accept.ts';
 import { makeUsersDocumentClient } from '../lib/users/dynamodb-client.ts';

@@ -1,15 +1,14 @@
 import type { Context } from 'aws-lambda';
 import { loadImportConfig } from '../lib/config.ts';
 import { LAMBDA_MAX_MS, remainingTimeOf } from '../lib/async/deadline.ts';
-import { once } from '../lib/runtime/once.ts';
+import { once } from '../lib/async/once.ts';
 import { describeError } from '../lib/errors.ts';
-import { makeLogger } from '../lib/runtime/logger.ts';
+import { checkConfigAtStartup, makeLogger } from '../lib/runtime/logger.ts';
 import { makeLazyMetrics } from '../lib/runtime/metrics.ts';
 import { makeConfiguredImport } from '../lib/import/job/configured-import.ts';
 import { importDeadline, parseImportEvent } from '../lib/import/job/import-event.ts';
 import type { ImportSummary } from '../lib/import/job/import-pipeline.ts';
 import { progressFigures, throttleProgress } from '../lib/import/job/import-progress.ts';
-import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 import { formatLocation } from '../lib/storage/location.ts';
 
 const logger = makeLogger('importTickets');

@@ -1,13 +1,12 @@
 import type { Context } from 'aws-lambda';
 import { loadRefreshConfig } from '../lib/config.ts';
 import { LAMBDA_MAX_MS, remainingTimeOf } from '../lib/async/deadline.ts';
-import { once } from '../lib/runtime/once.ts';
+import { once } from '../lib/async/once.ts';
 import { makeConfiguredRefreshes } from '../lib/devices/refresh-inventories.ts';
 import type { InventoryKind } from '../lib/devices/inventory-kind.ts';
 import { describeError } from '../lib/errors.ts';
-import { makeLogger } from '../lib/runtime/logger.ts';
+import { checkConfigAtStartup, makeLogger } from '../lib/runtime/logger.ts';
 import { makeLazyMetrics } from '../lib/runtime/metrics.ts';
-import { checkConfigAtStartup } from '../lib/runtime/startup.ts';
 
 const logger = makeLogger('refreshDevices');
 const metrics = makeLazyMetrics('refreshDevices');

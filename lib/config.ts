@@ -6,7 +6,7 @@ import type { SecretRef } from './runtime/secrets.ts';
 
 /**
  * The only module that reads the environment (docs/configuration.md). Each Lambda loads the section it needs
- * once, memoized: tried at init (runtime/startup.ts logs a ConfigError naming the variable when the container
+ * once, memoized: tried at init (runtime/logger.ts logs a ConfigError naming the variable when the container
  * starts) and met again by every request, which answers a generic 500 rather than the init crashing.
  */
 export type InventoryAuthConfig =

@@ -3,7 +3,7 @@ import { withinMs } from '../async/abandon-on-abort.ts';
 import type { RedisConfig } from '../config.ts';
 import type { SecretRef } from '../runtime/secrets.ts';
 import { asError } from '../errors.ts';
-import type { HealthLogger } from '../runtime/health-logger.ts';
+import type { HealthLogger } from '../runtime/logger.ts';
 import { resolveSecret } from '../runtime/secrets.ts';
 import { makeRedisConnection, replyErrorKind, type RedisClient } from './redis-connection.ts';
 import { makeTierHealth, type TierHealth } from './tier-health.ts';

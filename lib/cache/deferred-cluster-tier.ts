@@ -1,4 +1,4 @@
-import { once } from '../runtime/once.ts';
+import { once } from '../async/once.ts';
 import type { ClusterTier, RedisClusterTierOptions } from './cluster-tier.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { describeError } from '../errors.ts';
-import { makeStateLog, type HealthLogger } from '../runtime/health-logger.ts';
+import { makeStateLog, type HealthLogger } from '../runtime/logger.ts';
 
 /**
  * Tracks whether the cluster tier is answering and writes one log line per change of state

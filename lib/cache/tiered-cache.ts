@@ -1,4 +1,4 @@
-import { singleFlight } from '../async/single-flight.ts';
+import { singleFlight } from '../async/once.ts';
 import type { ClusterTier } from './cluster-tier.ts';
 
 /** Which tier answered a cached read: an integer enumeration in code, a name on the log line. */

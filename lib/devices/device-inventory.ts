@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
+import { deadlineIn, type Deadline } from '../async/deadline.ts';
 import type { ClusterTier } from '../cache/cluster-tier.ts';
 import { makeDeferredClusterTier } from '../cache/deferred-cluster-tier.ts';
 import type { InventoryAuthConfig, InventoryConfig } from '../config.ts';
 import type { JamfAuth } from '../inventory/jamf-auth.ts';
-import { makeJamfClient } from '../inventory/jamf-client.ts';
+import { makeJamfClient, type JamfClient } from '../inventory/jamf-client.ts';
+import { UpstreamError, UpstreamFailure } from '../inventory/upstream-error.ts';
 import { retryFields } from '../upstream/upstream-retry.ts';
-import type { HealthLogger } from '../runtime/health-logger.ts';
+import type { HealthLogger } from '../runtime/logger.ts';
 import { resolveSecret } from '../runtime/secrets.ts';
+import { buildSnapshot } from './build-snapshot.ts';
+import type { DeviceSnapshot } from './device-snapshot.ts';
 import { deviceSnapshotCodec, type DeviceSnapshotCodec } from './device-snapshot-codec.ts';
 import type { InventoryKind } from './inventory-kind.ts';
-import { makeSnapshotReader } from './read-snapshot.ts';
 
 export interface DeviceInventoryDeps {
   /** The cluster tier's one line per change of health. */
@@ -32,7 +35,7 @@ export interface InventoryEntry {
 /**
  * The cluster key of an inventory's device list (`devices:…` for the computers, `mobile-devices:…`
  * for the mobile devices, whose lists share the inventory's hash slot). Its version names the
- * value's format (the codec's FORMAT_VERSION, changed together), so code writing another format
+ * value's format (the FORMAT_VERSION of its header, snapshot-index.ts, changed together), so code writing another format
  * never reads this one; its scope names the inventory (base URL and the API client or user reading
  * it), so stages or services sharing one cluster never serve each other's lists. The scope is the
  * key's hash tag, so its parts and its refresh lock share one hash slot of a Redis Cluster.
@@ -47,6 +50,40 @@ const jamfAuthOf = (auth: InventoryAuthConfig): JamfAuth =>
   auth.kind === 'oauth'
     ? { kind: 'oauth', clientId: auth.clientId, clientSecret: (signal) => resolveSecret(auth.clientSecret, signal) }
     : { kind: 'basic', username: auth.username, password: (signal) => resolveSecret(auth.password, signal) };
+
+/**
+ * Left of the Lambda's remaining time for answering once the upstream read gives up: logging the
+ * failure and returning the 504 must fit in it.
+ */
+const DEADLINE_MARGIN_MS = 1000;
+
+/**
+ * The upstream read's deadline: the invocation's remaining time, less the margin for answering. Its
+ * instant tells each retry whether a wait and one more attempt still fit.
+ */
+export const deadlineOf = (remainingTimeMs: () => number): Deadline => {
+  const budgetMs = remainingTimeMs() - DEADLINE_MARGIN_MS;
+  if (budgetMs <= 0) {
+    throw new UpstreamError(UpstreamFailure.TimedOut, {
+      detail: `no time left for an upstream read (${budgetMs + DEADLINE_MARGIN_MS} ms remaining)`,
+    });
+  }
+  return deadlineIn(budgetMs);
+};
+
+/**
+ * Reads the whole inventory into a snapshot within the invocation's time: all or nothing, records
+ * mapped as their pages arrive. The snapshot is stamped with the time the read started, the age of
+ * its oldest data. Every request-time read is this one.
+ */
+export const makeSnapshotReader = (deps: { inventory: JamfClient; kind: InventoryKind; now?: () => number }) => {
+  const { kind } = deps;
+  return async (remainingTimeMs: () => number): Promise<DeviceSnapshot> => {
+    const deadline = deadlineOf(remainingTimeMs);
+    const readAt = (deps.now ?? Date.now)();
+    return kind.records(async (map, layout) => buildSnapshot(await deps.inventory.readInventory(deadline, map), layout, readAt));
+  };
+};
 
 /**
  * The device stack of one inventory (`kind`), as the request and the refresh functions alike use it:

@@ -1,12 +1,11 @@
 import type { ValidateFunction } from 'ajv';
 import { cacheTierName, CacheTier, makeTieredCache } from '../cache/tiered-cache.ts';
 import type { DevicesConfig, LatestOsConfig } from '../config.ts';
-import { makeLogger } from '../runtime/logger.ts';
+import { checkConfigAtStartup, makeLogger } from '../runtime/logger.ts';
 import { makeHttpHandler } from '../http/make-http-handler.ts';
 import type { RouteKey } from '../http/routes.ts';
 import { makeLazyMetrics } from '../runtime/metrics.ts';
-import { once } from '../runtime/once.ts';
-import { checkConfigAtStartup } from '../runtime/startup.ts';
+import { once } from '../async/once.ts';
 import { makeLatestOsSource, type LatestOsSystem } from '../latest-os/latest-os-feed.ts';
 import { bySystem } from './decide-latest.ts';
 import { makeDeviceInventory, type DeviceInventoryDeps } from './device-inventory.ts';

@@ -10,10 +10,9 @@ import {
   type DeviceView,
   type QueryKind,
 } from './device-query.ts';
-import { decideLatest, decisionsAt, overdueEpoch, type DecisionsAt, type DeviceReferences } from './decide-latest.ts';
+import { decideLatest, decisionsAt, overdueEpoch, renderDevices, type DecisionsAt, type DeviceReferences } from './decide-latest.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 import { summarizeDevices } from './device-summary.ts';
-import { renderDevices } from './render-devices.ts';
 
 /** What a lookup needs to read upstream on a miss: the time left in the invocation. */
 export interface SnapshotRequest {

@@ -2,12 +2,11 @@ import { crc32 } from 'node:zlib';
 import type { ClusterCodec } from '../cache/tiered-cache.ts';
 import type { DeviceSnapshot, StoredChunk } from './device-snapshot.ts';
 import { compress, compressSync, decompress, storedChunks, storedChunksSync } from './snapshot-chunks.ts';
-import { headerLine, headerOf, STAMP_BYTES, type SnapshotHeader } from './snapshot-header.ts';
-import { decodeIndex, encodeIndex } from './snapshot-index.ts';
+import { decodeIndex, encodeIndex, headerLine, headerOf, STAMP_BYTES, type SnapshotHeader } from './snapshot-index.ts';
 
 /**
- * How a device snapshot travels through the cluster tier: a JSON header line (snapshot-header.ts),
- * the zstd-compressed index (snapshot-index.ts), then the rendered devices in zstd chunks
+ * How a device snapshot travels through the cluster tier: a JSON header line and the
+ * zstd-compressed index (snapshot-index.ts), then the rendered devices in zstd chunks
  * (snapshot-chunks.ts), each decompressed only when a page first needs it. The byte layout, and
  * why: docs/architecture.md#the-snapshots-cluster-format.
  */

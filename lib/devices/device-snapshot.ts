@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
  * Pages and filters are cut from it without an upstream call and without serializing the list again:
  * a page is the join of its devices' rendered JSON. This is what both cache tiers hold. Built by
  * build-snapshot.ts, merged with changes by merge-snapshot.ts, decided and rendered by
- * decide-latest.ts and render-devices.ts.
+ * decide-latest.ts.
  */
 export interface DeviceSnapshot {
   readonly count: number;

@@ -33,7 +33,7 @@ class ClusterWriteError extends Error {
 
 /**
  * The scheduled refresh of one inventory: reads it (whole, or the changes since the entry it
- * replaces: read-snapshot.ts) and writes the cluster entry every container serves from. One refresh
+ * replaces: refresh-reader.ts) and writes the cluster entry every container serves from. One refresh
  * at a time per inventory (a lock in the cluster, with an expiry: refresh-lock.ts); a refresh that
  * fails writes nothing, so the previous entry keeps being served within its stale window.
  */

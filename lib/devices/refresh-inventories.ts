@@ -1,7 +1,7 @@
 import { makeRedisClusterTier, type ClusterTier } from '../cache/cluster-tier.ts';
 import type { RefreshConfig } from '../config.ts';
 import { describeError } from '../errors.ts';
-import type { HealthLogger } from '../runtime/health-logger.ts';
+import type { HealthLogger } from '../runtime/logger.ts';
 import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from './inventory-kind.ts';
 import { makeDeviceInventory, type DeviceInventoryDeps } from './device-inventory.ts';
 import { makeRefreshReader, type FullReadReason } from './refresh-reader.ts';

@@ -2,7 +2,7 @@ import type { JamfClient } from '../inventory/jamf-client.ts';
 import type { DeviceSnapshot } from './device-snapshot.ts';
 import type { InventoryKind } from './inventory-kind.ts';
 import { mergeBase, mergeSnapshot, planMerge } from './merge-snapshot.ts';
-import { deadlineOf, makeSnapshotReader } from './read-snapshot.ts';
+import { deadlineOf, makeSnapshotReader } from './device-inventory.ts';
 
 /**
  * How far before the previous read began an incremental one asks for changes: Jamf's clock and

@@ -1,5 +1,5 @@
 import { BadRequestError, UnsupportedMediaTypeError, ValidationError } from '../errors.ts';
-import { toErrorDetails } from './error-details.ts';
+import { toErrorDetails } from './error-envelope.ts';
 import type { HttpEvent, HttpMiddleware } from './http-types.ts';
 import { bodyText } from './json-body-limits.ts';
 

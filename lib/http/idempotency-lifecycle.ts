@@ -6,7 +6,7 @@ import {
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
-import { once } from '../runtime/once.ts';
+import { once } from '../async/once.ts';
 import { AppError, describeError, type ErrorDetail } from '../errors.ts';
 import type { Context } from 'aws-lambda';
 import { addAccessLogFields } from './access-log.ts';

@@ -2,7 +2,7 @@ import { addAccessLogFields } from './access-log.ts';
 import type { HttpOperation } from './http-types.ts';
 import { callerOf, idempotencyKeyDigest, readIdempotencyKey, requestOrigin } from './idempotency-key.ts';
 import type { IdempotencyLifecycle, IdempotentRequestsOptions } from './idempotency-lifecycle.ts';
-import { once } from '../runtime/once.ts';
+import { once } from '../async/once.ts';
 import { setRequestOrigin } from './request-origin.ts';
 
 /**

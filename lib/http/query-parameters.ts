@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { ValidationError, type ErrorDetail } from '../errors.ts';
-import { toErrorDetails } from './error-details.ts';
+import { toErrorDetails } from './error-envelope.ts';
 import type { HttpEvent, HttpMiddleware } from './http-types.ts';
 
 export interface QuerySpec {

@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { ValidationError, type ErrorDetail } from '../errors.ts';
 import { isPlainObject } from '../values/plain-object.ts';
-import { toErrorDetails } from './error-details.ts';
+import { toErrorDetails } from './error-envelope.ts';
 import type { HttpMiddleware } from './http-types.ts';
 
 const VALUE_MESSAGE = 'must be well-formed Unicode (no lone surrogates)';

@@ -1,4 +1,3 @@
-import { makeTokenSource, type JamfAuth } from './jamf-auth.ts';
 import { fetchPages, readWhileShrinking, type PagedRead } from '../upstream/paged-read.ts';
 import { callJamf, loggableBase, parseJsonBody, statusError } from './jamf-call.ts';
 import { excerpt, type BodyCap, type CallLimits } from '../upstream/upstream-call.ts';
@@ -7,7 +6,15 @@ import type { Deadline } from '../async/deadline.ts';
 import { mapIdentified, sortedUniqueById, type RecordMapper } from './record-id.ts';
 import { UpstreamError, UpstreamFailure } from './upstream-error.ts';
 import { afterNotFound, makeVersionedEndpoint, type JamfInventoryEndpoint } from './jamf-endpoints.ts';
-import { FilterRefusedError, withReauthentication, type JamfPage, type JamfPageResult, type PageReader } from './token-renewal.ts';
+import {
+  FilterRefusedError,
+  makeTokenSource,
+  withReauthentication,
+  type JamfAuth,
+  type JamfPage,
+  type JamfPageResult,
+  type PageReader,
+} from './jamf-auth.ts';
 
 /**
  * Records per inventory page. Jamf silently clamps above 2000, and with four sections a 2000-record

@@ -1,6 +1,6 @@
-import { singleFlight } from '../async/single-flight.ts';
+import { singleFlight } from '../async/once.ts';
 import { describeError } from '../errors.ts';
-import { makeStateLog, type HealthLogger } from '../runtime/health-logger.ts';
+import { makeStateLog, type HealthLogger } from '../runtime/logger.ts';
 import { redactUrl, type BodyCap } from '../upstream/upstream-call.ts';
 import { callUpstreamRetrying, makeRetryTally, retryFields, UPSTREAM_RETRY, type RetryPolicy } from '../upstream/upstream-retry.ts';
 import { feedReference, fixedReference, type FeedMatch, type LatestReference } from './latest-reference.ts';

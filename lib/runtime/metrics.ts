@@ -1,5 +1,5 @@
 import type { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { once } from './once.ts';
+import { once } from '../async/once.ts';
 
 /**
  * CloudWatch metrics in the log (Powertools Metrics, embedded metric format), with Powertools loaded

@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { ValidationError } from '../errors.ts';
 import type { BodySpec } from '../http/json-body.ts';
-import { toErrorDetails } from '../http/error-details.ts';
+import { toErrorDetails } from '../http/error-envelope.ts';
 import { illFormedStrings } from '../http/well-formed-strings.ts';
 import type { EmailMode } from './email-address.ts';
 import { foldUserAliases } from './user-aliases.ts';

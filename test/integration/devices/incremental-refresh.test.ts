@@ -5,7 +5,7 @@ import { makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/clust
 import { deviceSnapshotCodec } from '../../../lib/devices/device-snapshot-codec.ts';
 import { deviceText, type DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { COMPUTERS, MOBILE_DEVICES, type InventoryKind } from '../../../lib/devices/inventory-kind.ts';
-import { makeSnapshotReader } from '../../../lib/devices/read-snapshot.ts';
+import { makeSnapshotReader } from '../../../lib/devices/device-inventory.ts';
 import { makeRefreshReader } from '../../../lib/devices/refresh-reader.ts';
 import { makeDevicesRefresh } from '../../../lib/devices/refresh-devices.ts';
 import { makeJamfClient } from '../../../lib/inventory/jamf-client.ts';

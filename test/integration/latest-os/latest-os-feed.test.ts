@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isLatest } from '../../support/latest-decision.ts';
-import type { HealthLogger } from '../../../lib/runtime/health-logger.ts';
+import type { HealthLogger } from '../../../lib/runtime/logger.ts';
 import { makeLatestOsSource, type LatestOsSourceOptions } from '../../../lib/latest-os/latest-os-feed.ts';
 import { readSofaFeed, startFakeSofa, type FakeSofa, type SofaFault } from '../../../demo/fake-sofa.ts';
 

@@ -6,6 +6,7 @@ import {
   decisionsAt,
   everyDevice,
   overdueEpoch,
+  renderDevices,
   type DeviceReferences,
 } from '../../../lib/devices/decide-latest.ts';
 import { buildSnapshot } from '../../../lib/devices/build-snapshot.ts';
@@ -14,7 +15,6 @@ import { MOBILE_LAYOUT } from '../../../lib/devices/map-mobile-record.ts';
 import { COMPUTER_QUERY, filterMatches, type DeviceQuery } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
-import { renderDevices } from '../../../lib/devices/render-devices.ts';
 import { feedReference, fixedReference, type LatestReference } from '../../../lib/latest-os/latest-reference.ts';
 import { osFieldsOf } from '../../../lib/latest-os/patch-compliance.ts';
 import { sofaReleases, type SofaReleases } from '../../../lib/latest-os/sofa-feed.ts';

@@ -15,7 +15,7 @@ import {
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import {} from '../../../lib/devices/build-snapshot.ts';
 import { decideLatest, decisionsAt, everyDevice, type DecisionsAt } from '../../../lib/devices/decide-latest.ts';
-import { toErrorDetails } from '../../../lib/http/error-details.ts';
+import { toErrorDetails } from '../../../lib/http/error-envelope.ts';
 import { fixedReference } from '../../../lib/latest-os/latest-reference.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';
 import { mapComputer } from '../../support/inventory-records.ts';

@@ -1,11 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideLatest, decisionsAt, everyDevice } from '../../../lib/devices/decide-latest.ts';
+import { decideLatest, decisionsAt, everyDevice, renderDevices } from '../../../lib/devices/decide-latest.ts';
 import { COMPUTER_QUERY, filterMatches, type DeviceQuery } from '../../../lib/devices/device-query.ts';
 import type { DeviceSnapshot } from '../../../lib/devices/device-snapshot.ts';
 import { summarizeDevices } from '../../../lib/devices/device-summary.ts';
 import type { InventoryDevice } from '../../../lib/devices/map-inventory-record.ts';
-import { renderDevices } from '../../../lib/devices/render-devices.ts';
 import { feedReference, type LatestReference } from '../../../lib/latest-os/latest-reference.ts';
 import { sofaReleases, type SofaReleases } from '../../../lib/latest-os/sofa-feed.ts';
 import { generateJamfComputers } from '../../../demo/fake-jamf.ts';

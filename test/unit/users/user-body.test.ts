@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, ValidationError } from '../../../lib/errors.ts';
-import { toErrorDetails } from '../../../lib/http/error-details.ts';
+import { toErrorDetails } from '../../../lib/http/error-envelope.ts';
 import type { EmailMode } from '../../../lib/users/email-address.ts';
 import { makeUserBodySpec } from '../../../lib/users/user-body.ts';
 import { userSchema } from '../../../lib/users/user-schema.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../lib/errors.ts';
-import { checkConfigAtStartup } from '../../../lib/runtime/startup.ts';
+import { checkConfigAtStartup } from '../../../lib/runtime/logger.ts';
 
 const recorder = () => {
   const lines: { message: string; fields: Record<string, unknown> }[] = [];

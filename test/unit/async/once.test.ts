@@ -1,5 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { singleFlight } from '../../../lib/async/single-flight.ts';
+import { ConfigError } from '../../../lib/errors.ts';
+import { once, singleFlight } from '../../../lib/async/once.ts';
+
+describe('once', () => {
+  it('loads once and remembers a failure so every request answers the same', () => {
+    let calls = 0;
+    const failing = once(() => {
+      calls += 1;
+      throw new ConfigError('X', 'is required but not set');
+    });
+    expect(failing).toThrow(ConfigError);
+    expect(failing).toThrow(ConfigError);
+    expect(calls).toBe(1);
+  });
+});
 
 describe('singleFlight', () => {
   it("runs the work once for callers that come while it runs, with the first caller's arguments", async () => {
