@@ -18,6 +18,7 @@ import { chatCsv, chatRow, HEADER, readArchive } from '../../support/chat-import
 import { lambdaContext } from '../../support/http-events.ts';
 import { startS3FaultProxy, type S3FaultProxy } from '../../support/s3-fault-proxy.ts';
 import { startVersionedS3Server, type VersionedS3Server } from '../../support/versioned-s3-server.ts';
+import { failureOf } from '../../support/failure-of.ts';
 
 // The sample events' bucket, as deployed: IMPORT_BUCKET names it, the default prefixes apply.
 const BUCKET = 'import-local';
@@ -37,11 +38,6 @@ const loadEvent = async (scenario: string): Promise<{ source: string; destinatio
     destination: string;
   };
 const put = (key: string, body: string) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
-const failureOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error as Error,
-  );
 /** Every version and delete marker of the bucket, to show that a refused run changed nothing. */
 const bucketState = async () => {
   const listed = await s3.send(new ListObjectVersionsCommand({ Bucket: BUCKET }));

@@ -13,6 +13,7 @@ import { createBucket, localS3Client, startS3Server, type S3Server } from '../..
 import { chatCsv, chatRow, HEADER, readArchive } from '../../support/chat-import.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { startS3FaultProxy, type S3Fault, type S3FaultProxy, type S3Request } from '../../support/s3-fault-proxy.ts';
+import { failureOf } from '../../support/failure-of.ts';
 
 const BUCKET = 'import-local';
 const PASSWORD = 'Ticketing-Pa55word!';
@@ -41,11 +42,6 @@ const exists = (key: string) =>
     (error: { name?: string }) => (error.name === 'NotFound' ? false : Promise.reject(error)),
   );
 const keyOf = (url: string) => url.replace(`s3://${BUCKET}/`, '');
-const failureOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error as Error,
-  );
 
 /** An event refused as such: a job error of its own kind, not a LocationError (whatever field it names). */
 const expectInvalidEventError = (error: Error | undefined): void => {

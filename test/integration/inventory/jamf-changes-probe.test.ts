@@ -5,8 +5,9 @@ import { deadlineIn } from '../../../lib/async/deadline.ts';
 import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import { makeJamfClient } from '../../../lib/inventory/jamf-client.ts';
 import { COMPUTERS_INVENTORY } from '../../../lib/inventory/jamf-endpoints.ts';
-import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
+import { UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
 import { datedJamfComputer, DEMO_JAMF_CREDENTIALS, generateJamfComputers, startFakeJamf, type FakeJamf } from '../../../demo/fake-jamf.ts';
+import { upstreamFailureOf } from '../../support/failure-of.ts';
 
 /**
  * The incremental read's probe (one unfiltered record, for the inventory's `totalCount`) and its
@@ -118,15 +119,6 @@ const started = <T>(promise: Promise<T>) => {
   return read;
 };
 
-const failureOf = async (promise: Promise<unknown>): Promise<UpstreamError> => {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-};
-
 const NOT_JSON = { status: 200, body: '<html>maintenance</html>' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -160,7 +152,7 @@ describe('Jamf client reading the changes: the probe beside the filtered pages',
     const read = client.readChanges(deadlineIn(15_000), (record) => record, SINCE);
     await Promise.all([page0.arrived, probe.arrived]);
     probe.decide(NOT_JSON);
-    const error = await failureOf(read);
+    const error = await upstreamFailureOf(read);
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).toMatch(/page 0 \(page-size 1\) sent a body that is not JSON/);
     // Page 0 was never let through: the read's end cancelled it.
@@ -174,7 +166,7 @@ describe('Jamf client reading the changes: the probe beside the filtered pages',
     const read = client.readChanges(deadlineIn(15_000), (record) => record, SINCE);
     await Promise.all([page0.arrived, probe.arrived]);
     page0.decide(NOT_JSON);
-    const error = await failureOf(read);
+    const error = await upstreamFailureOf(read);
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).toMatch(/page 0 \(page-size 100, changed since 2026-11-25T12:00:00Z\) sent a body that is not JSON/);
     await probe.cancelled;
@@ -200,7 +192,7 @@ describe('Jamf client reading the changes: the probe beside the filtered pages',
         detail: expect.stringMatching(/answered 400: .*Cannot filter by field/),
       });
     } else {
-      expect((await failureOf(read.promise)).failure).toBe(UpstreamFailure.Unreadable);
+      expect((await upstreamFailureOf(read.promise)).failure).toBe(UpstreamFailure.Unreadable);
     }
   });
 });

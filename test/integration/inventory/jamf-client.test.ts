@@ -4,7 +4,7 @@ import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
 import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
 import { makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
 import { COMPUTERS_INVENTORY } from '../../../lib/inventory/jamf-endpoints.ts';
-import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
+import { UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
 import {
   datedJamfComputer,
   DEMO_JAMF_CREDENTIALS,
@@ -13,6 +13,7 @@ import {
   type FakeJamf,
   type FakeJamfOptions,
 } from '../../../demo/fake-jamf.ts';
+import { upstreamFailureOf } from '../../support/failure-of.ts';
 
 const oauth: JamfAuth = {
   kind: 'oauth',
@@ -30,15 +31,6 @@ afterEach(async () => {
 const setUp = async (fake: FakeJamfOptions, client: Partial<JamfClientOptions> = {}) => {
   jamf = await startFakeJamf(fake);
   return makeJamfClient({ baseUrl: jamf.url, auth: oauth, inventory: COMPUTERS_INVENTORY, ...client });
-};
-
-const failureOf = async (promise: Promise<unknown>): Promise<UpstreamError> => {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
 };
 
 describe('Jamf client against a Jamf-compatible server', () => {
@@ -134,7 +126,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
       { devices, beforeInventoryRequest: (n) => n % 3 === 0 && jamf!.setDevices((devices = devices.slice(1))) },
       { pageSize: 20, concurrency: 1 },
     );
-    const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).toMatch(/removed during each of 3 reads/);
     expect(jamf!.stats().inventoryRequests).toBe(9);
@@ -169,7 +161,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
   it('fails with credentials-rejected when the renewed token is refused before serving a page', async () => {
     let failures = 0;
     const client = await setUp({ devices: generateJamfComputers(3000, 6), tokenMaxUses: 0 }, { onAuthFailure: () => (failures += 1) });
-    const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.CredentialsRejected);
     expect(jamf!.stats().tokenRequests).toBe(2);
     expect(failures).toBe(2);
@@ -191,13 +183,13 @@ describe('Jamf client against a Jamf-compatible server', () => {
     await jamf.close();
     jamf = undefined;
     const client = makeJamfClient({ baseUrl: url, auth: oauth, inventory: COMPUTERS_INVENTORY });
-    expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Unavailable);
+    expect((await upstreamFailureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Unavailable);
   });
 
   it('times out a single request that hangs, even with time left overall', async () => {
     const client = await setUp({ devices: generateJamfComputers(10, 8), pageFaults: { 0: { kind: 'hang' } } }, { requestTimeoutMs: 200 });
     const started = performance.now();
-    expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.TimedOut);
+    expect((await upstreamFailureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.TimedOut);
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
@@ -207,7 +199,7 @@ describe('Jamf client against a Jamf-compatible server', () => {
     ['the last page missing its last record', 2, 999],
   ])('fails as unreadable rather than returning a partial list when upstream sends %s', async (_label, page, keep) => {
     const client = await setUp({ devices: generateJamfComputers(3000, 21), pageFaults: { [page]: { kind: 'short', keep } } });
-    const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).toMatch(/a page came back short/);
   });
@@ -218,20 +210,20 @@ describe('Jamf client against a Jamf-compatible server', () => {
       { pageSize: 100 },
     );
     const started = performance.now();
-    expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Unavailable);
+    expect((await upstreamFailureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Unavailable);
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
   it('treats a 404 from the token endpoint as a misconfigured INVENTORY_URL', async () => {
     const client = await setUp({ tokenFault: { kind: 'status', status: 404 } });
-    expect((await failureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Misconfigured);
+    expect((await upstreamFailureOf(client.readInventory(longDeadline(), (record) => record))).failure).toBe(UpstreamFailure.Misconfigured);
   });
 
   it('refuses a token response without a token, without logging its body', async () => {
     const client = await setUp({
       tokenFault: { kind: 'status', status: 200, body: '{"token_type":"Bearer","leak":"fake-jamf-token-zzz"}' },
     });
-    const error = await failureOf(client.readInventory(longDeadline(), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(longDeadline(), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).not.toContain('fake-jamf-token-zzz');
   });
@@ -294,7 +286,7 @@ describe('Jamf client against each Jamf Pro version', () => {
       await readAll(client);
       jamf!.setPageFault(0, { kind: 'status', status: 404 });
       const before = jamf!.stats().requests;
-      const error = await failureOf(readAll(client));
+      const error = await upstreamFailureOf(readAll(client));
       expect(error.failure).toBe(UpstreamFailure.Unavailable);
       expect(error.message).toContain(`${known.slice(4)} page 0 (page-size 1000) answered 404`);
       expect(error.message).toContain('this path answered before');
@@ -307,7 +299,7 @@ describe('Jamf client against each Jamf Pro version', () => {
     const client = await setUp({ personality: 'legacy', devices: generateJamfComputers(30, 28) });
     await readAll(client);
     jamf!.setTokenFault({ kind: 'status', status: 404 });
-    const error = await failureOf(readAll(client));
+    const error = await upstreamFailureOf(readAll(client));
     expect(error.failure).toBe(UpstreamFailure.Unavailable);
     expect(error.message).toMatch(/\/api\/oauth\/token answered 404: .*this path answered before/);
     expect(jamf!.stats().requests).toMatchObject({ [OAUTH_V1]: 1, [OAUTH_OLD]: 2 });
@@ -320,7 +312,7 @@ describe('Jamf client against each Jamf Pro version', () => {
       pageFaults: { 0: { kind: 'status', status: 404 } },
     });
     for (let read = 1; read <= 2; read += 1) {
-      const error = await failureOf(readAll(client));
+      const error = await upstreamFailureOf(readAll(client));
       expect(error.failure).toBe(UpstreamFailure.Misconfigured);
       expect(error.message).toContain(
         '/api/v3/computers-inventory page 0 (page-size 1000) (after a 404 at /api/v4/computers-inventory) answered 404',
@@ -403,7 +395,7 @@ describe('Jamf client reading the changes since an instant', () => {
   it('fails as unavailable when Jamf answers the unfiltered probe 400: only a filtered request is refused for its filter', async () => {
     // Page 0 too is answered 400, if it reaches Jamf before the probe's failure cancels it: the probe's fails the read.
     const client = await setUp({ devices: changedFleet, pageFaults: { 0: { kind: 'status', status: 400 } } });
-    const failure = await failureOf(client.readChanges(longDeadline(), (record) => record, SINCE));
+    const failure = await upstreamFailureOf(client.readChanges(longDeadline(), (record) => record, SINCE));
     expect(failure.failure).toBe(UpstreamFailure.Unavailable);
     expect(failure.message).toMatch(/page 0 \(page-size 1\) answered 400/);
   });

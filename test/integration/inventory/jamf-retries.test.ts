@@ -4,7 +4,7 @@ import type { JamfAuth } from '../../../lib/inventory/jamf-auth.ts';
 import { makeJamfClient, type JamfClientOptions } from '../../../lib/inventory/jamf-client.ts';
 import { COMPUTERS_INVENTORY } from '../../../lib/inventory/jamf-endpoints.ts';
 import { inventoryIdOf } from '../../../lib/inventory/record-id.ts';
-import { UpstreamError, UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
+import { UpstreamFailure } from '../../../lib/inventory/upstream-error.ts';
 import type { RetrySummary } from '../../../lib/upstream/upstream-retry.ts';
 import {
   DEMO_JAMF_CREDENTIALS,
@@ -14,6 +14,7 @@ import {
   type FakeJamfOptions,
   type JamfFault,
 } from '../../../demo/fake-jamf.ts';
+import { upstreamFailureOf } from '../../support/failure-of.ts';
 
 const oauth: JamfAuth = {
   kind: 'oauth',
@@ -54,15 +55,6 @@ const expectedIds = () => idsOf([...FLEET].sort((a, b) => Number(a.id) - Number(
 /** Requests the fake received for inventory page `page`. */
 const requestsFor = (fake: FakeJamf, page: number) => fake.stats().inventoryLog.filter((entry) => entry.page === page);
 
-const failureOf = async (promise: Promise<unknown>): Promise<UpstreamError> => {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-};
-
 describe('Jamf client retries transient failures', () => {
   it('reads the exact list through failures on a third of the pages and on the token endpoint, each page read once when it answers', async () => {
     const kinds: (JamfFault & { times: number })[] = [
@@ -98,7 +90,7 @@ describe('Jamf client retries transient failures', () => {
 
   it('fails the read after exactly 4 attempts at a page that never recovers, and returns no partial list', async () => {
     const { client, reported, fake } = await setUp({ pageFaults: { 7: { kind: 'status', status: 503 } } });
-    const error = await failureOf(client.readInventory(deadlineIn(15_000), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(deadlineIn(15_000), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unavailable);
     expect(error.status).toBe(502);
     expect(requestsFor(fake, 7)).toHaveLength(4);
@@ -108,7 +100,7 @@ describe('Jamf client retries transient failures', () => {
 
   it('fails as rate limited, with the last Retry-After, when the token endpoint keeps answering 429', async () => {
     const { client, fake } = await setUp({ tokenFault: { kind: 'rate-limited', retryAfter: '0' } });
-    const error = await failureOf(client.readInventory(deadlineIn(15_000), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(deadlineIn(15_000), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.RateLimited);
     expect(error.status).toBe(503);
     expect(fake.stats().tokenRequests).toBe(4);
@@ -128,7 +120,7 @@ describe('Jamf client retries transient failures', () => {
   it('does not wait past the deadline: a Retry-After that cannot fit fails the read at once, with that Retry-After', async () => {
     const { client, reported, fake } = await setUp({ pageFaults: { 1: { kind: 'rate-limited', retryAfter: '30' } } });
     const started = Date.now();
-    const error = await failureOf(client.readInventory(deadlineIn(5_000), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(deadlineIn(5_000), (record) => record));
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(error.failure).toBe(UpstreamFailure.RateLimited);
     expect(error.headers).toEqual({ 'Retry-After': '30' });
@@ -144,7 +136,7 @@ describe('Jamf client retries transient failures', () => {
       { pageFaults: { 0: { kind: 'status', status: 500 } }, latencyMs: 700 },
       { requestTimeoutMs: 4_000 },
     );
-    const error = await failureOf(client.readInventory(deadlineIn(6_000), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(deadlineIn(6_000), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unavailable);
     expect(requestsFor(fake, 0)).toHaveLength(2);
     expect(reported.summaries).toEqual([{ retries: 1, answers: { '500': 2 }, gaveUp: 'deadline' }]);
@@ -155,7 +147,7 @@ describe('Jamf client retries transient failures', () => {
     ['announced by its Content-Length', { kind: 'oversize', bytes: 65 * MIB, declared: true } as const],
   ])('fails a page over the 64 MiB cap as unreadable, naming the cap, without retrying: %s', async (_label, fault) => {
     const { client, fake } = await setUp({ devices: FLEET.slice(0, 50), pageFaults: { 0: fault } });
-    const error = await failureOf(client.readInventory(deadlineIn(15_000), (record) => record));
+    const error = await upstreamFailureOf(client.readInventory(deadlineIn(15_000), (record) => record));
     expect(error.failure).toBe(UpstreamFailure.Unreadable);
     expect(error.message).toContain('64 MiB cap of a Jamf page');
     expect(requestsFor(fake, 0)).toHaveLength(1);

@@ -4,6 +4,7 @@ import { resolveSecret } from '../../../lib/runtime/secrets.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { saveEnvironment, setEnvironment } from '../../support/environment.ts';
 import { startFakeSsm, type FakeSsm } from '../../support/fake-ssm.ts';
+import { failureOf } from '../../support/failure-of.ts';
 
 // One loopback SSM for the file (Powertools keeps its client and endpoint), a parameter name per test.
 let ssm: FakeSsm;
@@ -20,12 +21,6 @@ afterAll(async () => {
   restoreEnvironment();
   await ssm.close();
 });
-
-const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
 
 describe('resolveSecret against an SSM-compatible server on loopback', () => {
   it('uses an inline secret as given, without calling SSM', async () => {

@@ -16,6 +16,7 @@ import { localS3Client } from '../../../scripts/local/s3-server.ts';
 import { LOCAL_AWS_ENV } from '../../../scripts/local/local-aws.ts';
 import { isCompleteMultipartUpload, S3_INTERNAL_ERROR, startS3FaultProxy, type S3FaultProxy } from '../../support/s3-fault-proxy.ts';
 import { startVersionedS3Server, type VersionedS3Server } from '../../support/versioned-s3-server.ts';
+import { failureOf } from '../../support/failure-of.ts';
 
 const VERSIONED = 'archive-versioned';
 const PLAIN = 'archive-plain';
@@ -53,11 +54,6 @@ const throughProxy = () => {
   clients.push(client);
   return client;
 };
-const failureOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error as Error,
-  );
 
 /** What the bucket holds at `key`: the current object's text (undefined when none or a delete marker), versions and markers. */
 const stateOf = async (key: string, bucket = VERSIONED) => {

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { abandonOnAbort, withinMs } from '../../../lib/async/abandon-on-abort.ts';
-
-const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
+import { failureOf } from '../../support/failure-of.ts';
 
 describe('abandonOnAbort', () => {
   it('settles as the work does while the signal has not aborted, or without a signal', async () => {

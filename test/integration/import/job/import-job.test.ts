@@ -37,6 +37,7 @@ import {
   type S3FaultProxy,
   type S3Request,
 } from '../../../support/s3-fault-proxy.ts';
+import { failureOf } from '../../../support/failure-of.ts';
 
 const BUCKET = 'job-test';
 const PART = 5 * 1024 * 1024;
@@ -77,11 +78,6 @@ const exists = (key: string) =>
   real.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).then(
     () => true,
     (error: { name?: string }) => (error.name === 'NotFound' ? false : Promise.reject(error)),
-  );
-const failureOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error as Error,
   );
 
 /** Real openers on `client`; sources can be replaced by a stream factory. */

@@ -19,6 +19,7 @@ import { localS3Client } from '../../../../scripts/local/s3-server.ts';
 import { chatCsv, chatRow, HEADER, readArchive } from '../../../support/chat-import.ts';
 import { isCompleteMultipartUpload, S3_INTERNAL_ERROR, startS3FaultProxy, type S3FaultProxy } from '../../../support/s3-fault-proxy.ts';
 import { startVersionedS3Server, type VersionedS3Server } from '../../../support/versioned-s3-server.ts';
+import { failureOf } from '../../../support/failure-of.ts';
 
 const BUCKET = 'import-versioned';
 
@@ -62,11 +63,6 @@ const history = async (key: string) => {
   const listed = await direct.send(new ListObjectVersionsCommand({ Bucket: BUCKET, Prefix: key }));
   return { versions: listed.Versions?.length ?? 0, deleteMarkers: listed.DeleteMarkers?.length ?? 0 };
 };
-const failureOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error as Error,
-  );
 
 describe('an import onto a versioned bucket', () => {
   it('makes the new archive and rejects current on success, the previous versions kept', async () => {

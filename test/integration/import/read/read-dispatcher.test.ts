@@ -7,6 +7,7 @@ import { chatCsvChunks } from '../../../../demo/chat-export.ts';
 import { ImportInputError } from '../../../../lib/import/read/import-input-error.ts';
 import type { RunAsk } from '../../../../lib/import/job/run-plan.ts';
 import { chatCsv, fullRow, HEADER, importCsv, withoutMtimes, runPlannedPipeline } from '../../../support/chat-import.ts';
+import { failureOf } from '../../../support/failure-of.ts';
 
 let tmpDir: string;
 beforeEach(async () => {
@@ -15,12 +16,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(tmpDir, { recursive: true, force: true });
 });
-
-const failureOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error as Error,
-  );
 
 describe('the read side in a worker thread', () => {
   it('writes the same archive, rejects and summary as one thread, byte for byte', async () => {

@@ -5,6 +5,7 @@ import { columnMapFromHeader, type ColumnMap } from '../../../../lib/import/read
 import { CsvRowError } from '../../../../lib/import/read/csv-faults.ts';
 import type { CsvRow } from '../../../../lib/import/read/csv-state.ts';
 import { makeCsvReader, type ReadCsvOptions } from '../../../../lib/import/read/read-csv.ts';
+import { failureOf } from '../../../support/failure-of.ts';
 
 /** A whole input through the reader, chunk by chunk, as the read side feeds it. */
 const readCsv = async (input: AsyncIterable<Buffer | string>, options: ReadCsvOptions): Promise<void> => {
@@ -41,12 +42,6 @@ const read = async (parts: readonly (string | Buffer)[], chunkChars?: number, mo
   });
   return { rows, lines, columns: columns!, bytes };
 };
-
-const failureOf = (promise: Promise<unknown>): Promise<Error | undefined> =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error as Error,
-  );
 
 /** Splits `text` (or bytes) into pieces of `size` bytes, cutting multi-byte characters apart on purpose. */
 const byteChunks = (text: string | Buffer, size: number): Buffer[] => {
