@@ -303,7 +303,7 @@ export const startEmbeddedDefaults = async (
       );
       if (overlay.REDIS_CLUSTER !== undefined) notes.push(note('REDIS_CLUSTER', `${overlay.REDIS_CLUSTER} (default)`));
     } else if (plan.redis === 'node') {
-      const { startLocalRedisNode } = await import('./redis-cluster.ts');
+      const { startLocalRedisNode } = await import('./redis-node.ts');
       const node = await startLocalRedisNode();
       stoppers.push(() => node.stop());
       overlay.REDIS_URL = node.url;
