@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import type { LocalService } from './embedded-defaults.ts';
+import type { LocalService } from './embedded-plan.ts';
 
 /** What each function needs from the local stack, beyond plain variables. */
 const NEEDS: Readonly<Record<string, readonly LocalService[]>> = {

@@ -3,12 +3,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { makeRedisClusterTier, type ClusterTier } from '../../../lib/cache/cluster-tier.ts';
 import { PART_BYTES } from '../../../lib/cache/value-parts.ts';
 import type { RedisClusterMode, RedisConfig } from '../../../lib/config.ts';
-import {
-  startLocalRedisCluster,
-  startLocalRedisNode,
-  type LocalRedisCluster,
-  type LocalRedisNode,
-} from '../../../scripts/local/redis-cluster.ts';
+import { startLocalRedisCluster, type LocalRedisCluster } from '../../../scripts/local/redis-cluster.ts';
+import { startLocalRedisNode, type LocalRedisNode } from '../../../scripts/local/redis-node.ts';
 import { recordingLogger } from '../../support/recording-logger.ts';
 
 const asText = (bytes: Buffer): string => bytes.toString('utf8');

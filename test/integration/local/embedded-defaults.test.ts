@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { readSofaFeed } from '../../../demo/fake-sofa.ts';
-import { ALL_SERVICES, startEmbeddedDefaults, type LocalService } from '../../../scripts/local/embedded-defaults.ts';
+import { startEmbeddedDefaults } from '../../../scripts/local/embedded-defaults.ts';
+import { ALL_SERVICES, type LocalService } from '../../../scripts/local/embedded-plan.ts';
 import type { Env } from '../../../scripts/local/offline-params.ts';
 
 /** The LATEST_OS_VERSION the local stack uses when it is unset (docs/local-stack.md, docs/configuration.md). */

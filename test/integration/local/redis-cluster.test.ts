@@ -5,12 +5,9 @@ import { dirname, join } from 'node:path';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPortFree } from '../../../scripts/local/ports.ts';
-import {
-  makeThrowawayCa,
-  startLocalRedisCluster,
-  startLocalRedisNode,
-  type LocalRedisCluster,
-} from '../../../scripts/local/redis-cluster.ts';
+import { startLocalRedisCluster, type LocalRedisCluster } from '../../../scripts/local/redis-cluster.ts';
+import { startLocalRedisNode } from '../../../scripts/local/redis-node.ts';
+import { makeThrowawayCa } from '../../../scripts/local/throwaway-ca.ts';
 
 /** How long a failover may take with `cluster-node-timeout 1000` (it takes 2–3 s here). */
 const FAILOVER_TIMEOUT_MS = 15_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeConfigured } from '../../../scripts/local/embedded-defaults.ts';
+import { describeConfigured } from '../../../scripts/local/embedded-banner.ts';
 
 describe('describeConfigured (the banner lines for variables from the environment)', () => {
   it('shows non-secret values and only "(set)" for secrets', () => {
