@@ -7,6 +7,7 @@ import {
   type BodyCap,
   type UpstreamResponse,
 } from '../upstream/upstream-call.ts';
+import { transientEnd } from '../upstream/upstream-retry.ts';
 import { extendPause, formatWait, notePause, waitOutPause, type Settings } from './listing-pacing.ts';
 import { TicketingListingError } from './ticketing-error.ts';
 import { parseUsersPage, type UsersPage } from './users-page.ts';
@@ -25,7 +26,10 @@ export class PageStatusError extends TicketingListingError {
   }
 }
 
-/** One page of the listing, its 429s, 5xx answers and timeouts retried within the read's pacing. */
+/**
+ * One page of the listing, its 429s retried within the read's pacing, and its other transient ends
+ * (500, 502, 503, 504, a timeout, a refused or reset connection: upstream-retry.ts) after a backoff.
+ */
 export const fetchPage = async (url: string, settings: Settings): Promise<UsersPage> => {
   // Credentials never reach a message: user info is stripped from any URL that is shown.
   const shown = redactUrl(url);
@@ -45,14 +49,13 @@ export const fetchPage = async (url: string, settings: Settings): Promise<UsersP
       );
     } catch (error) {
       settings.signal.throwIfAborted();
-      // Past its cap the page would be as large again: not worth a retry.
-      if (error instanceof UpstreamCallError && error.failure === 'too-large')
-        throw new TicketingListingError(`User listing: ${error.message}`, error);
+      // Retried as every upstream request is (upstream-retry.ts): a timeout, a refused or reset
+      // connection. Anything else (a page past its cap, a host that does not resolve) fails now.
+      const end = error instanceof UpstreamCallError ? transientEnd({ error }) : undefined;
+      if (end === undefined)
+        throw new TicketingListingError(`User listing: ${error instanceof Error ? error.message : String(error)}`, error);
       failures += 1;
-      const problem =
-        error instanceof UpstreamCallError && error.failure === 'timed-out'
-          ? `timed out after ${settings.timeoutMs} ms`
-          : 'was unreachable';
+      const problem = 'failure' in end && end.failure === 'timed-out' ? `timed out after ${settings.timeoutMs} ms` : 'was unreachable';
       if (failures > settings.maxRetries) throw new TicketingListingError(`User listing ${shown} ${problem} (${failures} attempts)`, error);
       await settings.sleep(backoffDelayMs(settings.backoff, failures), settings.signal);
       continue;
@@ -85,7 +88,7 @@ export const fetchPage = async (url: string, settings: Settings): Promise<UsersP
       await settings.sleep(wait, settings.signal);
       continue;
     }
-    if (response.status >= 500) {
+    if (transientEnd({ response }) !== undefined) {
       failures += 1;
       if (failures > settings.maxRetries)
         throw new TicketingListingError(`User listing ${shown} failed with HTTP ${response.status} (${failures} attempts)`);

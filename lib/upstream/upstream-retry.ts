@@ -127,7 +127,16 @@ export interface RetryContext {
   now?: () => number;
 }
 
-const transientOf = (error: UpstreamCallError): TransientEnd | undefined => {
+/**
+ * Whether an attempt ended transiently, the one answer to it every upstream client retries on (this
+ * retry, and the ticketing listing's own pacing): its transient status or failure, or undefined.
+ */
+export const transientEnd = (outcome: { response: UpstreamResponse } | { error: UpstreamCallError }): TransientEnd | undefined => {
+  if ('response' in outcome) {
+    const { status, headers } = outcome.response;
+    return RETRIED_STATUSES.has(status) ? { status, headers } : undefined;
+  }
+  const { error } = outcome;
   if (error.failure === 'timed-out') return { failure: 'timed-out' };
   return error.failure === 'unreachable' && error.connection !== undefined ? { failure: error.connection } : undefined;
 };
@@ -146,16 +155,13 @@ export const callUpstreamRetrying = async (
   // Each pass returns, throws, or counts an attempt: the decision stops at the policy's attempts (MAX_ATTEMPTS at most).
   for (let attempt = 1; ; attempt += 1) {
     let outcome: { response: UpstreamResponse } | { error: UpstreamCallError };
-    let end: TransientEnd | undefined;
     try {
-      const response = await callUpstream(url, init, limits);
-      outcome = { response };
-      end = RETRIED_STATUSES.has(response.status) ? { status: response.status, headers: response.headers } : undefined;
+      outcome = { response: await callUpstream(url, init, limits) };
     } catch (error) {
       if (!(error instanceof UpstreamCallError)) throw error;
       outcome = { error };
-      end = transientOf(error);
     }
+    const end = transientEnd(outcome);
     if (end === undefined) {
       if ('error' in outcome) throw outcome.error;
       return outcome.response;

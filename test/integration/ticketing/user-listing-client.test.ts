@@ -283,6 +283,16 @@ describe('fetchDestinationUsers', () => {
     expect(waits).toEqual([]);
   });
 
+  it('does not retry a 501: the listing retries the statuses every upstream request does (500, 502, 503, 504)', async () => {
+    const server = await start({ users: generateTicketingUsers(10) });
+    server.failNext(1, { kind: 'status', status: 501 });
+    const { waits, sleep, now } = recordingSleep();
+    const error = await failure(fetchFrom(server, { sleep, now }));
+    expect(error.message).toMatch(/answered HTTP 501/);
+    expect(waits).toEqual([]);
+    expect(server.requests).toEqual([1]);
+  });
+
   it('fails clearly on a body that is not JSON', async () => {
     const server = await start({ users: generateTicketingUsers(150) });
     server.failNext(2, { kind: 'garbage' });
