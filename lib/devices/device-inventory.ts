@@ -87,7 +87,8 @@ export const makeSnapshotReader = (deps: { inventory: JamfClient; kind: Inventor
 
 /**
  * The device stack of one inventory (`kind`), as the request and the refresh functions alike use it:
- * its Jamf reads (whole, or the changes since a snapshot), its cluster entry (with REDIS_URL) and
+ * its Jamf client and the read of the whole inventory (the refresh reads the changes since a
+ * snapshot with the same client: refresh-reader.ts), its cluster entry (with REDIS_URL) and
  * how long a snapshot is fresh and then servable (docs/architecture.md#get-devices).
  */
 export const makeDeviceInventory = (config: InventoryConfig, deps: DeviceInventoryDeps, kind: InventoryKind) => {

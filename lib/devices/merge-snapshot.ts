@@ -1,4 +1,4 @@
-import { runBounded } from '../upstream/bounded-pool.ts';
+import { runBounded } from '../async/bounded-pool.ts';
 import { compareDigitStrings } from '../values/digit-strings.ts';
 import { dictionary } from './build-snapshot.ts';
 import { CHUNK_DEVICES, chunkDigest, snapshotId, type DeviceSnapshot, type StoredChunk } from './device-snapshot.ts';

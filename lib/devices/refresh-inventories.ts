@@ -53,7 +53,7 @@ export interface InventoriesRefreshDeps {
  * leaves the other's entry as its refresh made it. One `devices refresh` line per inventory,
  * naming it (`inventory`).
  */
-export const makeInventoriesRefresh =
+const makeInventoriesRefresh =
   (deps: InventoriesRefreshDeps) =>
   async (remainingTimeMs: () => number): Promise<InventoriesRefreshResult> => {
     const results: Partial<Record<InventoryKind['name'], InventoryRefreshResult>> = {};

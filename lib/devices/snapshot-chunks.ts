@@ -1,5 +1,5 @@
 import { constants, crc32, type ZstdOptions, zstdCompress, zstdCompressSync, zstdDecompress, zstdDecompressSync } from 'node:zlib';
-import { runBounded } from '../upstream/bounded-pool.ts';
+import { runBounded } from '../async/bounded-pool.ts';
 import type { DeviceSnapshot, SnapshotText, StoredChunk } from './device-snapshot.ts';
 import { FLAG_UNDECIDED } from './snapshot-layout.ts';
 

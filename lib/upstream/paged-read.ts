@@ -1,4 +1,4 @@
-import { runBounded } from './bounded-pool.ts';
+import { runBounded } from '../async/bounded-pool.ts';
 
 /**
  * The paged read both upstream clients share (Jamf Pro's inventories, the ticketing destination's

@@ -1,5 +1,5 @@
 import { redactUrl } from '../../lib/upstream/upstream-call.ts';
-import { present } from './embedded-plan.ts';
+import { present } from '../../lib/env-values.ts';
 import type { Env } from './offline-params.ts';
 
 const SECRET_VARIABLES = new Set(['INVENTORY_CLIENT_SECRET', 'INVENTORY_PASSWORD', 'TICKETING_PASSWORD']);

@@ -1,5 +1,6 @@
 import { note } from './embedded-banner.ts';
-import { demoJamfVersion, localRedisKind, planDefaults, present, type LocalService } from './embedded-plan.ts';
+import { present } from '../../lib/env-values.ts';
+import { demoJamfVersion, localRedisKind, planDefaults, type LocalService } from './embedded-plan.ts';
 import { startDemoFeeds, startDemoInventory, startLocalDynamo, startLocalRedis, startLocalS3, type Started } from './embedded-servers.ts';
 import type { Env } from './offline-params.ts';
 

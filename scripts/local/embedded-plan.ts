@@ -1,4 +1,5 @@
 import type { Env } from './offline-params.ts';
+import { present } from '../../lib/env-values.ts';
 import { LOCAL_AWS_ENV } from './local-aws.ts';
 
 /** What a caller of the local stack needs: the HTTP API needs all three, one invoked function fewer. */
@@ -17,8 +18,6 @@ const DEMO_FEED_VALUE = 'demo';
 export const DEFAULT_USERS_TABLE = 'users-local';
 export const DEFAULT_IDEMPOTENCY_TABLE = 'idempotency-local';
 export const DEFAULT_IMPORT_BUCKET = 'import-local';
-
-export const present = (env: Env, name: string): boolean => (env[name] ?? '').trim() !== '';
 
 /**
  * A variable of the local stack that picks one of `choices` (value → what it means): unset or blank

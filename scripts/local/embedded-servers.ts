@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { DEMO_CHAT_EXPORT } from '../../demo/chat-export.ts';
+import { present } from '../../lib/env-values.ts';
 import { note, shown } from './embedded-banner.ts';
 import {
   DEFAULT_IDEMPOTENCY_TABLE,
   DEFAULT_IMPORT_BUCKET,
   DEFAULT_USERS_TABLE,
-  present,
   type DefaultsPlan,
   type DemoJamfVersion,
   type LocalRedisKind,

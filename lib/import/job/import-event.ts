@@ -86,9 +86,8 @@ export const parseImportEvent = (event: unknown): ImportEvent => {
  * A signal that fires `marginMs` before the Lambda's remaining time runs out, so a run still has the
  * time to abort its multipart upload and leave nothing behind. `clear` must be called when the run ends.
  */
-export const importDeadline = (remainingMs: number | undefined, marginMs: number): { signal: AbortSignal; clear: () => void } => {
+export const importDeadline = (remainingMs: number, marginMs: number): { signal: AbortSignal; clear: () => void } => {
   const controller = new AbortController();
-  if (remainingMs === undefined) return { signal: controller.signal, clear: () => undefined };
   const timer = setTimeout(
     () => controller.abort(new ImportCancelledError(`Import stopped ${marginMs / 1000} s before the Lambda timeout; nothing was written`)),
     Math.max(remainingMs - marginMs, 0),

@@ -6,7 +6,6 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPortFree } from '../../../scripts/local/ports.ts';
 import { startLocalRedisCluster, type LocalRedisCluster } from '../../../scripts/local/redis-cluster.ts';
-import { startLocalRedisNode } from '../../../scripts/local/redis-node.ts';
 import { makeThrowawayCa } from '../../../scripts/local/throwaway-ca.ts';
 
 /** How long a failover may take with `cluster-node-timeout 1000` (it takes 2–3 s here). */
@@ -214,23 +213,5 @@ describe('LocalRedisCluster.stop', () => {
       expect(await isPortFree(port + 10_000)).toBe(true);
     }
     await expect(cluster.nodes()).rejects.toThrow(/stopped/);
-  });
-});
-
-describe('startLocalRedisNode', () => {
-  it('runs one plain redis-server (no TLS, no password) until stopped', async () => {
-    const node = await startLocalRedisNode();
-    try {
-      expect(node.url).toBe(`redis://127.0.0.1:${node.port}`);
-      const client = new Redis(node.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
-      client.on('error', () => undefined);
-      await client.connect();
-      expect(await client.ping()).toBe('PONG');
-      expect(await client.call('CLUSTER', 'INFO').catch((error: Error) => error.message)).toMatch(/cluster support disabled/);
-      client.disconnect();
-    } finally {
-      await node.stop();
-    }
-    expect(await isPortFree(node.port)).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runBounded } from '../../../lib/upstream/bounded-pool.ts';
+import { runBounded } from '../../../lib/async/bounded-pool.ts';
 
 /** Lets every promise callback already queued run (no timer, no real time). */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
