@@ -14,6 +14,16 @@ export const deadlineIn = (ms: number, now: () => number = Date.now): Deadline =
   signal: AbortSignal.timeout(Math.max(0, ms)),
 });
 
+/**
+ * A deadline `ms` from now whose signal fires with the caller's own `reason` (what a run that stops
+ * there reports) rather than a TimeoutError; `clear` stops its timer when the work ended first.
+ */
+export const deadlineWith = (ms: number, reason: () => unknown, now: () => number = Date.now): Deadline & { clear: () => void } => {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(reason()), Math.max(0, ms));
+  return { at: now() + Math.max(0, ms), signal: controller.signal, clear: () => clearTimeout(timer) };
+};
+
 /** The longest a Lambda invocation ever runs (15 minutes): the budget of a direct call without a context. */
 export const LAMBDA_MAX_MS = 15 * 60 * 1000;
 

@@ -1,5 +1,6 @@
 import { JobError } from '../../errors.ts';
 import { parseLocation, quoteLocation, type Location } from '../../storage/location.ts';
+import { deadlineWith } from '../../async/deadline.ts';
 import { ImportCancelledError } from './import-job.ts';
 import { resolveEncoding } from '../read/source-encoding.ts';
 
@@ -86,11 +87,8 @@ export const parseImportEvent = (event: unknown): ImportEvent => {
  * A signal that fires `marginMs` before the Lambda's remaining time runs out, so a run still has the
  * time to abort its multipart upload and leave nothing behind. `clear` must be called when the run ends.
  */
-export const importDeadline = (remainingMs: number, marginMs: number): { signal: AbortSignal; clear: () => void } => {
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new ImportCancelledError(`Import stopped ${marginMs / 1000} s before the Lambda timeout; nothing was written`)),
-    Math.max(remainingMs - marginMs, 0),
+export const importDeadline = (remainingMs: number, marginMs: number): { signal: AbortSignal; clear: () => void } =>
+  deadlineWith(
+    remainingMs - marginMs,
+    () => new ImportCancelledError(`Import stopped ${marginMs / 1000} s before the Lambda timeout; nothing was written`),
   );
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
-};
